@@ -1,0 +1,81 @@
+//! tinywasm 0.10: a small, portable interpreter (built with
+//! default-features = false plus std and parser; its default `archive`
+//! feature does not build).
+
+use super::{support, ArmSpec, Compiled, Engine, Instance};
+use crate::error::EngineError;
+use crate::measure::Meter;
+use crate::proposals::{Proposal, Proposals};
+use tinywasm::types::WasmValue;
+use tinywasm::{Module, ModuleInstance, Store};
+
+pub struct TinywasmEngine;
+
+impl TinywasmEngine {
+    pub fn new(_spec: &ArmSpec) -> Self {
+        TinywasmEngine
+    }
+}
+
+impl Engine for TinywasmEngine {
+    fn version(&self) -> String {
+        format!("tinywasm {}", crate::versions::TINYWASM)
+    }
+    fn supports(&self) -> Proposals {
+        support(&[Proposal::BulkMemory, Proposal::Simd, Proposal::TailCall])
+    }
+    fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError> {
+        let module = tinywasm::parse_bytes(wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
+        Ok(Box::new(TinywasmModule { module }))
+    }
+}
+
+struct TinywasmModule {
+    module: Module,
+}
+
+impl Compiled for TinywasmModule {
+    fn instantiate(&self) -> Result<Box<dyn Instance>, EngineError> {
+        let mut store = Store::default();
+        let instance = ModuleInstance::instantiate(&mut store, &self.module, None)
+            .map_err(|e| EngineError::Instantiate(e.to_string()))?;
+        Ok(Box::new(TinywasmInstance { store, instance }))
+    }
+}
+
+struct TinywasmInstance {
+    store: Store,
+    instance: ModuleInstance,
+}
+
+impl Instance for TinywasmInstance {
+    fn call(&mut self, export: &str, arg: Option<i32>, meter: Option<&mut Meter>) -> Result<Option<i32>, EngineError> {
+        let func = self
+            .instance
+            .func_untyped(&self.store, export)
+            .map_err(|_| EngineError::MissingExport(export.to_string()))?;
+        let args: Vec<WasmValue> = arg.into_iter().map(WasmValue::I32).collect();
+        let outcome = match meter {
+            Some(m) => {
+                m.start();
+                let r = func.call(&mut self.store, &args);
+                m.stop();
+                r
+            }
+            None => func.call(&mut self.store, &args),
+        };
+        let results = outcome.map_err(|e| EngineError::Trap(e.to_string()))?;
+        Ok(match results.first() {
+            Some(WasmValue::I32(v)) => Some(*v),
+            _ => None,
+        })
+    }
+    fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError> {
+        let mem = self.instance.memory("memory").map_err(|_| EngineError::NoMemory)?;
+        mem.copy_from_slice(&mut self.store, offset as usize, data).map_err(|e| EngineError::Memory(e.to_string()))
+    }
+    fn read_memory(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, EngineError> {
+        let mem = self.instance.memory("memory").map_err(|_| EngineError::NoMemory)?;
+        mem.read_vec(&self.store, offset as usize, len).map_err(|e| EngineError::Memory(e.to_string()))
+    }
+}

@@ -1,0 +1,48 @@
+//! loopbench: interleaved, verified, null-controlled loop micro-benchmarks
+//! for WebAssembly engines.
+//!
+//! The modules follow the data flow:
+//!
+//! | stage | module |
+//! |---|---|
+//! | command line, plan | [`cli`] |
+//! | generated loops ("shapes") with host-side setup and verify | [`shapes`] |
+//! | which proposals a module needs | [`proposals`] |
+//! | engine adapters, one per engine | [`engines`] |
+//! | arms: an engine + configuration, prepared per shape | [`arm`] |
+//! | the clock and counters around the timed call | [`measure`] |
+//! | rounds and rotation | [`schedule`] |
+//! | a whole session, reduced to results | [`session`] |
+//! | paired ratios, intervals, verdicts | [`stats`] |
+//! | table and JSON | [`report`] |
+//!
+//! ```no_run
+//! use loopbench::{session, shapes, engines::ArmSpec};
+//! let plan = session::Plan {
+//!     shapes: vec![shapes::find("add_chain").unwrap()],
+//!     arms: vec!["wasmi".parse::<ArmSpec>().unwrap()],
+//!     params: shapes::Params::default(),
+//!     rounds: 6,
+//!     warmup: 1,
+//! };
+//! struct Quiet;
+//! impl loopbench::schedule::Progress for Quiet {}
+//! impl session::Sink for Quiet {}
+//! let report = session::run(plan, &mut Quiet).unwrap();
+//! print!("{}", loopbench::report::table::render(&report));
+//! ```
+
+pub mod arm;
+pub mod cli;
+pub mod engines;
+pub mod error;
+pub mod machine;
+pub mod measure;
+pub mod proposals;
+pub mod report;
+pub mod schedule;
+pub mod session;
+pub mod shapes;
+pub mod stats;
+pub mod units;
+pub mod versions;

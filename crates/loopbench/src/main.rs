@@ -1,0 +1,20 @@
+//! `loopbench`: options -> shapes -> arms -> schedule -> stats -> report.
+//! Errors print as one line and exit non-zero; a broken pipe exits quietly.
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = loopbench::cli::Cli::parse();
+    match cli.execute() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(loopbench::error::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The measure stage: what runs immediately around the one timed call.
+//!
+//! A [`Meter`] holds every counter the session reads. Engine adapters call
+//! [`Meter::start`] right before the engine's call and [`Meter::stop`] right
+//! after; the scheduler then takes the [`Reading`]. The monotonic clock is
+//! always present; further counters (cycles, hardware events) plug in as
+//! [`Counter`]s.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// One extra counter read around the timed call.
+pub trait Counter: Send {
+    /// Stable name used in reports and JSON (e.g. `tsc_cycles`).
+    fn name(&self) -> &'static str;
+    fn start(&mut self);
+    /// Stop and return the value accumulated since `start`.
+    fn stop(&mut self) -> f64;
+}
+
+/// The values of one timed call.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Reading {
+    /// Wall time of the call on the monotonic clock.
+    pub ns: f64,
+    /// Other counters by name.
+    pub counters: BTreeMap<String, f64>,
+}
+
+#[derive(Default)]
+pub struct Meter {
+    started: Option<Instant>,
+    reading: Reading,
+    counters: Vec<Box<dyn Counter>>,
+}
+
+impl Meter {
+    pub fn new(counters: Vec<Box<dyn Counter>>) -> Self {
+        Meter { started: None, reading: Reading::default(), counters }
+    }
+
+    /// Names of the extra counters, in order.
+    pub fn counter_names(&self) -> Vec<&'static str> {
+        self.counters.iter().map(|c| c.name()).collect()
+    }
+
+    #[inline(always)]
+    pub fn start(&mut self) {
+        for c in &mut self.counters {
+            c.start();
+        }
+        self.started = Some(Instant::now());
+    }
+
+    #[inline(always)]
+    pub fn stop(&mut self) {
+        let end = Instant::now();
+        if let Some(s) = self.started.take() {
+            self.reading.ns = end.duration_since(s).as_nanos() as f64;
+        }
+        for c in self.counters.iter_mut().rev() {
+            let v = c.stop();
+            self.reading.counters.insert(c.name().to_string(), v);
+        }
+    }
+
+    /// The last reading; the meter is ready for the next call.
+    pub fn take(&mut self) -> Reading {
+        std::mem::take(&mut self.reading)
+    }
+}

@@ -1,0 +1,241 @@
+//! Control flow: the taken-branch pair and the two switch shapes.
+//!
+//! `add_chain` and `br_chain` are one module. Each of the K adds sits in a
+//! block that ends with `br_if 0` on a flag loaded from memory: 0 for
+//! add_chain (never taken), 1 for br_chain (always taken). The instruction
+//! stream is the same, so the dispatch count is equal by construction and
+//! the difference divided by K prices a taken branch over a not-taken one
+//! (the seed harness's nop/jmp lesson: a pair that differs in anything else
+//! over-attributes). No engine can remove the branch: the flag is data.
+//!
+//! `br_if_ladder` and `br_table_switch` walk the same token stream: groups of
+//! eight tokens, each group a random permutation of 0..7, so every group
+//! costs the same exact counts while the order has no short period.
+
+use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::*;
+
+pub fn shapes() -> Vec<Box<dyn Shape>> {
+    vec![
+        Box::new(Chain { taken: false }),
+        Box::new(Chain { taken: true }),
+        Box::new(Switch { table: false }),
+        Box::new(Switch { table: true }),
+    ]
+}
+
+struct Chain {
+    taken: bool,
+}
+
+const CHAIN_SEED: u64 = 0xC4A1;
+
+fn chain_values(k: u32) -> Vec<i32> {
+    let mut s = Stream::new(CHAIN_SEED);
+    let mut v: Vec<i32> = (0..k).map(|_| s.next_u64() as i32).collect();
+    // An odd sum keeps n * sum away from zero for every n < 2^32.
+    let sum = v.iter().fold(0i32, |a, x| a.wrapping_add(*x));
+    if sum & 1 == 0 {
+        v[0] = v[0].wrapping_add(1);
+    }
+    v
+}
+
+impl Shape for Chain {
+    fn name(&self) -> &str {
+        if self.taken {
+            "br_chain"
+        } else {
+            "add_chain"
+        }
+    }
+    fn prices(&self) -> &str {
+        if self.taken {
+            "K dependent adds, each followed by a taken br_if (subtract add_chain, divide by K)"
+        } else {
+            "K dependent adds, each followed by a not-taken br_if (the pair's baseline)"
+        }
+    }
+    fn default_iters(&self, p: &Params) -> u64 {
+        (p.bytes / 16).max(1)
+    }
+    fn declared(&self, p: &Params) -> Declared {
+        let k = p.k as u64;
+        // Per add: block, local.get, local.get, i32.add, local.set, local.get,
+        // br_if, plus the block's `end` when the branch falls through.
+        let per_add = if self.taken { 7 } else { 8 };
+        Declared {
+            ops: per_add * k + LOOP_OPS,
+            taken_branches: if self.taken { k } else { 0 } + LOOP_TAKEN,
+            per: 1,
+            ..Declared::default()
+        }
+    }
+    fn wat(&self, p: &Params, body: Body) -> String {
+        let k = p.k as usize;
+        let locals: String = (0..k).map(|j| format!("(local $x{j} i32) ")).collect::<String>()
+            + "(local $acc i32) (local $flag i32)";
+        let mut pre = String::from("    i32.const 0\n    i32.load\n    local.set $flag\n");
+        for j in 0..k {
+            pre += &format!("    i32.const {}\n    i32.load\n    local.set $x{j}\n", 4 + 4 * j);
+        }
+        let mut b = String::new();
+        for j in 0..k {
+            b += &format!(
+                "      block\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n        local.get $flag\n        br_if 0\n      end\n"
+            );
+        }
+        LoopModule {
+            pages: pages_for(self.memory_bytes(p)),
+            shared: false,
+            items: "",
+            locals: &locals,
+            pre: &pre,
+            body: &b,
+            post: "    local.get $acc",
+        }
+        .render(body)
+    }
+    fn memory_bytes(&self, _p: &Params) -> u64 {
+        65536
+    }
+    fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
+        let mut words = vec![self.taken as i32];
+        words.extend(chain_values(p.k));
+        inst.write_memory(PARAM_BASE, &words_to_bytes(&words))?;
+        Ok(())
+    }
+    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
+        Ok(())
+    }
+    fn verify(&self, p: &Params, iters: u64, ret: Option<i32>, _inst: &mut dyn Instance) -> Result<(), HookError> {
+        let sum = chain_values(p.k).iter().fold(0i32, |a, x| a.wrapping_add(*x));
+        expect_return("accumulator", sum.wrapping_mul(iters as i32), ret)
+    }
+}
+
+struct Switch {
+    table: bool,
+}
+
+const TOKEN_SEED: u64 = 0x5717C4;
+
+/// Groups of eight tokens, each group a permutation of 0..7.
+pub fn permutation_tokens(len: usize, seed: u64) -> Vec<u8> {
+    let mut s = Stream::new(seed);
+    let mut out = Vec::with_capacity(len);
+    while out.len() < len {
+        let mut group: [u8; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+        for i in (1..8).rev() {
+            let j = (s.next_u64() % (i as u64 + 1)) as usize;
+            group.swap(i, j);
+        }
+        out.extend_from_slice(&group);
+    }
+    out.truncate(len);
+    out
+}
+
+fn case_constant(k: u32) -> i32 {
+    (0x9E37_79B1u32.wrapping_mul(k + 1) | 1) as i32
+}
+
+impl Switch {
+    fn expected(&self, p: &Params, iters: u64) -> i32 {
+        let tokens = permutation_tokens(p.bytes as usize, TOKEN_SEED);
+        let mask = p.bytes as usize - 1;
+        (0..iters as usize).fold(0i32, |acc, i| {
+            acc.wrapping_mul(3).wrapping_add(case_constant(tokens[i & mask] as u32))
+        })
+    }
+}
+
+impl Shape for Switch {
+    fn name(&self) -> &str {
+        if self.table {
+            "br_table_switch"
+        } else {
+            "br_if_ladder"
+        }
+    }
+    fn prices(&self) -> &str {
+        if self.table {
+            "an 8-way switch over a token stream through one br_table"
+        } else {
+            "an 8-way switch over a token stream as a compare-and-br_if ladder"
+        }
+    }
+    fn default_iters(&self, p: &Params) -> u64 {
+        p.bytes / 4
+    }
+    fn declared(&self, _p: &Params) -> Declared {
+        // Per token: 5 ops to load it, 9 block entries, the dispatch, the case
+        // body (6 ops), and a `br $done` (cases 0..6) or the `end` of $done
+        // (case 7). Counted over a group of eight tokens.
+        let (dispatch_ops, dispatch_taken): (u64, u64) = if self.table {
+            (8 * 2, 8)
+        } else {
+            // token 0: 3 ops; token k in 1..=6: 3 + 4k; token 7: 3 + 24 + br.
+            (3 + (1..=6).map(|k| 3 + 4 * k).sum::<u64>() + 28, 8)
+        };
+        Declared {
+            ops: 8 * (5 + 9 + 6 + 1) + dispatch_ops + 8 * LOOP_OPS,
+            taken_branches: dispatch_taken + 7 + 8 * LOOP_TAKEN,
+            loads: 8,
+            bytes: 8,
+            per: 8,
+            ..Declared::default()
+        }
+    }
+    fn wat(&self, p: &Params, body: Body) -> String {
+        let mask = p.bytes - 1;
+        let mut b = format!(
+            "      local.get $i\n      i32.const {mask}\n      i32.and\n      i32.load8_u offset={DATA_BASE}\n      local.set $t\n      block $done\n"
+        );
+        for k in (0..8).rev() {
+            b += &format!("      block $c{k}\n");
+        }
+        if self.table {
+            b += "      local.get $t\n      br_table $c0 $c1 $c2 $c3 $c4 $c5 $c6 $c7 $c7\n";
+        } else {
+            b += "      local.get $t\n      i32.eqz\n      br_if $c0\n";
+            for k in 1..7 {
+                b += &format!("      local.get $t\n      i32.const {k}\n      i32.eq\n      br_if $c{k}\n");
+            }
+            b += "      br $c7\n";
+        }
+        for k in 0..8u32 {
+            b += &format!(
+                "      end\n      local.get $acc\n      i32.const 3\n      i32.mul\n      i32.const {}\n      i32.add\n      local.set $acc\n",
+                case_constant(k)
+            );
+            if k < 7 {
+                b += "      br $done\n";
+            }
+        }
+        b += "      end\n";
+        LoopModule {
+            pages: pages_for(self.memory_bytes(p)),
+            shared: false,
+            items: "",
+            locals: "(local $t i32) (local $acc i32)",
+            pre: "",
+            body: &b,
+            post: "    local.get $acc",
+        }
+        .render(body)
+    }
+    fn memory_bytes(&self, p: &Params) -> u64 {
+        DATA_BASE + p.bytes
+    }
+    fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
+        inst.write_memory(DATA_BASE, &permutation_tokens(p.bytes as usize, TOKEN_SEED))?;
+        Ok(())
+    }
+    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
+        Ok(())
+    }
+    fn verify(&self, p: &Params, iters: u64, ret: Option<i32>, _inst: &mut dyn Instance) -> Result<(), HookError> {
+        expect_return("accumulator", self.expected(p, iters), ret)
+    }
+}

@@ -1,0 +1,64 @@
+//! `locals_traffic`: local and global get/set traffic with a little integer
+//! arithmetic to keep every value live. Interpreters that keep locals in a
+//! register file or on a value stack price this very differently.
+
+use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::*;
+
+pub fn shapes() -> Vec<Box<dyn Shape>> {
+    vec![Box::new(LocalsTraffic)]
+}
+
+const G0: i32 = 0x1357_9BDF;
+const G1: i32 = 0x2468_ACE1;
+
+struct LocalsTraffic;
+
+impl Shape for LocalsTraffic {
+    fn name(&self) -> &str {
+        "locals_traffic"
+    }
+    fn prices(&self) -> &str {
+        "local.get/set/tee and global.get/set traffic (13 of 17 body ops)"
+    }
+    fn default_iters(&self, p: &Params) -> u64 {
+        p.bytes / 16
+    }
+    fn declared(&self, _p: &Params) -> Declared {
+        Declared { ops: 17 + LOOP_OPS, taken_branches: LOOP_TAKEN, per: 1, ..Declared::default() }
+    }
+    fn wat(&self, p: &Params, body: Body) -> String {
+        let b = "      global.get $g0\n      local.get $i\n      i32.add\n      local.set $a\n      local.get $a\n      global.get $g1\n      i32.xor\n      local.set $b\n      local.get $b\n      local.get $a\n      i32.sub\n      local.tee $c\n      global.set $g0\n      local.get $c\n      local.get $b\n      i32.add\n      global.set $g1\n";
+        LoopModule {
+            pages: pages_for(self.memory_bytes(p)),
+            shared: false,
+            items: "  (global $g0 (mut i32) (i32.const 0))\n  (global $g1 (mut i32) (i32.const 0))",
+            locals: "(local $a i32) (local $b i32) (local $c i32)",
+            pre: "    i32.const 0\n    i32.load\n    global.set $g0\n    i32.const 4\n    i32.load\n    global.set $g1",
+            body: b,
+            post: "    global.get $g0\n    global.get $g1\n    i32.xor",
+        }
+        .render(body)
+    }
+    fn memory_bytes(&self, _p: &Params) -> u64 {
+        65536
+    }
+    fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
+        inst.write_memory(PARAM_BASE, &words_to_bytes(&[G0, G1]))?;
+        Ok(())
+    }
+    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
+        Ok(())
+    }
+    fn verify(&self, _p: &Params, iters: u64, ret: Option<i32>, _inst: &mut dyn Instance) -> Result<(), HookError> {
+        let (mut g0, mut g1) = (G0, G1);
+        for i in 0..iters as i32 {
+            let a = g0.wrapping_add(i);
+            let b = a ^ g1;
+            let c = b.wrapping_sub(a);
+            g0 = c;
+            g1 = c.wrapping_add(b);
+        }
+        expect_return("g0 ^ g1", g0 ^ g1, ret)
+    }
+}

@@ -1,0 +1,305 @@
+//! The shape catalog: generated wasm loops that each isolate one piece of
+//! engine machinery.
+//!
+//! A shape is data plus three host-side hooks. The module exports
+//! `run(iters) -> i32`, the loop itself, and `memory`. The host fills sources
+//! once (`init`), clears destinations before every rep (`reset`) and checks
+//! every rep afterwards (`verify`), all outside the timed region. Host-side
+//! setup and verification run at memcpy speed, so a slow interpreter does not
+//! spend the session filling 8 MiB through its own dispatch loop, and the
+//! expected values come from a Rust reference of the same loop rather than from
+//! the engine under test.
+//!
+//! Every built-in shape keeps its per-iteration counts constant by
+//! construction (or constant over a group of [`Declared::per`] iterations), so
+//! the exact counting run can check them: `counted(2n) - counted(n) == n *
+//! declared`.
+
+mod branches;
+mod bulk;
+mod calls;
+mod dispatch;
+mod locals;
+mod memory;
+mod shared;
+pub mod user;
+mod skeleton;
+
+use crate::engines::Instance;
+use crate::error::EngineError;
+use serde::Serialize;
+use std::fmt;
+
+/// Working-set layout shared by every built-in shape: page 0 holds small
+/// parameters (flags, seeds, tables), sources and destinations follow.
+pub const PARAM_BASE: u64 = 0;
+pub const TABLE_BASE: u64 = 1024;
+pub const DATA_BASE: u64 = 65536;
+
+/// Parameters a user can set on the command line.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Params {
+    /// Working-set bytes each shape streams over (a power of two).
+    pub bytes: u64,
+    /// Overrides the shape's own iteration count.
+    pub iters: Option<u64>,
+    /// Chain length for add_chain / br_chain.
+    pub k: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params { bytes: 8 << 20, iters: None, k: 8 }
+    }
+}
+
+/// Whether the loop body is generated. `Disabled` keeps only the loop
+/// skeleton; the tests use it to prove that every verifier fails on a loop
+/// that did no work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Body {
+    Enabled,
+    Disabled,
+}
+
+/// Counts the shape declares for `per` iterations of its loop (most shapes:
+/// per = 1). Instruction counting follows `loopbench-count`'s rules, which the
+/// counting run checks exactly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Declared {
+    /// Executed wasm instructions.
+    pub ops: u64,
+    /// Taken branches, loop back-edges included.
+    pub taken_branches: u64,
+    /// Linear-memory loads (plain and atomic).
+    pub loads: u64,
+    /// Linear-memory stores (plain and atomic).
+    pub stores: u64,
+    /// Calls, direct and indirect.
+    pub calls: u64,
+    /// Bytes written or read by the loop's payload (what MB/s is computed on).
+    pub bytes: u64,
+    /// The number of iterations these counts cover.
+    pub per: u64,
+}
+
+impl Declared {
+    pub fn per_iter(&self, n: u64) -> f64 {
+        n as f64 / self.per.max(1) as f64
+    }
+}
+
+/// A verification failure: what differed, where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    pub what: String,
+    pub expected: String,
+    pub got: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: expected {}, got {}", self.what, self.expected, self.got)
+    }
+}
+
+impl Mismatch {
+    pub fn new(what: impl Into<String>, expected: impl fmt::Display, got: impl fmt::Display) -> Self {
+        Mismatch { what: what.into(), expected: expected.to_string(), got: got.to_string() }
+    }
+}
+
+/// Errors from a shape's host hooks: the engine failed, or the work is wrong.
+#[derive(Debug)]
+pub enum HookError {
+    Engine(EngineError),
+    Mismatch(Mismatch),
+}
+
+impl From<EngineError> for HookError {
+    fn from(e: EngineError) -> Self {
+        HookError::Engine(e)
+    }
+}
+
+/// One shape family member. Implementations live one file per family.
+pub trait Shape: Sync + Send {
+    fn name(&self) -> &str;
+    /// What this shape prices, one line.
+    fn prices(&self) -> &str;
+    /// The default iteration count for a working set.
+    fn default_iters(&self, p: &Params) -> u64;
+    fn declared(&self, p: &Params) -> Declared;
+    /// False for user shapes, whose counts come from the counting run only.
+    fn has_declared_counts(&self) -> bool {
+        true
+    }
+    /// The module bytes; built-in shapes assemble their WAT.
+    fn wasm(&self, p: &Params) -> Result<Vec<u8>, String> {
+        wat::parse_str(self.wat(p, Body::Enabled)).map_err(|e| format!("generated WAT does not parse: {e}"))
+    }
+    /// The module text. `iters` is only a hint for layout; the loop takes its
+    /// count as the argument of `run`.
+    fn wat(&self, p: &Params, body: Body) -> String;
+    /// Linear memory the module needs, in bytes (wasm pages are derived).
+    fn memory_bytes(&self, p: &Params) -> u64;
+    /// Fill sources and parameters once per fresh instance.
+    fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError>;
+    /// Clear destinations before every rep.
+    fn reset(&self, p: &Params, iters: u64, inst: &mut dyn Instance) -> Result<(), HookError>;
+    /// Check the rep's return value and memory effects.
+    fn verify(&self, p: &Params, iters: u64, ret: Option<i32>, inst: &mut dyn Instance) -> Result<(), HookError>;
+}
+
+/// Every built-in shape, in catalog order.
+pub fn catalog() -> Vec<Box<dyn Shape>> {
+    let mut all: Vec<Box<dyn Shape>> = Vec::new();
+    all.extend(branches::shapes());
+    all.extend(dispatch::shapes());
+    all.extend(memory::shapes());
+    all.extend(bulk::shapes());
+    all.extend(locals::shapes());
+    all.extend(calls::shapes());
+    all.extend(shared::shapes());
+    all
+}
+
+pub fn names() -> Vec<String> {
+    catalog().iter().map(|s| s.name().to_string()).collect()
+}
+
+pub fn find(name: &str) -> Option<Box<dyn Shape>> {
+    catalog().into_iter().find(|s| s.name() == name)
+}
+
+/// A shape made concrete: parameters fixed, module bytes built once.
+pub struct ShapeModule {
+    pub shape: Box<dyn Shape>,
+    pub params: Params,
+    pub iters: u64,
+    pub wasm: Vec<u8>,
+    /// Per-iteration counts the shape declares (absent for user shapes).
+    pub declared: Option<Declared>,
+}
+
+impl ShapeModule {
+    pub fn build(shape: Box<dyn Shape>, params: &Params) -> Result<Self, crate::error::Error> {
+        let iters = params.iters.unwrap_or_else(|| shape.default_iters(params));
+        let declared = shape.declared(params);
+        if iters == 0 || iters % declared.per.max(1) != 0 || iters > i32::MAX as u64 {
+            return Err(crate::error::Error::Usage(format!(
+                "shape {}: iterations must be a positive multiple of {} below 2^31, got {iters}",
+                shape.name(),
+                declared.per.max(1)
+            )));
+        }
+        let mem = shape.memory_bytes(params);
+        if mem > MAX_WASM32_MEMORY {
+            return Err(crate::error::Error::Usage(format!(
+                "shape {} needs {} of linear memory for --bytes {}; wasm32 allows at most 4 GiB",
+                shape.name(),
+                crate::units::format_bytes(mem),
+                crate::units::format_bytes(params.bytes)
+            )));
+        }
+        let wasm = shape
+            .wasm(params)
+            .map_err(|e| crate::error::Error::Usage(format!("shape {}: {e}", shape.name())))?;
+        let declared = shape.has_declared_counts().then_some(declared);
+        Ok(ShapeModule { shape, params: params.clone(), iters, wasm, declared })
+    }
+
+    pub fn name(&self) -> &str {
+        self.shape.name()
+    }
+
+    pub fn shape_ref(&self) -> ShapeRef<'_> {
+        ShapeRef { name: self.shape.name(), shape: self.shape.as_ref(), params: &self.params, iters: self.iters }
+    }
+}
+
+/// A borrowed view of a [`ShapeModule`] that a prepared arm keeps.
+#[derive(Clone, Copy)]
+pub struct ShapeRef<'a> {
+    pub name: &'a str,
+    pub shape: &'a dyn Shape,
+    pub params: &'a Params,
+    pub iters: u64,
+}
+
+pub const MAX_WASM32_MEMORY: u64 = 1 << 32;
+
+/// wasm pages needed to hold `bytes` (at least one).
+pub fn pages_for(bytes: u64) -> u64 {
+    bytes.div_ceil(65536).max(1)
+}
+
+/// A deterministic byte stream (xorshift64*), so sources are the same on every
+/// engine and every run, without short periods and never all zero.
+pub struct Stream(u64);
+
+impl Stream {
+    pub fn new(seed: u64) -> Self {
+        Stream(seed | 1)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        let mut v = Vec::with_capacity(n + 8);
+        while v.len() < n {
+            v.extend_from_slice(&self.next_u64().to_le_bytes());
+        }
+        v.truncate(n);
+        v
+    }
+}
+
+/// Write little-endian i32 words.
+pub fn words_to_bytes(words: &[i32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+pub fn read_i32(inst: &mut dyn Instance, offset: u64) -> Result<i32, EngineError> {
+    let b = inst.read_memory(offset, 4)?;
+    Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Compare a region with its expected bytes; report the first differing word.
+pub fn expect_region(
+    inst: &mut dyn Instance,
+    what: &str,
+    offset: u64,
+    expected: &[u8],
+) -> Result<(), HookError> {
+    let got = inst.read_memory(offset, expected.len())?;
+    if let Some(i) = got.iter().zip(expected).position(|(a, b)| a != b) {
+        let w = i & !3;
+        let word = |v: &[u8]| {
+            let end = (w + 4).min(v.len());
+            let mut b = [0u8; 4];
+            b[..end - w].copy_from_slice(&v[w..end]);
+            format!("0x{:08x}", u32::from_le_bytes(b))
+        };
+        return Err(HookError::Mismatch(Mismatch::new(
+            format!("{what} word at byte {}", offset + w as u64),
+            word(expected),
+            word(&got),
+        )));
+    }
+    Ok(())
+}
+
+/// The check every shape that returns an accumulator makes.
+pub fn expect_return(what: &str, expected: i32, ret: Option<i32>) -> Result<(), HookError> {
+    match ret {
+        Some(v) if v == expected => Ok(()),
+        Some(v) => Err(HookError::Mismatch(Mismatch::new(what, expected, v))),
+        None => Err(HookError::Mismatch(Mismatch::new(what, expected, "no result"))),
+    }
+}

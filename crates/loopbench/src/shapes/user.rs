@@ -1,0 +1,167 @@
+//! User-supplied loops (`--shape-file loop.wat` or `.wasm`).
+//!
+//! The module must export `run(iters: i32)` (returning nothing or an i32) and
+//! may export `setup(iters: i32)` (called before every rep, untimed) and
+//! `verify() -> i32` (called after every rep, untimed; nonzero means the work
+//! was done). The exports are checked with wasmparser before any engine sees
+//! the module, so a missing or mistyped export is one clear line.
+
+use super::*;
+use crate::error::Error;
+use std::path::Path;
+use wasmparser::{ExternalKind, Parser, Payload, ValType};
+
+pub struct UserShape {
+    name: String,
+    wasm: Vec<u8>,
+    text: Option<String>,
+    has_setup: bool,
+    has_verify: bool,
+}
+
+/// Iterations when the user gives none: a loop of unknown cost, so modest.
+pub const DEFAULT_USER_ITERS: u64 = 1_000_000;
+
+impl UserShape {
+    pub fn load(path: &Path) -> Result<Self, Error> {
+        let shown = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| Error::Usage(format!("cannot read shape file {shown}: {e}")))?;
+        let (wasm, text) = if bytes.starts_with(b"\0asm") {
+            (bytes, None)
+        } else {
+            let text = String::from_utf8(bytes)
+                .map_err(|_| Error::Usage(format!("{shown}: neither a wasm binary nor UTF-8 WAT text")))?;
+            let wasm = wat::parse_str(&text).map_err(|e| Error::Usage(format!("{shown}: malformed WAT: {}", one_line(&e.to_string()))))?;
+            (wasm, Some(text))
+        };
+        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| shown.clone());
+        Self::from_wasm(name, wasm, text).map_err(|e| Error::Usage(format!("{shown}: {e}")))
+    }
+
+    pub fn from_wasm(name: String, wasm: Vec<u8>, text: Option<String>) -> Result<Self, String> {
+        let sigs = export_signatures(&wasm)?;
+        let sig = |n: &str| sigs.iter().find(|(name, _, _)| name == n).map(|(_, p, r)| (p.clone(), r.clone()));
+        match sig("run") {
+            None => return Err("missing export `run` (a function taking the iteration count as i32)".into()),
+            Some((p, r)) if p != [ValType::I32] || r.len() > 1 || r.iter().any(|t| *t != ValType::I32) => {
+                return Err(format!("export `run` must be (func (param i32) (result i32)?), found params {p:?} results {r:?}"))
+            }
+            _ => {}
+        }
+        let has_setup = match sig("setup") {
+            None => false,
+            Some((p, r)) if p == [ValType::I32] && r.is_empty() => true,
+            Some((p, r)) => return Err(format!("export `setup` must be (func (param i32)), found params {p:?} results {r:?}")),
+        };
+        let has_verify = match sig("verify") {
+            None => false,
+            Some((p, r)) if p.is_empty() && r == [ValType::I32] => true,
+            Some((p, r)) => return Err(format!("export `verify` must be (func (result i32)), found params {p:?} results {r:?}")),
+        };
+        Ok(UserShape { name, wasm, text, has_setup, has_verify })
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+type Signature = (String, Vec<ValType>, Vec<ValType>);
+
+/// Exported functions and their types. Validates the module first, so
+/// malformed input fails here with the validator's message.
+pub fn export_signatures(wasm: &[u8]) -> Result<Vec<Signature>, String> {
+    let mut validator = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all());
+    validator.validate_all(wasm).map_err(|e| format!("invalid wasm: {}", one_line(&e.to_string())))?;
+    let mut types: Vec<(Vec<ValType>, Vec<ValType>)> = Vec::new();
+    let mut funcs: Vec<u32> = Vec::new();
+    let mut out = Vec::new();
+    for payload in Parser::new(0).parse_all(wasm) {
+        match payload.map_err(|e| e.to_string())? {
+            Payload::TypeSection(r) => {
+                for rec in r.into_iter_err_on_gc_types() {
+                    let f = rec.map_err(|e| e.to_string())?;
+                    types.push((f.params().to_vec(), f.results().to_vec()));
+                }
+            }
+            Payload::ImportSection(r) => {
+                for imp in r.into_imports() {
+                    if let wasmparser::TypeRef::Func(t) = imp.map_err(|e| e.to_string())?.ty {
+                        funcs.push(t);
+                    }
+                }
+            }
+            Payload::FunctionSection(r) => {
+                for t in r {
+                    funcs.push(t.map_err(|e| e.to_string())?);
+                }
+            }
+            Payload::ExportSection(r) => {
+                for e in r {
+                    let e = e.map_err(|e| e.to_string())?;
+                    if e.kind == ExternalKind::Func {
+                        let ty = funcs.get(e.index as usize).and_then(|t| types.get(*t as usize));
+                        if let Some((p, r)) = ty {
+                            out.push((e.name.to_string(), p.clone(), r.clone()));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+impl Shape for UserShape {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn prices(&self) -> &str {
+        "user loop (--shape-file)"
+    }
+    fn default_iters(&self, _p: &Params) -> u64 {
+        DEFAULT_USER_ITERS
+    }
+    fn declared(&self, _p: &Params) -> Declared {
+        Declared { per: 1, ..Declared::default() }
+    }
+    fn has_declared_counts(&self) -> bool {
+        false
+    }
+    fn wasm(&self, _p: &Params) -> Result<Vec<u8>, String> {
+        Ok(self.wasm.clone())
+    }
+    fn wat(&self, _p: &Params, _body: Body) -> String {
+        match &self.text {
+            Some(t) => t.clone(),
+            None => wasmprinter::print_bytes(&self.wasm).unwrap_or_else(|e| format!(";; cannot print module: {e}")),
+        }
+    }
+    fn memory_bytes(&self, _p: &Params) -> u64 {
+        0
+    }
+    fn init(&self, _p: &Params, _inst: &mut dyn Instance) -> Result<(), HookError> {
+        Ok(())
+    }
+    fn reset(&self, _p: &Params, iters: u64, inst: &mut dyn Instance) -> Result<(), HookError> {
+        if self.has_setup {
+            inst.call("setup", Some(iters as i32), None)?;
+        }
+        Ok(())
+    }
+    fn verify(&self, _p: &Params, _iters: u64, _ret: Option<i32>, inst: &mut dyn Instance) -> Result<(), HookError> {
+        if self.has_verify {
+            match inst.call("verify", None, None)? {
+                Some(v) if v != 0 => Ok(()),
+                got => Err(HookError::Mismatch(Mismatch::new(
+                    "verify()",
+                    "nonzero",
+                    got.map(|v| v.to_string()).unwrap_or_else(|| "no result".into()),
+                ))),
+            }
+        } else {
+            Ok(())
+        }
+    }
+}

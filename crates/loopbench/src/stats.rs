@@ -1,0 +1,204 @@
+//! Statistics: paired ratios, medians and distribution-free intervals.
+//!
+//! Each round gives one ratio per candidate arm, `candidate / baseline`, from
+//! reps that ran back to back in the same round; pairing cancels drift that
+//! is common to the round. We summarise the ratios by their median and a
+//! confidence interval for the median from order statistics (the sign-test
+//! interval; e.g. Conover, *Practical Nonparametric Statistics*, §3.2): with
+//! the n ratios sorted, `[x(k), x(n+1-k)]` covers the true median with
+//! probability `1 - 2 P(B <= k-1)`, `B ~ Binomial(n, 1/2)`, whatever the
+//! distribution. We take the largest `k` whose coverage is at least the
+//! requested level; with too few rounds for that level we report the widest
+//! interval and the coverage it actually has.
+//!
+//! Minima are reported beside medians because contention only ever adds
+//! time: the minimum is the least disturbed rep.
+
+use serde::Serialize;
+
+/// Median of a non-empty slice (mean of the middle two for even lengths).
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+pub fn min(xs: &[f64]) -> f64 {
+    xs.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// `P(B <= k)` for `B ~ Binomial(n, 1/2)`.
+fn binom_half_cdf(n: usize, k: usize) -> f64 {
+    let mut term = 0.5f64.powi(n as i32); // C(n,0) / 2^n
+    let mut sum = 0.0;
+    for i in 0..=k.min(n) {
+        sum += term;
+        term = term * (n - i) as f64 / (i + 1) as f64;
+    }
+    sum
+}
+
+/// A distribution-free interval for the median.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Interval {
+    pub lo: f64,
+    pub hi: f64,
+    /// The coverage this interval actually has (>= the requested level when
+    /// there are enough samples).
+    pub confidence: f64,
+}
+
+/// Order-statistics interval for the median of `xs` at `level` (e.g. 0.95).
+pub fn median_interval(xs: &[f64], level: f64) -> Option<Interval> {
+    let n = xs.len();
+    if n == 0 {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    // Largest k (1-based) with coverage >= level; fall back to k = 1.
+    let mut k = 1;
+    for cand in 1..=n.div_ceil(2) {
+        let coverage = 1.0 - 2.0 * binom_half_cdf(n, cand - 1);
+        if coverage >= level {
+            k = cand;
+        } else {
+            break;
+        }
+    }
+    let confidence = (1.0 - 2.0 * binom_half_cdf(n, k - 1)).max(0.0);
+    Some(Interval { lo: v[k - 1], hi: v[n - k], confidence })
+}
+
+/// Per-round ratios `candidate[i] / baseline[i]`.
+pub fn paired_ratios(candidate: &[f64], baseline: &[f64]) -> Vec<f64> {
+    candidate.iter().zip(baseline).map(|(c, b)| c / b).collect()
+}
+
+/// A paired change in percent: positive means the candidate took longer.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Change {
+    pub median_pct: f64,
+    pub ci_pct: [f64; 2],
+    pub confidence: f64,
+    /// The median ratio candidate / baseline.
+    pub ratio: f64,
+    pub pairs: usize,
+}
+
+pub fn paired_change(candidate: &[f64], baseline: &[f64], level: f64) -> Option<Change> {
+    let ratios = paired_ratios(candidate, baseline);
+    let iv = median_interval(&ratios, level)?;
+    let ratio = median(&ratios);
+    Some(Change {
+        median_pct: (ratio - 1.0) * 100.0,
+        ci_pct: [(iv.lo - 1.0) * 100.0, (iv.hi - 1.0) * 100.0],
+        confidence: iv.confidence,
+        ratio,
+        pairs: ratios.len(),
+    })
+}
+
+/// The verdict for a comparison, given the concurrent null control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    WithinNoise,
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::WithinNoise => "within noise",
+        })
+    }
+}
+
+/// `faster`/`slower` only when the interval excludes zero AND the median
+/// change lies outside the null control's interval; anything smaller than
+/// the concurrent noise floor is not a result.
+pub fn verdict(change: &Change, null: Option<&Change>) -> Verdict {
+    let [lo, hi] = change.ci_pct;
+    let (null_lo, null_hi) = match null {
+        Some(n) => (n.ci_pct[0].min(0.0), n.ci_pct[1].max(0.0)),
+        // Without a null control there is no floor: refuse to call it.
+        None => return Verdict::WithinNoise,
+    };
+    if hi < 0.0 && change.median_pct < null_lo {
+        Verdict::Faster
+    } else if lo > 0.0 && change.median_pct > null_hi {
+        Verdict::Slower
+    } else {
+        Verdict::WithinNoise
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_min() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(min(&[3.0, 1.0, 2.0]), 1.0);
+    }
+
+    #[test]
+    fn binomial_cdf_is_exact() {
+        assert!((binom_half_cdf(4, 0) - 1.0 / 16.0).abs() < 1e-12);
+        assert!((binom_half_cdf(4, 2) - 11.0 / 16.0).abs() < 1e-12);
+        assert!((binom_half_cdf(10, 10) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn interval_uses_order_statistics() {
+        // n = 12: k = 3 gives coverage 1 - 2 * P(B <= 2) = 0.9614.
+        let xs: Vec<f64> = (1..=12).map(f64::from).collect();
+        let iv = median_interval(&xs, 0.95).unwrap();
+        assert_eq!((iv.lo, iv.hi), (3.0, 10.0));
+        assert!((iv.confidence - 0.961_425_781_25).abs() < 1e-9);
+        // n = 5 cannot reach 95%: the widest interval, honestly labelled.
+        let iv = median_interval(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.95).unwrap();
+        assert_eq!((iv.lo, iv.hi), (1.0, 5.0));
+        assert!((iv.confidence - 0.9375).abs() < 1e-12);
+    }
+
+    /// A known 5% shift under deterministic noise is recovered, the interval
+    /// covers it, and the verdict says slower; a zero shift is within noise.
+    #[test]
+    fn known_shift_is_recovered() {
+        let noise = |i: usize| 1.0 + 0.01 * (((i * 7919) % 13) as f64 / 13.0 - 0.5);
+        let base: Vec<f64> = (0..24).map(|i| 100.0 * noise(i)).collect();
+        let cand: Vec<f64> = (0..24).map(|i| 105.0 * noise(i + 5)).collect();
+        let null: Vec<f64> = (0..24).map(|i| 100.0 * noise(i + 3)).collect();
+        let null_change = paired_change(&null, &base, 0.95).unwrap();
+        let change = paired_change(&cand, &base, 0.95).unwrap();
+        assert!(change.ci_pct[0] <= 5.0 && 5.0 <= change.ci_pct[1] + 1.0);
+        assert!(change.ci_pct[0] > 3.0 && change.ci_pct[1] < 7.0, "{change:?}");
+        assert_eq!(verdict(&change, Some(&null_change)), Verdict::Slower);
+        assert_eq!(verdict(&null_change, Some(&null_change)), Verdict::WithinNoise);
+        let faster: Vec<f64> = base.iter().map(|b| b * 0.9).collect();
+        assert_eq!(verdict(&paired_change(&faster, &base, 0.95).unwrap(), Some(&null_change)), Verdict::Faster);
+    }
+
+    #[test]
+    fn change_inside_the_null_floor_is_noise() {
+        let c = Change { median_pct: 0.8, ci_pct: [0.2, 1.4], confidence: 0.96, ratio: 1.008, pairs: 12 };
+        let n = Change { median_pct: 0.1, ci_pct: [-1.0, 1.2], confidence: 0.96, ratio: 1.001, pairs: 12 };
+        assert_eq!(verdict(&c, Some(&n)), Verdict::WithinNoise);
+        assert_eq!(verdict(&c, None), Verdict::WithinNoise);
+    }
+}
