@@ -585,7 +585,10 @@ mod tests {
         for (i, c) in OpClass::ALL.into_iter().enumerate() {
             assert_eq!(c.index(), i);
             assert_eq!(c.name().parse::<OpClass>().unwrap(), c);
-            assert_eq!(serde_json::to_string(&c).unwrap(), format!("\"{}\"", c.name()));
+            assert_eq!(
+                serde_json::to_string(&c).unwrap(),
+                format!("\"{}\"", c.name())
+            );
         }
         assert!("bogus".parse::<OpClass>().is_err());
     }
@@ -601,22 +604,46 @@ mod tests {
             ordering: None,
         };
         let cases: Vec<(Operator<'static>, OpClass)> = vec![
-            (Operator::Loop { blockty: BlockType::Empty }, OpClass::Control),
+            (
+                Operator::Loop {
+                    blockty: BlockType::Empty,
+                },
+                OpClass::Control,
+            ),
             (Operator::BrIf { relative_depth: 0 }, OpClass::Branch),
             (Operator::GlobalSet { global_index: 0 }, OpClass::Local),
-            (Operator::F32Const { value: Ieee32::from(1.0f32) }, OpClass::Const),
+            (
+                Operator::F32Const {
+                    value: Ieee32::from(1.0f32),
+                },
+                OpClass::Const,
+            ),
             (Operator::I64Extend8S, OpClass::Int),
             (Operator::F64Copysign, OpClass::Float),
             (Operator::I32TruncSatF64U, OpClass::Conversion),
             (Operator::V128Load32Splat { memarg: m }, OpClass::Load),
-            (Operator::V128Store8Lane { memarg: m, lane: 1 }, OpClass::Store),
+            (
+                Operator::V128Store8Lane { memarg: m, lane: 1 },
+                OpClass::Store,
+            ),
             (Operator::I64Load32U { memarg: m }, OpClass::Load),
             (Operator::MemoryFill { mem: 0 }, OpClass::BulkMemory),
             (Operator::I32AtomicRmwCmpxchg { memarg: m }, OpClass::Atomic),
-            (Operator::AtomicFence { ordering: wasmparser::Ordering::SeqCst }, OpClass::Atomic),
+            (
+                Operator::AtomicFence {
+                    ordering: wasmparser::Ordering::SeqCst,
+                },
+                OpClass::Atomic,
+            ),
             (Operator::Call { function_index: 0 }, OpClass::Call),
             (Operator::CallRef { type_index: 0 }, OpClass::CallIndirect),
-            (Operator::ReturnCallIndirect { type_index: 0, table_index: 0 }, OpClass::Return),
+            (
+                Operator::ReturnCallIndirect {
+                    type_index: 0,
+                    table_index: 0,
+                },
+                OpClass::Return,
+            ),
             (Operator::I8x16Swizzle, OpClass::Simd),
             (Operator::Select, OpClass::Other),
             (Operator::MemoryGrow { mem: 0 }, OpClass::Other),
@@ -627,7 +654,11 @@ mod tests {
         }
         assert_eq!(
             access_bytes(&Operator::I64AtomicRmw16XchgU { memarg: m }),
-            Some(Access { loaded: 2, stored: 2, atomic: true })
+            Some(Access {
+                loaded: 2,
+                stored: 2,
+                atomic: true
+            })
         );
     }
 }

@@ -49,15 +49,24 @@ pub struct InProcessArm {
     label: String,
     engine: Box<dyn Engine>,
     /// Makes the extra counters for each prepared instance.
-    counters: fn() -> Vec<Box<dyn crate::measure::Counter>>,
+    counters: CounterFactory,
 }
+
+/// Makes the extra counters of one prepared arm (they may hold configuration,
+/// e.g. the TSC calibration).
+pub type CounterFactory = std::sync::Arc<dyn Fn() -> Vec<Box<dyn crate::measure::Counter>> + Send + Sync>;
 
 impl InProcessArm {
     pub fn new(spec: &ArmSpec, label: String) -> Result<Self, EngineError> {
-        Ok(InProcessArm { label, engine: spec.build()?, counters: Vec::new })
+        Ok(InProcessArm { label, engine: spec.build()?, counters: std::sync::Arc::new(Vec::new) })
     }
 
-    pub fn with_counters(mut self, counters: fn() -> Vec<Box<dyn crate::measure::Counter>>) -> Self {
+    /// An arm around an engine made elsewhere (a worker's adapter).
+    pub fn from_engine(engine: Box<dyn Engine>, label: String) -> Self {
+        InProcessArm { label, engine, counters: std::sync::Arc::new(Vec::new) }
+    }
+
+    pub fn with_counters(mut self, counters: CounterFactory) -> Self {
         self.counters = counters;
         self
     }
@@ -117,6 +126,7 @@ impl PreparedArm for InProcessPrepared<'_> {
         let inst = self.instance.as_mut();
         let err = |e| hook_error(s.name, &self.arm, rep, e);
         s.shape.reset(s.params, s.iters, inst).map_err(err)?;
+        self.meter.context(s.name, &self.arm, rep);
         let ret = inst
             .call("run", Some(s.iters as i32), Some(&mut self.meter))
             .map_err(|e| err(HookError::Engine(e)))?;

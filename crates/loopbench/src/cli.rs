@@ -3,6 +3,8 @@
 
 use crate::engines::{ArmSpec, EngineKind};
 use crate::error::Error;
+use crate::measure::callgrind;
+use crate::measure::counters::{CounterChoice, CounterKind, CounterSet};
 use crate::report::{self, JsonTarget};
 use crate::session::{self, Plan, Report};
 use crate::shapes::{self, user::UserShape, Body, Params, Shape};
@@ -30,6 +32,19 @@ pub enum Command {
     ///
     /// Example: loopbench run --engines wasmi,tinywasm,wasm3 --baseline wasmi --shapes add_chain,br_chain --bytes 8m --rounds 15
     Run(RunArgs),
+    /// Count what a shape or any module executes, exactly (untimed counting run in wasmi).
+    ///
+    /// Examples: loopbench count br_chain --iters 1000; loopbench count app.wasm --invoke main 10
+    Count(CountArgs),
+    /// Price each primitive per engine: subtraction pairs and a non-negative least-squares fit over all shapes.
+    ///
+    /// Runs a session first (same options as `run`); --json writes the session and the models.
+    Model(ModelArgs),
+    /// Measure known effects (x% more loop iterations) to show the accuracy
+    /// and the smallest effect this machine resolves, plus wasmi vs wasmi:fuel.
+    ///
+    /// Example: loopbench calibrate --repeat 10 --load 1 --json cal.json
+    Calibrate(crate::calibrate::CalibrateArgs),
 }
 
 #[derive(Args, Debug)]
@@ -61,7 +76,9 @@ pub struct ShowArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Arms, comma-separated: engine[:option,...], e.g. wasmi,wasmi:fuel,wasmtime:pulley.
+    /// Arms, comma-separated: engine[:option,...], e.g. wasmi,wasmi:fuel,wasmtime:pulley;
+    /// or builds run in worker processes: wasmi@0.31,wasmi@2 or
+    /// tinywasm=path:../tinywasm+profile:lto (see `loopbench list`).
     #[arg(long, value_delimiter = ',')]
     pub engines: Vec<String>,
     /// The baseline arm (default: the first of --engines). Its second copy is the null control.
@@ -87,6 +104,13 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Counters read around every timed call: `auto` (every counter that works
+    /// here: tsc, perf), `none`, a list such as `tsc,perf`, or `callgrind`
+    /// (exact instruction counts: re-runs the session under valgrind).
+    ///
+    /// Example: loopbench run --engines wasmi,tinywasm --shapes load_stream --bytes 64k --iters 10000 --rounds 2 --counters callgrind
+    #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<CounterChoice>()))]
+    pub counters: CounterChoice,
 }
 
 pub fn parse_arms(list: &[String]) -> Result<Vec<ArmSpec>, Error> {
@@ -124,7 +148,9 @@ impl RunArgs {
             if arms[..i].contains(a) {
                 return Err(Error::Usage(format!("arm {a} is listed twice; the null control is added automatically")));
             }
-            if !a.engine.compiled_in() {
+            if a.worker.is_some() {
+                crate::build::check(a).map_err(Error::Usage)?;
+            } else if !a.engine.compiled_in() {
                 return Err(Error::Usage(format!(
                     "{} is not compiled into this binary; rebuild with --features {}",
                     a.engine,
@@ -141,11 +167,26 @@ impl RunArgs {
             params: self.params.params(),
             rounds: self.rounds,
             warmup: self.warmup,
+            counters: CounterSet::none(),
         })
     }
 
     pub fn execute(&self) -> Result<bool, Error> {
-        let plan = self.plan()?;
+        let mut plan = self.plan()?;
+        if self.counters.wants(CounterKind::Callgrind) && callgrind::child_dir().is_none() {
+            // Re-run this command under callgrind; the child prints the results.
+            return match callgrind::reexec().map_err(Error::Usage)? {
+                0 => Ok(true),
+                1 => Ok(false),
+                code => std::process::exit(code),
+            };
+        }
+        plan.counters = CounterSet::resolve(&self.counters);
+        for s in plan.counters.status() {
+            if let Some(reason) = &s.reason {
+                eprintln!("counters: {} unavailable: {reason}", s.counter);
+            }
+        }
         let json = self.json.as_deref().map(JsonTarget::parse);
         if let Some(j) = &json {
             j.check()?;
@@ -247,7 +288,7 @@ pub fn list() -> Result<bool, Error> {
     println!("Engines (arm syntax: engine[:option,...]; the first arm or --baseline is the baseline):");
     for k in EngineKind::ALL {
         let status = if k.compiled_in() {
-            match (ArmSpec { engine: k, options: Vec::new() }).build() {
+            match ArmSpec::new(k).build() {
                 Ok(e) => e.version(),
                 Err(e) => e.to_string(),
             }
@@ -259,6 +300,8 @@ pub fn list() -> Result<bool, Error> {
             println!("    {}:{opt:<12} {what}", k.name());
         }
     }
+    println!();
+    print!("{}", crate::build::help());
     Ok(true)
 }
 
@@ -286,12 +329,180 @@ impl ShowArgs {
     }
 }
 
+#[derive(Args, Debug)]
+pub struct CountArgs {
+    /// A shape name, or a .wasm/.wat file (with --invoke).
+    pub target: String,
+    /// The export to call in a module file.
+    #[arg(long)]
+    pub invoke: Option<String>,
+    /// Arguments for the export, parsed by its parameter types.
+    #[arg(allow_negative_numbers = true)]
+    pub args: Vec<String>,
+    #[command(flatten)]
+    pub params: ShapeParams,
+    /// Stop a module file's call after this much wasmi fuel (default: no limit).
+    #[arg(long)]
+    pub fuel: Option<u64>,
+    /// Write the counts as JSON to FILE (`-` for stdout).
+    #[arg(long)]
+    pub json: Option<String>,
+}
+
+#[derive(serde::Serialize)]
+struct CountOutput<'a> {
+    target: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iters: Option<u64>,
+    #[serde(flatten)]
+    counts: &'a loopbench_count::Counts,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    per_iter: Option<loopbench_count::PerIter>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: Option<String>,
+}
+
+impl CountArgs {
+    pub fn execute(&self) -> Result<bool, Error> {
+        use crate::count;
+        let (counts, iters, stopped) = if let Some(shape) = shapes::find(&self.target) {
+            if self.invoke.is_some() {
+                return Err(Error::Usage(format!("`{}` is a shape; --invoke is for module files", self.target)));
+            }
+            let module = shapes::ShapeModule::build(shape, &self.params.params())?;
+            let inst = count::instrumented(&module.wasm)?;
+            let counts = count::count_shape_once(&module, &inst, module.iters)?;
+            (counts, Some(module.iters), None)
+        } else {
+            let path = std::path::Path::new(&self.target);
+            if !path.exists() {
+                return Err(Error::Usage(format!(
+                    "`{}` is neither a shape (valid: {}) nor a file",
+                    self.target,
+                    shapes::names().join(", ")
+                )));
+            }
+            let export = self.invoke.as_deref().ok_or_else(|| Error::Usage("a module file needs --invoke EXPORT".into()))?;
+            let wasm = load_module(path)?;
+            let probe = crate::engines::wasmi::CountingInstance::new(&wasm, None)
+                .map_err(|e| Error::Usage(format!("{}: {e}", self.target)))?;
+            let (types, _) = probe.signature(export).map_err(|e| Error::Usage(e.to_string()))?;
+            let args = parse_values(export, &types, &self.args)?;
+            let run = count::count_call(&wasm, export, &args, self.fuel)?;
+            (run.counts, None, run.stopped)
+        };
+        let out = CountOutput {
+            target: &self.target,
+            iters,
+            counts: &counts,
+            per_iter: iters.map(|n| counts.per_iter(n)),
+            stopped: stopped.clone(),
+        };
+        match self.json.as_deref().map(JsonTarget::parse) {
+            Some(JsonTarget::Stdout) => print!("{}", String::from_utf8_lossy(&report::json::to_json(&out)?)),
+            other => {
+                if let Some(JsonTarget::File(p)) = other {
+                    report::write_atomic(&p, &report::json::to_json(&out)?)?;
+                }
+                let title = match iters {
+                    Some(n) => format!("{}: {n} iterations (exact counting run in wasmi)", self.target),
+                    None => format!("{} {}: exact counting run in wasmi", self.target, self.invoke.as_deref().unwrap_or("")),
+                };
+                print!("{}", report::counts::render(&title, &counts, iters));
+            }
+        }
+        if let Some(s) = stopped {
+            eprintln!("error: {} stopped early ({s}); the counts above are what executed up to there", self.target);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+}
+
+/// Read a .wasm or .wat file into module bytes.
+pub fn load_module(path: &std::path::Path) -> Result<Vec<u8>, Error> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    if bytes.starts_with(b"\0asm") {
+        Ok(bytes)
+    } else {
+        wat::parse_bytes(&bytes)
+            .map(|b| b.into_owned())
+            .map_err(|e| Error::Usage(format!("{}: malformed WAT: {}", path.display(), e.to_string().replace('\n', " "))))
+    }
+}
+
+fn parse_values(export: &str, types: &[wasmi::ValType], args: &[String]) -> Result<Vec<wasmi::Val>, Error> {
+    use wasmi::{Val, ValType};
+    if types.len() != args.len() {
+        return Err(Error::Usage(format!("export `{export}` takes {} argument(s) {types:?}, got {}", types.len(), args.len())));
+    }
+    types
+        .iter()
+        .zip(args)
+        .map(|(t, a)| {
+            let bad = || Error::Usage(format!("argument `{a}` is not a valid {t:?} for `{export}`"));
+            Ok(match t {
+                ValType::I32 => Val::I32(a.parse().map_err(|_| bad())?),
+                ValType::I64 => Val::I64(a.parse().map_err(|_| bad())?),
+                ValType::F32 => Val::F32(a.parse::<f32>().map_err(|_| bad())?.into()),
+                ValType::F64 => Val::F64(a.parse::<f64>().map_err(|_| bad())?.into()),
+                _ => return Err(Error::Usage(format!("export `{export}` takes a {t:?}, which the command line cannot pass"))),
+            })
+        })
+        .collect()
+}
+
+#[derive(Args, Debug)]
+pub struct ModelArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+impl ModelArgs {
+    pub fn execute(&self) -> Result<bool, Error> {
+        let plan = self.run.plan()?;
+        let json = self.run.json.as_deref().map(JsonTarget::parse);
+        if let Some(j) = &json {
+            j.check()?;
+        }
+        let quiet = self.run.quiet || json == Some(JsonTarget::Stdout) || !std::io::stderr().is_terminal();
+        let mut sink = TerminalSink::new(quiet, None);
+        let report = session::run(plan, &mut sink)?;
+        sink.finish();
+        let models = crate::model::build(&report);
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            schema: &'static str,
+            session: &'a Report,
+            models: &'a [crate::model::EngineModel],
+        }
+        let out = Out { schema: "loopbench-model/1", session: &report, models: &models };
+        match &json {
+            Some(JsonTarget::Stdout) => print!("{}", String::from_utf8_lossy(&report::json::to_json(&out)?)),
+            other => {
+                if let Some(JsonTarget::File(p)) = other {
+                    report::write_atomic(p, &report::json::to_json(&out)?)?;
+                }
+                print!("{}", report::table::render(&report));
+                print!("{}", report::model::render(&models));
+            }
+        }
+        for e in &report.errors {
+            eprintln!("error: {e}");
+        }
+        Ok(report.errors.is_empty())
+    }
+}
+
 impl Cli {
     pub fn execute(&self) -> Result<bool, Error> {
         match &self.command {
             Command::List => list(),
             Command::Show(a) => a.execute(),
             Command::Run(a) => a.execute(),
+            Command::Count(a) => a.execute(),
+            Command::Model(a) => a.execute(),
+            Command::Calibrate(a) => a.execute(),
         }
     }
 }

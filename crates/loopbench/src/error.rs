@@ -50,6 +50,9 @@ pub enum Error {
     /// The counting run disagrees with the shape's declared counts.
     #[error("counts for shape {shape} differ from its declaration: {detail}")]
     Counts { shape: String, detail: String },
+    /// A build arm's worker failed to build, crashed, hung or misbehaved.
+    #[error("shape {shape}, arm {arm}: {detail}")]
+    Worker { shape: String, arm: String, detail: String },
 }
 
 impl Error {

@@ -8,11 +8,14 @@
 //! | command line, plan | [`cli`] |
 //! | generated loops ("shapes") with host-side setup and verify | [`shapes`] |
 //! | which proposals a module needs | [`proposals`] |
+//! | exact dynamic counts (untimed counting run) | [`count`] |
 //! | engine adapters, one per engine | [`engines`] |
 //! | arms: an engine + configuration, prepared per shape | [`arm`] |
+//! | arms from other builds of an engine, in worker processes | [`build`] |
 //! | the clock and counters around the timed call | [`measure`] |
 //! | rounds and rotation | [`schedule`] |
 //! | a whole session, reduced to results | [`session`] |
+//! | known effects: how well the instrument measures them | [`calibrate`] |
 //! | paired ratios, intervals, verdicts | [`stats`] |
 //! | table and JSON | [`report`] |
 //!
@@ -24,6 +27,7 @@
 //!     params: shapes::Params::default(),
 //!     rounds: 6,
 //!     warmup: 1,
+//!     counters: Default::default(),
 //! };
 //! struct Quiet;
 //! impl loopbench::schedule::Progress for Quiet {}
@@ -33,11 +37,15 @@
 //! ```
 
 pub mod arm;
+pub mod build;
+pub mod calibrate;
 pub mod cli;
+pub mod count;
 pub mod engines;
 pub mod error;
 pub mod machine;
 pub mod measure;
+pub mod model;
 pub mod proposals;
 pub mod report;
 pub mod schedule;

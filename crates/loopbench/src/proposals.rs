@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use wasmparser::{Operator, Parser, Payload, ValType};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Proposal {
     /// Shared memory and atomics.

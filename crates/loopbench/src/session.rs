@@ -4,10 +4,12 @@
 //! saves it) before starting the next, so an interrupted session keeps
 //! everything it completed.
 
-use crate::arm::{skip_reason, Arm, InProcessArm};
+use crate::arm::{skip_reason, Arm};
 use crate::engines::ArmSpec;
 use crate::error::Error;
 use crate::machine::Machine;
+use crate::measure::counters::{CounterSet, CounterStatus};
+use crate::measure::summary::{self as counter_summary, ArmCounters, CounterComparison};
 use crate::schedule::{self, ArmOutcome, Progress};
 use crate::shapes::{Declared, Params, Shape, ShapeModule};
 use crate::stats::{self, Change, Verdict};
@@ -25,6 +27,8 @@ pub struct Plan {
     pub params: Params,
     pub rounds: usize,
     pub warmup: usize,
+    /// Extra counters read around every timed call (`--counters`).
+    pub counters: CounterSet,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -59,6 +63,9 @@ pub struct ArmResult {
     pub error: Option<String>,
     /// ns per iteration of every measured rep, in round order.
     pub samples_ns_per_iter: Vec<f64>,
+    /// Extra counters (TSC, perf events, callgrind), per iteration and per op.
+    #[serde(skip_serializing_if = "ArmCounters::is_empty")]
+    pub counters: ArmCounters,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -88,8 +95,18 @@ pub struct IterCounts {
     pub stores: f64,
     pub calls: f64,
     pub bytes: f64,
-    /// `declared` (the shape's own numbers) or `counted` (the exact counting run).
+    /// Taken branches + calls + returns (the seed harness's blocks/iter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transfers: Option<f64>,
+    /// Executed instructions per class (counted runs only).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub classes: std::collections::BTreeMap<String, f64>,
+    /// `counted` (the exact counting run, checked against the declaration)
+    /// or `declared` (the shape's own numbers, when the counting engine
+    /// cannot run the shape).
     pub source: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl IterCounts {
@@ -102,9 +119,49 @@ impl IterCounts {
             stores: d.stores as f64 / per,
             calls: d.calls as f64 / per,
             bytes: d.bytes as f64 / per,
+            transfers: None,
+            classes: Default::default(),
             source: "declared",
+            note: None,
         }
     }
+
+    pub fn counted(c: &crate::count::ShapeCounts) -> Self {
+        use loopbench_count::OpClass;
+        let p = c.per_iter();
+        IterCounts {
+            ops: p.total_ops,
+            taken_branches: p.taken_branches,
+            loads: p.classes.get(&OpClass::Load).copied().unwrap_or(0.0),
+            stores: p.classes.get(&OpClass::Store).copied().unwrap_or(0.0),
+            calls: p.calls,
+            bytes: p.bytes_loaded + p.bytes_stored + p.bulk_bytes,
+            transfers: Some(p.transfers),
+            classes: crate::count::class_map(&p.classes),
+            source: "counted",
+            note: None,
+        }
+    }
+}
+
+/// Exact counts for a shape from the counting run, checked against its
+/// declaration. Shapes the counting engine (wasmi) cannot run keep their
+/// declared counts, labelled as such.
+pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
+    let needed = crate::proposals::required(&module.wasm).map_err(Error::Usage)?;
+    let counting: crate::engines::ArmSpec = "wasmi".parse().map_err(Error::Usage)?;
+    let supported = counting.build().map_err(|e| Error::Usage(e.to_string()))?.supports();
+    if let Some(p) = crate::proposals::first_missing(&needed, &supported) {
+        return Ok(module.declared.as_ref().map(|d| IterCounts {
+            note: Some(format!("declared: the counting engine (wasmi) lacks {p}")),
+            ..IterCounts::declared(d)
+        }));
+    }
+    let counted = crate::count::count_shape(module)?;
+    if let Some(d) = &module.declared {
+        crate::count::check_declared(module.name(), d, &counted)?;
+    }
+    Ok(Some(IterCounts::counted(&counted)))
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -118,6 +175,12 @@ pub struct ShapeResult {
     pub arms: Vec<ArmResult>,
     pub comparisons: Vec<Comparison>,
     pub null_control: Option<NullControl>,
+    /// Every candidate against the baseline, per counter.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counter_comparisons: Vec<CounterComparison>,
+    /// The null control's change, per counter.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub counter_null_control: std::collections::BTreeMap<String, NullControl>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -147,6 +210,8 @@ pub struct Report {
     pub schema: &'static str,
     pub machine: Machine,
     pub session: SessionInfo,
+    /// Each requested counter: available or not, and why.
+    pub counters: Vec<CounterStatus>,
     pub results: Vec<ShapeResult>,
     /// False while the session runs and when it stopped early.
     pub complete: bool,
@@ -173,13 +238,17 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
     let started = std::time::Instant::now();
     let baseline = plan.arms.first().ok_or_else(|| Error::Usage("no engines given".into()))?.clone();
     let mut arms: Vec<(Box<dyn Arm>, Role)> = Vec::new();
+    let counter_set = plan.counters.clone();
+    let make_counters: crate::arm::CounterFactory = std::sync::Arc::new(move || counter_set.make());
+    // In-process engines, or workers for build arms (`wasmi@0.31`).
+    let ctx = crate::build::ArmContext::new(&plan.counters, make_counters);
     for (i, spec) in plan.arms.iter().enumerate() {
-        let arm = InProcessArm::new(spec, spec.to_string()).map_err(|e| Error::Usage(e.to_string()))?;
-        arms.push((Box::new(arm), if i == 0 { Role::Baseline } else { Role::Candidate }));
+        let arm = ctx.make(spec, spec.to_string())?;
+        arms.push(if i == 0 { (ctx.record(arm), Role::Baseline) } else { (arm, Role::Candidate) });
     }
-    // The null control: a second, separately built copy of the baseline.
-    let null = InProcessArm::new(&baseline, null_label(&baseline)).map_err(|e| Error::Usage(e.to_string()))?;
-    arms.push((Box::new(null), Role::Null));
+    // The null control: a second, separately built copy of the baseline (for
+    // a build, a second worker process of the same binary).
+    arms.push((ctx.make(&baseline, null_label(&baseline))?, Role::Null));
 
     let rounds = schedule::balanced_rounds(plan.rounds, arms.len());
     let mut report = Report {
@@ -198,6 +267,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
             confidence_level: LEVEL,
             rotation: "cyclic Latin square over all arms, null control included",
         },
+        counters: plan.counters.status().to_vec(),
         results: Vec::new(),
         complete: false,
         errors: Vec::new(),
@@ -206,13 +276,14 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
 
     for shape in plan.shapes {
         let module = ShapeModule::build(shape, &plan.params)?;
+        let counts = shape_counts(&module)?;
         let arm_refs: Vec<&dyn Arm> = arms.iter().map(|(a, _)| a.as_ref()).collect();
         let skips: Vec<Option<String>> =
             arm_refs.iter().map(|a| skip_reason(*a, &module)).collect::<Result<_, _>>()?;
         let running = skips.iter().filter(|s| s.is_none()).count();
         sink.shape_started(module.name(), running * (plan.warmup + rounds));
         let outcomes = schedule::run_shape(&module, &arm_refs, &skips, plan.warmup, rounds, sink);
-        let result = summarise(&module, &arms, outcomes, &mut report.errors);
+        let result = summarise(&module, counts, &arms, outcomes, &mut report.errors);
         report.results.push(result);
         report.machine.finish();
         report.wall_seconds = started.elapsed().as_secs_f64();
@@ -226,11 +297,11 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
 
 fn summarise(
     module: &ShapeModule,
+    counts: Option<IterCounts>,
     arms: &[(Box<dyn Arm>, Role)],
     outcomes: Vec<ArmOutcome>,
     errors: &mut Vec<String>,
 ) -> ShapeResult {
-    let counts = module.declared.as_ref().map(IterCounts::declared);
     let iters = module.iters as f64;
     let mut results = Vec::new();
     for ((arm, role), outcome) in arms.iter().zip(outcomes) {
@@ -252,7 +323,10 @@ fn summarise(
             (Some(t), Some(c)) if c.bytes > 0.0 => Some(c.bytes / t.median * 1e3),
             _ => None,
         };
+        let readings: Vec<&crate::measure::Reading> = reps.iter().map(|r| &r.reading).collect();
+        let arm_counters = counter_summary::summarise_arm(&readings, iters, counts.as_ref().map(|c| c.ops));
         results.push(ArmResult {
+            counters: arm_counters,
             arm: arm.label().to_string(),
             role: *role,
             version: arm.version(),
@@ -287,7 +361,12 @@ fn summarise(
             });
         }
     }
+    let counter_arms: Vec<(&str, Role, &ArmCounters)> =
+        results.iter().map(|r| (r.arm.as_str(), r.role, &r.counters)).collect();
+    let (counter_comparisons, counter_null_control) = counter_summary::compare(&counter_arms);
     ShapeResult {
+        counter_comparisons,
+        counter_null_control,
         shape: module.name().to_string(),
         prices: module.shape.prices().to_string(),
         iters: module.iters,

@@ -71,7 +71,10 @@ fn load_store_loop() {
     assert_eq!(c.functions[0].ops, 1804);
     assert_eq!(c.loops.len(), 1);
     let l = &c.loops[0];
-    assert_eq!((l.function, l.depth, l.entries, l.iterations), (0, 0, 1, 100));
+    assert_eq!(
+        (l.function, l.depth, l.entries, l.iterations),
+        (0, 0, 1, 100)
+    );
     // The body and the loop's own `end`.
     assert_eq!(l.ops, 1801);
 
@@ -223,8 +226,14 @@ fn nested_loops() {
     assert_eq!(c.loops.len(), 2);
     let (outer, inner) = (&c.loops[0], &c.loops[1]);
     assert!(outer.offset < inner.offset);
-    assert_eq!((outer.depth, outer.entries, outer.iterations, outer.ops), (0, 1, 3, 181));
-    assert_eq!((inner.depth, inner.entries, inner.iterations, inner.ops), (1, 3, 12, 147));
+    assert_eq!(
+        (outer.depth, outer.entries, outer.iterations, outer.ops),
+        (0, 1, 3, 181)
+    );
+    assert_eq!(
+        (inner.depth, inner.entries, inner.iterations, inner.ops),
+        (1, 3, 12, 147)
+    );
     // inner back-edges 3 per entry, outer 2.
     assert_eq!(c.taken_branches, 9 + 2);
 }
@@ -256,7 +265,11 @@ fn bulk_memory_bytes() {
     assert_eq!(c.bulk_bytes, 100 + 37 + 5);
     assert_classes(
         &c,
-        &[(OpClass::Const, 9), (OpClass::BulkMemory, 4), (OpClass::Control, 1)],
+        &[
+            (OpClass::Const, 9),
+            (OpClass::BulkMemory, 4),
+            (OpClass::Control, 1),
+        ],
     );
     // A memory.copy that traps copies nothing and adds nothing.
     assert!(m.call("bulk_trap", &[]).is_err());
@@ -268,6 +281,12 @@ fn bulk_memory_bytes() {
     let c = m.counts();
     assert_eq!(c.bulk_table_elements, 4 + 3);
     assert_eq!(c.bulk_bytes, 142);
+
+    // JSON keys are the stable lowercase class names.
+    let json = serde_json::to_value(&c).unwrap();
+    assert_eq!(json["classes"]["bulk_memory"], 4 + 1 + 2);
+    assert_eq!(json["classes"]["call_indirect"], 0);
+    assert_eq!(json["bulk_bytes"], 142);
 }
 
 #[test]

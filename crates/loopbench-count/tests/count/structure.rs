@@ -79,9 +79,14 @@ fn out_of_range_slot_reads_zero() {
 
 #[test]
 fn errors_are_clean() {
-    assert!(matches!(instrument(b"not wasm"), Err(CountError::Invalid(_))));
+    assert!(matches!(
+        instrument(b"not wasm"),
+        Err(CountError::Invalid(_))
+    ));
     let invalid = wat::parse_str("(module (func (result i32)))");
-    assert!(invalid.is_err() || matches!(instrument(&invalid.unwrap()), Err(CountError::Invalid(_))));
+    assert!(
+        invalid.is_err() || matches!(instrument(&invalid.unwrap()), Err(CountError::Invalid(_)))
+    );
     let bad_body = [
         0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // header
         0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // type ()->()
@@ -92,12 +97,11 @@ fn errors_are_clean() {
     assert!(matches!(e, CountError::Invalid(_)), "{e}");
 
     let taken = wat::parse_str(r#"(module (func (export "__loopbench_count")))"#).unwrap();
-    assert!(matches!(instrument(&taken), Err(CountError::ExportCollision(n)) if n == "__loopbench_count"));
+    assert!(
+        matches!(instrument(&taken), Err(CountError::ExportCollision(n)) if n == "__loopbench_count")
+    );
 
-    let exceptions = wat::parse_str(
-        r#"(module (tag $t) (func (export "f") (throw $t)))"#,
-    )
-    .unwrap();
+    let exceptions = wat::parse_str(r#"(module (tag $t) (func (export "f") (throw $t)))"#).unwrap();
     let e = instrument(&exceptions).unwrap_err();
     assert!(matches!(e, CountError::Unsupported { .. }), "{e}");
     assert!(e.to_string().contains("exception"), "{e}");

@@ -22,7 +22,11 @@ fn out_of_bounds_store_after_eight_iterations() {
     let c = m.counts();
     // loop + 8 complete iterations of 13 ops + get, const, mul, get, store.
     assert_eq!(c.total_ops, 1 + 8 * 13 + 5);
-    assert_eq!(c.class(OpClass::Store), 9, "the trapping store was attempted");
+    assert_eq!(
+        c.class(OpClass::Store),
+        9,
+        "the trapping store was attempted"
+    );
     assert_eq!(c.class(OpClass::Local), 8 * 6 + 2);
     assert_eq!(c.class(OpClass::Const), 8 * 2 + 1);
     assert_eq!(c.class(OpClass::Int), 8 * 3 + 1);
@@ -103,7 +107,10 @@ fn out_of_fuel_is_consistent() {
         // the count is the completed iterations, or one more if the fuel ran
         // out inside the last group.
         let iters = c.loops[0].iterations;
-        assert!(iters == g || iters == g + 1, "iterations {iters}, global {g}");
+        assert!(
+            iters == g || iters == g + 1,
+            "iterations {iters}, global {g}"
+        );
         assert_eq!(c.total_ops, 1 + 5 * iters);
         assert_eq!(c.taken_branches, iters);
         assert!(iters > previous, "more fuel, more iterations");

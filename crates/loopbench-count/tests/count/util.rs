@@ -65,7 +65,11 @@ pub fn call(
 ) -> Result<Vec<Val>, wasmi::Error> {
     let func = instance.get_func(&*store, name).expect("export exists");
     let ty = func.ty(&*store);
-    let mut results: Vec<Val> = ty.results().iter().map(|t| Val::default_for_ty(*t)).collect();
+    let mut results: Vec<Val> = ty
+        .results()
+        .iter()
+        .map(|t| Val::default_for_ty(*t))
+        .collect();
     func.call(&mut *store, args, &mut results)?;
     Ok(results)
 }
@@ -89,7 +93,11 @@ pub fn read_counts(inst: &Instrumented, store: &mut Store<()>, instance: &Instan
 
 /// Invariants every decoded count satisfies.
 pub fn assert_consistent(c: &Counts) {
-    assert_eq!(c.total_ops, c.classes.values().sum::<u64>(), "classes sum to total");
+    assert_eq!(
+        c.total_ops,
+        c.classes.values().sum::<u64>(),
+        "classes sum to total"
+    );
     assert_eq!(c.transfers, c.taken_branches + c.calls + c.returns);
     assert_eq!(c.classes.len(), 16, "every class present");
     let func_ops: u64 = c.functions.iter().map(|f| f.ops).sum();

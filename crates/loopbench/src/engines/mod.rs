@@ -21,7 +21,7 @@ mod tinywasm;
 mod wasm3;
 #[cfg(feature = "wasmer")]
 mod wasmer;
-mod wasmi;
+pub mod wasmi;
 #[cfg(feature = "wasmtime")]
 mod wasmtime;
 
@@ -116,7 +116,7 @@ impl EngineKind {
         [EngineKind::Wasmi, EngineKind::Tinywasm, EngineKind::Wasm3]
             .into_iter()
             .filter(|k| k.compiled_in())
-            .map(|engine| ArmSpec { engine, options: Vec::new() })
+            .map(ArmSpec::new)
             .collect()
     }
 }
@@ -129,16 +129,30 @@ impl fmt::Display for EngineKind {
 
 /// An engine plus its configuration, as written on the command line:
 /// `engine[:option[,option...]]`, e.g. `wasmi`, `wasmi:fuel`,
-/// `wasmtime:pulley`.
+/// `wasmtime:pulley`; with a build (`wasmi@0.31`, `tinywasm=path:DIR`, see
+/// [`crate::build::spec`]) the engine runs from that build in a worker.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ArmSpec {
     pub engine: EngineKind,
     pub options: Vec<String>,
+    /// `None`: the engine compiled into this binary; `Some`: a worker
+    /// process built from this source and settings.
+    pub worker: Option<crate::build::spec::BuildSpec>,
+}
+
+impl ArmSpec {
+    /// The compiled-in engine with default options.
+    pub fn new(engine: EngineKind) -> Self {
+        ArmSpec { engine, options: Vec::new(), worker: None }
+    }
 }
 
 impl fmt::Display for ArmSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.engine.name())?;
+        if let Some(b) = &self.worker {
+            write!(f, "{b}")?;
+        }
         if !self.options.is_empty() {
             write!(f, ":{}", self.options.join(","))?;
         }
@@ -149,12 +163,20 @@ impl fmt::Display for ArmSpec {
 impl FromStr for ArmSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let (name, opts) = s.split_once(':').unwrap_or((s, ""));
-        let engine = EngineKind::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| {
-            let known: Vec<_> = EngineKind::ALL.iter().map(|k| k.name()).collect();
-            format!("unknown engine `{name}` (known: {})", known.join(", "))
-        })?;
-        let options: Vec<String> = opts.split(',').filter(|o| !o.is_empty()).map(str::to_string).collect();
+        let crate::build::spec::Parsed { engine: name, build: worker, options } = crate::build::spec::parse(s)?;
+        let engine = crate::build::engine_kind(name)?;
+        if worker.is_some() {
+            if !crate::build::family::buildable(engine) {
+                return Err(format!(
+                    "arm `{s}`: {name} cannot run from a build (buildable engines: {})",
+                    crate::build::family::buildable_names()
+                ));
+            }
+            if let Some(o) = options.iter().find(|o| !crate::build::any_family_accepts(engine, o)) {
+                return Err(format!("arm `{s}`: no {name} adapter takes option `{o}`"));
+            }
+            return Ok(ArmSpec { engine, options, worker });
+        }
         for o in &options {
             if !engine.options().iter().any(|(n, _)| n == o) {
                 let valid: Vec<_> = engine.options().iter().map(|(n, _)| *n).collect();
@@ -165,7 +187,7 @@ impl FromStr for ArmSpec {
                 });
             }
         }
-        Ok(ArmSpec { engine, options })
+        Ok(ArmSpec { engine, options, worker: None })
     }
 }
 
@@ -176,6 +198,9 @@ impl ArmSpec {
 
     /// Build the engine, or say which feature is missing.
     pub fn build(&self) -> Result<Box<dyn Engine>, EngineError> {
+        if self.worker.is_some() {
+            return Err(EngineError::Config(format!("{self} runs in a worker process, not in this binary")));
+        }
         if !self.engine.compiled_in() {
             return Err(EngineError::NotCompiled { engine: self.engine.name(), feature: self.engine.feature() });
         }
@@ -188,7 +213,7 @@ impl ArmSpec {
             #[cfg(feature = "wasmtime")]
             EngineKind::Wasmtime => Ok(Box::new(wasmtime::WasmtimeEngine::new(self)?)),
             #[cfg(feature = "wasmer")]
-            EngineKind::Wasmer => Ok(Box::new(wasmer::WasmerEngine::new(self))),
+            EngineKind::Wasmer => Ok(Box::new(wasmer::WasmerEngine::new(self)?)),
             #[allow(unreachable_patterns)]
             _ => Err(EngineError::NotCompiled { engine: self.engine.name(), feature: self.engine.feature() }),
         }

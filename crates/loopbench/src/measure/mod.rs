@@ -6,6 +6,12 @@
 //! always present; further counters (cycles, hardware events) plug in as
 //! [`Counter`]s.
 
+pub mod callgrind;
+pub mod counters;
+pub mod perf;
+pub mod summary;
+pub mod tsc;
+
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -17,6 +23,15 @@ pub trait Counter: Send {
     fn start(&mut self);
     /// Stop and return the value accumulated since `start`.
     fn stop(&mut self) -> f64;
+    /// Stop and record this counter's values in `out`. Counters that read
+    /// several values at once (a perf event group) override this; a counter
+    /// that has no value for this call inserts nothing (never a zero).
+    fn stop_into(&mut self, out: &mut BTreeMap<String, f64>) {
+        let v = self.stop();
+        out.insert(self.name().to_string(), v);
+    }
+    /// Which rep comes next (callgrind names its per-rep dumps with it).
+    fn context(&mut self, _shape: &str, _arm: &str, _rep: usize) {}
 }
 
 /// The values of one timed call.
@@ -45,6 +60,13 @@ impl Meter {
         self.counters.iter().map(|c| c.name()).collect()
     }
 
+    /// Tell the counters which shape, arm and rep the next call belongs to.
+    pub fn context(&mut self, shape: &str, arm: &str, rep: usize) {
+        for c in &mut self.counters {
+            c.context(shape, arm, rep);
+        }
+    }
+
     #[inline(always)]
     pub fn start(&mut self) {
         for c in &mut self.counters {
@@ -60,8 +82,7 @@ impl Meter {
             self.reading.ns = end.duration_since(s).as_nanos() as f64;
         }
         for c in self.counters.iter_mut().rev() {
-            let v = c.stop();
-            self.reading.counters.insert(c.name().to_string(), v);
+            c.stop_into(&mut self.reading.counters);
         }
     }
 

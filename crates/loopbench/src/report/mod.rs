@@ -2,7 +2,10 @@
 //! manager that writes files atomically (temp file + rename) after every
 //! shape, so an interrupted session keeps what it completed.
 
+pub mod counters;
+pub mod counts;
 pub mod json;
+pub mod model;
 pub mod table;
 
 use crate::error::Error;
@@ -10,10 +13,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// What the numbers do not measure; printed under every table.
-pub const LIMITS: &str = "Limits: periodic loops let the branch predictor learn every dispatch, so they understate \
-dispatch cost (random_ops, br_if_ladder and call_indirect_poly price the unpredictable case). ns/op is per wasm \
-instruction, not per engine dispatch: engines fuse and translate. A micro-benchmark % is not an app %: scale it by \
-the app's share of that machinery.";
+pub const LIMITS: &[&str] = &[
+    "Limits: periodic loops let the branch predictor learn every dispatch, so they understate dispatch cost",
+    "  (random_ops, br_if_ladder and call_indirect_poly price the unpredictable case).",
+    "ns/op is per wasm instruction, not per engine dispatch: engines fuse and translate.",
+    "A micro-benchmark % is not an app %: scale it by the app's share of that machinery.",
+];
 
 /// Write `bytes` to `path` atomically: a temp file in the same directory,
 /// flushed, then renamed over the target.

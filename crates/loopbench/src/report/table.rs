@@ -49,7 +49,10 @@ pub fn render(report: &Report) -> String {
         render_shape(&mut out, r);
     }
     let _ = writeln!(out);
-    let _ = writeln!(out, "{}", textwrap(crate::report::LIMITS, 100));
+    crate::report::counters::render_footer(&mut out, report);
+    for line in crate::report::LIMITS {
+        let _ = writeln!(out, "{line}");
+    }
     if !report.complete {
         let _ = writeln!(out, "session incomplete: {} of the planned shapes finished", report.results.len());
     }
@@ -111,21 +114,5 @@ fn render_shape(out: &mut String, r: &ShapeResult) {
             pct(n.ci_pct[1])
         );
     }
-}
-
-fn textwrap(s: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut line = String::new();
-    for word in s.split_whitespace() {
-        if !line.is_empty() && line.len() + 1 + word.len() > width {
-            out += &line;
-            out.push('\n');
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line += word;
-    }
-    out + &line
+    crate::report::counters::render_shape(out, r);
 }

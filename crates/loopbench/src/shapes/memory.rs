@@ -188,7 +188,7 @@ impl Shape for StoreStream {
     }
     fn declared(&self, _p: &Params) -> Declared {
         Declared {
-            ops: 29 + LOOP_OPS,
+            ops: 30 + LOOP_OPS,
             taken_branches: LOOP_TAKEN,
             stores: 4,
             bytes: 16,

@@ -75,6 +75,8 @@ pub struct Declared {
     pub loads: u64,
     /// Linear-memory stores (plain and atomic).
     pub stores: u64,
+    /// Atomic instructions (threads proposal).
+    pub atomics: u64,
     /// Calls, direct and indirect.
     pub calls: u64,
     /// Bytes written or read by the loop's payload (what MB/s is computed on).

@@ -36,8 +36,7 @@ impl Shape for AtomicRmw {
         Declared {
             ops: 12 + LOOP_OPS,
             taken_branches: LOOP_TAKEN,
-            loads: 1,
-            stores: 1,
+            atomics: 1,
             bytes: 8,
             per: 1,
             ..Declared::default()

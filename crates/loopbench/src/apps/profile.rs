@@ -1,0 +1,177 @@
+//! Where an app spends its ops: one exact counting run of the app's
+//! workload, and, for each of its hottest op classes, the shapes that price
+//! that class. That second part is the "does this shape occur in real code"
+//! answer: a shape whose dominant class is 1% of every app prices machinery
+//! that real programs barely use.
+//!
+//! The app is counted over exactly one `run(steps)` on a fresh instance: the
+//! counters are read after the untimed setup and again after the run, and
+//! the difference is the workload (setup and allocation excluded).
+
+use super::AppShape;
+use crate::count::instrumented;
+use crate::engines::wasmi::{CountingInstance, Stopped};
+use crate::error::{EngineError, Error};
+use crate::shapes::{self, Params, ShapeModule};
+use loopbench_count::{Counts, Instrumented, OpClass};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// Fuel for an app's counting run: far above any recipe's workload
+/// (a few hundred million ops), low enough to stop a runaway.
+pub const APP_FUEL: u64 = 1 << 40;
+
+/// A class's share of a shape (or app) below this is not "priced by" it.
+const SHAPE_SHARE: f64 = 0.15;
+/// Classes listed in the profile's "priced by" part: at least this share of the app.
+const HOT_SHARE: f64 = 0.03;
+
+fn ce(e: EngineError) -> Error {
+    Error::Usage(format!("counting run: {e}"))
+}
+
+/// Exact counts of one `run(steps)` of the app, verified like a rep.
+pub fn count_app(app: &AppShape, steps: u64) -> Result<(Counts, i32), Error> {
+    let name = app.spec.name;
+    let hook = |e| crate::arm::hook_error(name, "counting run (wasmi)", 0, e);
+    let inst = instrumented(&app.prepared.wasm)?;
+    let mut ci = CountingInstance::new(&inst.wasm, Some(APP_FUEL)).map_err(ce)?;
+    app.setup(&mut ci).map_err(hook)?;
+    app.before_rep(&mut ci).map_err(hook)?;
+    let read = |ci: &mut CountingInstance| inst.decode(|slot| ci.read_counter(Instrumented::COUNTER_EXPORT, slot));
+    let before = read(&mut ci).map_err(ce)?;
+    let ret = match ci.call_values("run", &[wasmi::Val::I32(steps as i32)]).map_err(ce)? {
+        Ok(v) => v.first().and_then(wasmi::Val::i32),
+        Err(Stopped::OutOfFuel) => {
+            return Err(Error::Usage(format!("app {name}: run({steps}) did not finish within {APP_FUEL} units of fuel")))
+        }
+        Err(Stopped::Trap(m)) => {
+            let why = app.explain(&mut ci).map(|w| format!("; {w}")).unwrap_or_default();
+            return Err(Error::Engine {
+                shape: name.into(),
+                arm: "counting run (wasmi)".into(),
+                source: EngineError::Trap(format!("{m}{why}")),
+            });
+        }
+    };
+    let after = read(&mut ci).map_err(ce)?;
+    app.check(steps, ret, &mut ci).map_err(hook)?;
+    Ok((after.delta(&before), ret.unwrap_or(0)))
+}
+
+/// One shape's class shares (per iteration, from its counting run).
+#[derive(Clone, Debug, Serialize)]
+pub struct ShapeMix {
+    pub shape: String,
+    pub shares: Vec<(OpClass, f64)>,
+}
+
+/// Count every built-in shape the counting engine runs, at a small working set.
+pub fn shape_mixes() -> (Vec<ShapeMix>, Vec<String>) {
+    let params = Params { bytes: 64 << 10, iters: None, k: 8 };
+    let mut mixes = Vec::new();
+    let mut skipped = Vec::new();
+    for s in shapes::catalog() {
+        let name = s.name().to_string();
+        let counted = ShapeModule::build(s, &params).and_then(|m| crate::count::count_shape(&m));
+        match counted {
+            Ok(c) => {
+                let total = c.delta.total_ops.max(1) as f64;
+                let shares =
+                    OpClass::ALL.into_iter().map(|k| (k, c.delta.class(k) as f64 / total)).filter(|(_, v)| *v > 0.0).collect();
+                mixes.push(ShapeMix { shape: name, shares });
+            }
+            Err(e) => skipped.push(format!("{name}: {e}")),
+        }
+    }
+    (mixes, skipped)
+}
+
+/// A hot class of the app and the shapes that price it.
+#[derive(Clone, Debug, Serialize)]
+pub struct HotClass {
+    pub class: OpClass,
+    pub app_share: f64,
+    /// (shape, that class's share of the shape), best first.
+    pub priced_by: Vec<(String, f64)>,
+}
+
+/// For every class with at least [`HOT_SHARE`] of the app, the shapes in
+/// which that class is at least [`SHAPE_SHARE`] of the ops.
+pub fn hot_classes(app: &Counts, mixes: &[ShapeMix]) -> Vec<HotClass> {
+    let total = app.total_ops.max(1) as f64;
+    let mut hot: Vec<HotClass> = OpClass::ALL
+        .into_iter()
+        .map(|class| (class, app.class(class) as f64 / total))
+        .filter(|(_, s)| *s >= HOT_SHARE)
+        .map(|(class, app_share)| {
+            let mut priced_by: Vec<(String, f64)> = mixes
+                .iter()
+                .filter_map(|m| {
+                    m.shares.iter().find(|(c, _)| *c == class).filter(|(_, s)| *s >= SHAPE_SHARE).map(|(_, s)| (m.shape.clone(), *s))
+                })
+                .collect();
+            priced_by.sort_by(|a, b| b.1.total_cmp(&a.1));
+            priced_by.truncate(3);
+            HotClass { class, app_share, priced_by }
+        })
+        .collect();
+    hot.sort_by(|a, b| b.app_share.total_cmp(&a.app_share));
+    hot
+}
+
+/// The profile as text: the exact mix, then the shapes that price the hot classes.
+pub fn render(app: &AppShape, steps: u64, counts: &Counts, hot: &[HotClass], skipped: &[String]) -> String {
+    let mut out = crate::report::counts::render(
+        &format!("app {} ({}): exact counts of run({steps}), setup excluded", app.spec.name, app.spec.about),
+        counts,
+        Some(steps),
+    );
+    let per_op = |x: u64| x as f64 / counts.total_ops.max(1) as f64;
+    let _ = writeln!(
+        out,
+        "\n  per executed op: {:.3} taken branches, {:.3} calls, {:.3} transfers, {:.3} bytes loaded, {:.3} bytes stored",
+        per_op(counts.taken_branches),
+        per_op(counts.calls),
+        per_op(counts.transfers),
+        per_op(counts.bytes_loaded),
+        per_op(counts.bytes_stored)
+    );
+    let _ = writeln!(out, "\n  hot classes (>= {:.0}% of the app) and the shapes that price them:", HOT_SHARE * 100.0);
+    for h in hot {
+        let by = if h.priced_by.is_empty() {
+            "no built-in shape is dominated by this class".to_string()
+        } else {
+            h.priced_by.iter().map(|(s, v)| format!("{s} ({:.0}% of its ops)", v * 100.0)).collect::<Vec<_>>().join(", ")
+        };
+        let _ = writeln!(out, "    {:<14} {:>5.1}% of the app   priced by: {by}", h.class.name(), h.app_share * 100.0);
+    }
+    for s in skipped {
+        let _ = writeln!(out, "    (shape not counted: {s})");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn hot_classes_pick_dominant_shapes() {
+        let mut classes: BTreeMap<OpClass, u64> = OpClass::ALL.into_iter().map(|c| (c, 0)).collect();
+        classes.insert(OpClass::Load, 60);
+        classes.insert(OpClass::Int, 38);
+        classes.insert(OpClass::Float, 2);
+        let app = Counts { total_ops: 100, classes, ..Counts::default() };
+        let mixes = vec![
+            ShapeMix { shape: "load_stream".into(), shares: vec![(OpClass::Load, 0.3), (OpClass::Int, 0.1)] },
+            ShapeMix { shape: "add_chain".into(), shares: vec![(OpClass::Int, 0.8)] },
+        ];
+        let hot = hot_classes(&app, &mixes);
+        assert_eq!(hot.len(), 2, "float at 2% is not hot");
+        assert_eq!(hot[0].class, OpClass::Load);
+        assert_eq!(hot[0].priced_by, vec![("load_stream".to_string(), 0.3)]);
+        assert_eq!(hot[1].priced_by, vec![("add_chain".to_string(), 0.8)], "10% int is below the shape threshold");
+    }
+}

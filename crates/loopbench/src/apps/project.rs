@@ -1,0 +1,155 @@
+//! Micro-to-app projection: what the per-primitive prices predict for a
+//! whole app, beside what the app measures.
+//!
+//! For arms A (baseline) and B, with prices `p_A(f)`, `p_B(f)` in ns per
+//! unit of feature `f` (an op class, a taken branch, a bulk byte; from the
+//! cost model's fit, [`crate::model`]) and the app's exact count `x(f)` for
+//! one rep (from its counting run):
+//!
+//! ```text
+//! predicted delta (ns) = sum_f (p_B(f) - p_A(f)) * x(f)
+//! predicted change     = predicted delta / measured time of A on the app
+//! ```
+//!
+//! That is the reference harness's rule made arithmetic: a micro effect
+//! counts in proportion to the app's use of that machinery, never as the
+//! app's change. The measured change (paired, with its interval and the
+//! null control) stands beside it, with the difference. Features the model
+//! could not price, and op classes no shape exercises, are listed with
+//! their share of the app: the prediction says nothing about them.
+
+use loopbench_count::{Counts, OpClass};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Per-unit prices of one arm, by feature name (see [`crate::model::FEATURES`]).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Prices {
+    pub arm: String,
+    /// ns per unit, for identifiable features only.
+    pub ns: BTreeMap<String, f64>,
+}
+
+impl Prices {
+    /// The identifiable prices of a model fit.
+    pub fn from_model(m: &crate::model::EngineModel) -> Self {
+        Prices {
+            arm: m.arm.clone(),
+            ns: m.prices.iter().filter(|p| p.identifiable).map(|p| (p.feature.to_string(), p.ns)).collect(),
+        }
+    }
+}
+
+/// The app's feature counts for one rep, named like the model's features.
+pub fn app_features(c: &Counts) -> BTreeMap<String, f64> {
+    let mut x: BTreeMap<String, f64> =
+        OpClass::ALL.into_iter().map(|k| (k.name().to_string(), c.class(k) as f64)).collect();
+    x.insert("taken_branch".into(), c.taken_branches as f64);
+    x.insert("bulk_byte".into(), c.bulk_bytes as f64);
+    x
+}
+
+/// One feature's part of the prediction.
+#[derive(Clone, Debug, Serialize)]
+pub struct Term {
+    pub feature: String,
+    pub count: f64,
+    pub price_a: f64,
+    pub price_b: f64,
+    pub delta_ns: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Projection {
+    /// Sum of the terms, ns per rep.
+    pub predicted_delta_ns: f64,
+    /// The model's reproduction of A's time on the app, ns per rep.
+    pub predicted_a_ns: f64,
+    /// Measured median time of A on the app, ns per rep.
+    pub measured_a_ns: f64,
+    /// `predicted_delta_ns / measured_a_ns`, in percent.
+    pub predicted_pct: f64,
+    /// Terms, largest |delta| first.
+    pub terms: Vec<Term>,
+    /// Op classes with ops in the app and no price in one of the arms,
+    /// with their share of the app's ops.
+    pub unpriced: Vec<(String, f64)>,
+}
+
+/// Instruction classes are ops; `taken_branch` and `bulk_byte` are extra
+/// dynamic quantities on top of them, not ops.
+fn is_class(feature: &str) -> bool {
+    OpClass::ALL.iter().any(|c| c.name() == feature)
+}
+
+/// The projection arithmetic (see the module docs).
+pub fn project(a: &Prices, b: &Prices, x: &BTreeMap<String, f64>, measured_a_ns: f64) -> Projection {
+    let total_ops: f64 = x.iter().filter(|(f, _)| is_class(f)).map(|(_, v)| *v).sum();
+    let mut terms = Vec::new();
+    let mut unpriced = Vec::new();
+    let (mut delta, mut pa_total) = (0.0, 0.0);
+    for (f, &count) in x {
+        if count == 0.0 {
+            continue;
+        }
+        match (a.ns.get(f), b.ns.get(f)) {
+            (Some(&pa), Some(&pb)) => {
+                let d = (pb - pa) * count;
+                delta += d;
+                pa_total += pa * count;
+                terms.push(Term { feature: f.clone(), count, price_a: pa, price_b: pb, delta_ns: d });
+            }
+            _ if is_class(f) => unpriced.push((f.clone(), count / total_ops.max(1.0))),
+            _ => unpriced.push((f.clone(), f64::NAN)),
+        }
+    }
+    terms.sort_by(|p, q| q.delta_ns.abs().total_cmp(&p.delta_ns.abs()));
+    Projection {
+        predicted_delta_ns: delta,
+        predicted_a_ns: pa_total,
+        measured_a_ns,
+        predicted_pct: 100.0 * delta / measured_a_ns,
+        terms,
+        unpriced,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prices(arm: &str, v: &[(&str, f64)]) -> Prices {
+        Prices { arm: arm.into(), ns: v.iter().map(|(k, p)| (k.to_string(), *p)).collect() }
+    }
+
+    #[test]
+    fn synthetic_projection_adds_up() {
+        // A: int 1 ns, load 2 ns, taken branch 0.5 ns. B: int 1.5, load 2, taken 1.
+        let a = prices("a", &[("int", 1.0), ("load", 2.0), ("taken_branch", 0.5)]);
+        let b = prices("b", &[("int", 1.5), ("load", 2.0), ("taken_branch", 1.0)]);
+        let x: BTreeMap<String, f64> =
+            [("int", 1000.0), ("load", 500.0), ("float", 500.0), ("taken_branch", 200.0)]
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect();
+        // delta = 0.5*1000 + 0*500 + 0.5*200 = 600 ns; A reproduces 1000 + 1000 + 100.
+        let p = project(&a, &b, &x, 4000.0);
+        assert_eq!(p.predicted_delta_ns, 600.0);
+        assert_eq!(p.predicted_a_ns, 2100.0);
+        assert_eq!(p.predicted_pct, 15.0);
+        assert_eq!(p.terms[0].feature, "int");
+        assert_eq!(p.terms[0].delta_ns, 500.0);
+        // float: 500 of the 2000 ops carries no price.
+        assert_eq!(p.unpriced, vec![("float".to_string(), 0.25)]);
+    }
+
+    #[test]
+    fn a_micro_change_is_scaled_by_the_app_share() {
+        // A 100% slower int price moves an app that is 10% int ops by far less than 100%.
+        let a = prices("a", &[("int", 1.0), ("load", 1.0)]);
+        let b = prices("b", &[("int", 2.0), ("load", 1.0)]);
+        let x: BTreeMap<String, f64> = [("int", 10.0), ("load", 90.0)].iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let p = project(&a, &b, &x, 100.0);
+        assert_eq!(p.predicted_pct, 10.0);
+    }
+}

@@ -1,0 +1,373 @@
+//! Warm mode: a shape's loop run inside a live app instance.
+//!
+//! A shape measured alone runs in a fresh, nearly empty instance: its memory
+//! was never touched by anything else and the engine has compiled nothing
+//! but the loop. Warm mode injects the shape's functions into the app module
+//! (they use the app's memory 0), runs the app's workload for `N` steps, and
+//! then calls the injected loop once. The cold arm does exactly the same
+//! with `N = 0`, so warm vs cold differs only in the app having run.
+//!
+//! The injected loop writes over the app's memory (the shape's own layout),
+//! which damages the app's state. So every rep is a *fresh instance*: setup,
+//! N app steps, grow memory to the shape's size, the shape's init and reset,
+//! the one timed call, the shape's verify, and the instance is dropped. It is
+//! never resumed, never reused for a second rep and never shared between
+//! shapes. The injected entry point enforces this itself: a second call on
+//! one instance traps with a message.
+
+use super::rewrite::{Additions, ElemSegment, ModuleInfo, Sig};
+use super::AppShape;
+use crate::arm::{hook_error, Arm, PreparedArm, Rep};
+use crate::engines::{ArmSpec, Compiled, Engine};
+use crate::error::{EngineError, Error};
+use crate::measure::Meter;
+use crate::proposals::Proposals;
+use crate::shapes::{pages_for, HookError, Mismatch, ShapeModule, ShapeRef};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use wasm_encoder::reencode::{Reencode, RoundtripReencoder};
+use wasm_encoder::{BlockType, ConstExpr, ExportKind, Function, GlobalType, ValType};
+use wasmparser::{Parser, Payload};
+
+/// The injected one-shot entry point, `(i32) -> i32`.
+pub const WARM_RUN: &str = "__loopbench_warm_run";
+/// Injected `(pages) -> i32`: grows memory 0 to at least `pages`, returns its size.
+pub const GROW: &str = "__loopbench_grow";
+/// The stub-error code the entry point stores when called twice.
+pub const REUSED_CODE: i32 = -1;
+
+/// Index offsets for the shape's functions inside the app.
+struct Offsets {
+    types: u32,
+    funcs: u32,
+    globals: u32,
+    tables: u32,
+}
+
+impl Reencode for Offsets {
+    type Error = std::convert::Infallible;
+    fn type_index(&mut self, ty: u32) -> Result<u32, wasm_encoder::reencode::Error<Self::Error>> {
+        Ok(ty + self.types)
+    }
+    fn function_index(&mut self, f: u32) -> Result<u32, wasm_encoder::reencode::Error<Self::Error>> {
+        Ok(f + self.funcs)
+    }
+    fn global_index(&mut self, g: u32) -> Result<u32, wasm_encoder::reencode::Error<Self::Error>> {
+        Ok(g + self.globals)
+    }
+    fn table_index(&mut self, t: u32) -> Result<u32, wasm_encoder::reencode::Error<Self::Error>> {
+        Ok(t + self.tables)
+    }
+}
+
+fn enc<E: std::fmt::Debug>(e: E) -> String {
+    format!("re-encoding the shape failed: {e:?}")
+}
+
+/// Append the shape module's types, functions, globals, tables and element
+/// segments to `add`, plus the one-shot entry point and the grow helper.
+/// `info` describes the app with everything added so far; `err_global` is
+/// the app's stub error global.
+pub fn inject_shape(shape_wasm: &[u8], info: &ModuleInfo, err_global: u32, add: &mut Additions) -> Result<(), String> {
+    let shape = super::rewrite::inspect(shape_wasm)?;
+    if !shape.imports.is_empty() {
+        return Err("the shape imports something; only self-contained shapes can be injected".into());
+    }
+    match shape.memory0 {
+        Some(m) if m.shared => {
+            return Err("the shape uses a shared memory; the app's memory is not shared".into());
+        }
+        Some(m) if m.memory64 => return Err("the shape uses a 64-bit memory".into()),
+        None => return Err("the shape has no memory".into()),
+        _ => {}
+    }
+    if shape.memories > 1 {
+        return Err("the shape has several memories".into());
+    }
+    if info.memory0.map(|m| m.memory64 || m.shared).unwrap_or(true) {
+        return Err("the app's memory is not a plain 32-bit memory".into());
+    }
+    let mut off = Offsets {
+        types: info.types,
+        funcs: info.funcs(),
+        globals: info.globals,
+        tables: info.tables + add.tables.len() as u32,
+    };
+    let (run_idx, run_sig) = shape.export_func("run")?;
+    if run_sig != Sig::new(&[ValType::I32], &[ValType::I32]) {
+        return Err("the shape's run is not (i32) -> i32".into());
+    }
+    let mut rt = RoundtripReencoder;
+    let mut nshape_types = 0u32;
+    let mut nshape_globals = 0u32;
+    let mut nshape_funcs = 0u32;
+    let first_func = add.functions.len();
+    let mut filled = 0usize;
+    for payload in Parser::new(0).parse_all(shape_wasm) {
+        match payload.map_err(|e| e.to_string())? {
+            Payload::TypeSection(r) => {
+                for ty in r.into_iter_err_on_gc_types() {
+                    let f = ty.map_err(|e| e.to_string())?;
+                    let conv = |v: &[wasmparser::ValType]| -> Result<Vec<ValType>, String> {
+                        v.iter().map(|t| rt.val_type(*t).map_err(enc)).collect()
+                    };
+                    add.types.push(Sig { params: conv(f.params())?, results: conv(f.results())? });
+                    nshape_types += 1;
+                }
+            }
+            Payload::FunctionSection(r) => {
+                for t in r {
+                    let t = t.map_err(|e| e.to_string())?;
+                    // Placeholder body replaced when the code arrives, in order.
+                    add.functions.push((t + off.types, Function::new([])));
+                    nshape_funcs += 1;
+                }
+            }
+            Payload::TableSection(r) => {
+                for t in r {
+                    let t = t.map_err(|e| e.to_string())?;
+                    add.tables.push(rt.table_type(t.ty).map_err(enc)?);
+                }
+            }
+            Payload::GlobalSection(r) => {
+                for g in r {
+                    let g = g.map_err(|e| e.to_string())?;
+                    let ty = rt.global_type(g.ty).map_err(enc)?;
+                    let init = off.const_expr(g.init_expr).map_err(enc)?;
+                    add.globals.push((ty, init));
+                    nshape_globals += 1;
+                }
+            }
+            Payload::ElementSection(r) => {
+                for e in r {
+                    let e = e.map_err(|e| e.to_string())?;
+                    let wasmparser::ElementKind::Active { table_index, offset_expr } = e.kind else {
+                        return Err("the shape has a passive or declared element segment".into());
+                    };
+                    let mut ops = offset_expr.get_operators_reader();
+                    let offset = match ops.read().map_err(|e| e.to_string())? {
+                        wasmparser::Operator::I32Const { value } => value,
+                        _ => return Err("the shape's element offset is not a constant".into()),
+                    };
+                    let wasmparser::ElementItems::Functions(funcs) = e.items else {
+                        return Err("the shape's element segment holds expressions".into());
+                    };
+                    let funcs: Vec<u32> =
+                        funcs.into_iter().map(|f| f.map(|f| f + off.funcs)).collect::<Result<_, _>>().map_err(|e| e.to_string())?;
+                    add.elements.push(ElemSegment { table: table_index.unwrap_or(0) + off.tables, offset, funcs });
+                }
+            }
+            Payload::DataSection(_) => return Err("the shape has data segments; they would overwrite the app".into()),
+            Payload::StartSection { .. } => return Err("the shape has a start function".into()),
+            Payload::CodeSectionStart { .. } => {}
+            Payload::CodeSectionEntry(body) => {
+                let mut f = off.new_function_with_parsed_locals(&body).map_err(enc)?;
+                let mut reader = body.get_operators_reader().map_err(|e| e.to_string())?;
+                while !reader.eof() {
+                    f.instruction(&off.parse_instruction(&mut reader).map_err(enc)?);
+                }
+                let slot = add.functions.get_mut(first_func + filled).ok_or("code entry without a function")?;
+                slot.1 = f;
+                filled += 1;
+            }
+            _ => {}
+        }
+    }
+    if filled != nshape_funcs as usize {
+        return Err("the shape's code and function sections disagree".into());
+    }
+    let shape_run = run_idx + off.funcs;
+    // One (i32) -> i32 type for the entry point and the grow helper.
+    let t = info.types + nshape_types;
+    add.types.push(Sig::new(&[ValType::I32], &[ValType::I32]));
+    let used = info.globals + nshape_globals;
+    add.globals.push((GlobalType { val_type: ValType::I32, mutable: true, shared: false }, ConstExpr::i32_const(0)));
+    let entry_idx = info.funcs() + nshape_funcs;
+    let mut entry = Function::new([]);
+    entry
+        .instructions()
+        .global_get(used)
+        .if_(BlockType::Empty)
+        .i32_const(REUSED_CODE)
+        .global_set(err_global)
+        .unreachable()
+        .end()
+        .i32_const(1)
+        .global_set(used)
+        .local_get(0)
+        .call(shape_run)
+        .end();
+    add.functions.push((t, entry));
+    add.exports.push((WARM_RUN.into(), ExportKind::Func, entry_idx));
+    let mut grow = Function::new([]);
+    grow.instructions()
+        .memory_size(0)
+        .local_get(0)
+        .i32_lt_u()
+        .if_(BlockType::Empty)
+        .local_get(0)
+        .memory_size(0)
+        .i32_sub()
+        .memory_grow(0)
+        .drop()
+        .end()
+        .memory_size(0)
+        .end();
+    add.functions.push((t, grow));
+    add.exports.push((GROW.into(), ExportKind::Func, entry_idx + 1));
+    Ok(())
+}
+
+/// The message for a warm-mode stub error code.
+pub fn explain(code: i32) -> Option<String> {
+    (code == REUSED_CODE).then(|| "warm-mode instance reused: the injected loop was called twice on one instance".into())
+}
+
+/// An app with a shape injected, plus the shape module to run it as.
+pub struct WarmSetup {
+    pub app: Arc<AppShape>,
+    pub module: ShapeModule,
+}
+
+/// Inject `shape` into the app and build the module the arms run.
+pub fn setup(spec: &'static super::AppSpec, shape: ShapeModule) -> Result<WarmSetup, Error> {
+    let shape_wasm = shape.wasm.clone();
+    let inject = move |info: &ModuleInfo, add: &mut Additions| -> Result<(), String> {
+        // The app's stub error global is the first global loopbench added.
+        let err_global = info.globals - add.globals.len() as u32;
+        inject_shape(&shape_wasm, info, err_global, add)
+    };
+    let app = AppShape::load_with(spec, Some(&inject))
+        .map_err(|e| Error::Usage(format!("warm mode, shape {}: {e}", shape.name())))?;
+    let mut module = shape;
+    module.wasm = app.prepared.wasm.clone();
+    Ok(WarmSetup { app: Arc::new(app), module })
+}
+
+/// One arm of a warm-mode session: an engine plus the number of app steps
+/// run before the loop (0 = cold).
+pub struct WarmArm {
+    label: String,
+    engine: Box<dyn Engine>,
+    app: Arc<AppShape>,
+    after: u64,
+    /// Instances created so far (one per rep; tests check it).
+    pub instances: Arc<AtomicUsize>,
+    /// The app's checksum after `after` steps, when no recipe value is known:
+    /// every rep on every arm must agree with the first.
+    prefix: Arc<Mutex<Option<i32>>>,
+}
+
+impl WarmArm {
+    pub fn new(spec: &ArmSpec, label: String, app: Arc<AppShape>, after: u64, prefix: Arc<Mutex<Option<i32>>>) -> Result<Self, Error> {
+        let engine = spec.build().map_err(|e| Error::Usage(e.to_string()))?;
+        Ok(WarmArm { label, engine, app, after, instances: Arc::new(AtomicUsize::new(0)), prefix })
+    }
+}
+
+impl Arm for WarmArm {
+    fn label(&self) -> &str {
+        &self.label
+    }
+    fn version(&self) -> String {
+        self.engine.version()
+    }
+    fn supports(&self) -> Proposals {
+        self.engine.supports()
+    }
+    fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error> {
+        let compiled = self.engine.compile(&shape.wasm).map_err(|source| Error::Engine {
+            shape: shape.name().into(),
+            arm: self.label.clone(),
+            source,
+        })?;
+        Ok(Box::new(WarmPrepared {
+            arm: self.label.clone(),
+            shape: shape.shape_ref(),
+            pages: pages_for(shape.shape.memory_bytes(&shape.params)),
+            compiled,
+            app: self.app.clone(),
+            after: self.after,
+            instances: self.instances.clone(),
+            prefix: self.prefix.clone(),
+            meter: Meter::new(Vec::new()),
+        }))
+    }
+}
+
+struct WarmPrepared<'a> {
+    arm: String,
+    shape: ShapeRef<'a>,
+    pages: u64,
+    compiled: Box<dyn Compiled>,
+    app: Arc<AppShape>,
+    after: u64,
+    instances: Arc<AtomicUsize>,
+    prefix: Arc<Mutex<Option<i32>>>,
+    meter: Meter,
+}
+
+impl WarmPrepared<'_> {
+    fn check_prefix(&self, ret: Option<i32>) -> Result<(), HookError> {
+        let what = format!("app {} checksum after {} steps", self.app.spec.name, self.after);
+        if let Some(want) = self.app.expected(self.after) {
+            return crate::shapes::expect_return(&what, want, ret);
+        }
+        let got = ret.ok_or_else(|| HookError::Mismatch(Mismatch::new(&what, "a value", "none")))?;
+        let mut first = self.prefix.lock().unwrap_or_else(|p| p.into_inner());
+        match *first {
+            None => {
+                *first = Some(got);
+                Ok(())
+            }
+            Some(v) if v == got => Ok(()),
+            Some(v) => Err(HookError::Mismatch(Mismatch::new(format!("{what} (same on every rep and engine)"), v, got))),
+        }
+    }
+}
+
+impl PreparedArm for WarmPrepared<'_> {
+    fn rep(&mut self, rep: usize) -> Result<Rep, Error> {
+        let s = self.shape;
+        let arm = self.arm.clone();
+        let err = |e| hook_error(s.name, &arm, rep, e);
+        // A fresh instance for every rep: never resumed, never reused.
+        let mut inst = self.compiled.instantiate().map_err(|e| err(HookError::Engine(e)))?;
+        self.instances.fetch_add(1, Ordering::SeqCst);
+        let inst = inst.as_mut();
+        let explained = |inst: &mut dyn crate::engines::Instance, e: EngineError| -> HookError {
+            let code = inst.call(super::stub::ERROR_EXPORT, None, None).ok().flatten().unwrap_or(0);
+            let why = explain(code).or_else(|| super::stub::explain(code, &self.app.prepared.imports));
+            HookError::Engine(match why {
+                Some(w) => EngineError::Trap(format!("{e}; {w}")),
+                None => e,
+            })
+        };
+        self.app.setup(inst).map_err(err)?;
+        if self.after > 0 {
+            self.app.before_rep(inst).map_err(err)?;
+            let ret = match inst.call("run", Some(self.after as i32), None) {
+                Ok(r) => r,
+                Err(e) => return Err(err(explained(inst, e))),
+            };
+            self.check_prefix(ret).map_err(err)?;
+        }
+        let pages = inst.call(GROW, Some(self.pages as i32), None).map_err(|e| err(HookError::Engine(e)))?;
+        if pages.map(|p| (p as u32 as u64) < self.pages).unwrap_or(true) {
+            return Err(err(HookError::Mismatch(Mismatch::new(
+                "app memory grown for the shape",
+                format!("{} pages", self.pages),
+                format!("{pages:?}"),
+            ))));
+        }
+        s.shape.init(s.params, inst).map_err(err)?;
+        s.shape.reset(s.params, s.iters, inst).map_err(err)?;
+        let ret = match inst.call(WARM_RUN, Some(s.iters as i32), Some(&mut self.meter)) {
+            Ok(r) => r,
+            Err(e) => return Err(err(explained(inst, e))),
+        };
+        let reading = self.meter.take();
+        s.shape.verify(s.params, s.iters, ret, inst).map_err(err)?;
+        Ok(Rep { reading })
+    }
+}

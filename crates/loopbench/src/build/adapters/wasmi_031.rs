@@ -1,0 +1,112 @@
+//! Worker adapter for wasmi 0.31.x (the stack-machine interpreter).
+//!
+//! Compiled only inside a generated worker project, where `wasmi` is the
+//! requested version; `crate::ENGINE_VERSION` is the resolved version. The
+//! timed region is the engine's call alone, as in the in-process adapters.
+//! 0.31 translates eagerly (there is no lazy mode) and needs tail calls
+//! switched on in its `Config`.
+
+use loopbench::engines::{Compiled, Engine, Instance};
+use loopbench::error::EngineError;
+use loopbench::measure::Meter;
+use loopbench::proposals::{Proposal, Proposals};
+use wasmi::{Config, Linker, Module, Store, Value};
+
+pub fn engine(options: &[String]) -> Result<Box<dyn Engine>, String> {
+    let mut config = Config::default();
+    let mut fuel = false;
+    for o in options {
+        match o.as_str() {
+            "fuel" => fuel = true,
+            other => return Err(format!("wasmi {} takes no option `{other}` (valid: fuel)", crate::ENGINE_VERSION)),
+        }
+    }
+    config.consume_fuel(fuel);
+    config.wasm_tail_call(true);
+    Ok(Box::new(Wasmi031 { engine: wasmi::Engine::new(&config), fuel }))
+}
+
+/// Fuel for a metered store: far more than any shape uses.
+const FUEL: u64 = u64::MAX / 2;
+
+struct Wasmi031 {
+    engine: wasmi::Engine,
+    fuel: bool,
+}
+
+impl Engine for Wasmi031 {
+    fn version(&self) -> String {
+        format!("wasmi {}", crate::ENGINE_VERSION)
+    }
+    fn supports(&self) -> Proposals {
+        [Proposal::BulkMemory, Proposal::TailCall].into_iter().collect()
+    }
+    fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError> {
+        let module = Module::new(&self.engine, wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
+        Ok(Box::new(Module031 { engine: self.engine.clone(), module, fuel: self.fuel }))
+    }
+}
+
+struct Module031 {
+    engine: wasmi::Engine,
+    module: Module,
+    fuel: bool,
+}
+
+impl Compiled for Module031 {
+    fn instantiate(&self) -> Result<Box<dyn Instance>, EngineError> {
+        let mut store = Store::new(&self.engine, ());
+        if self.fuel {
+            store.add_fuel(FUEL).map_err(|e| EngineError::Instantiate(e.to_string()))?;
+        }
+        let linker = Linker::<()>::new(&self.engine);
+        let instance = linker
+            .instantiate(&mut store, &self.module)
+            .and_then(|pre| pre.start(&mut store))
+            .map_err(|e| EngineError::Instantiate(e.to_string()))?;
+        Ok(Box::new(Instance031 { store, instance }))
+    }
+}
+
+struct Instance031 {
+    store: Store<()>,
+    instance: wasmi::Instance,
+}
+
+impl Instance031 {
+    fn memory(&self) -> Result<wasmi::Memory, EngineError> {
+        self.instance.get_memory(&self.store, "memory").ok_or(EngineError::NoMemory)
+    }
+}
+
+impl Instance for Instance031 {
+    fn call(&mut self, export: &str, arg: Option<i32>, meter: Option<&mut Meter>) -> Result<Option<i32>, EngineError> {
+        let func = self
+            .instance
+            .get_func(&self.store, export)
+            .ok_or_else(|| EngineError::MissingExport(export.to_string()))?;
+        let args: Vec<Value> = arg.into_iter().map(Value::I32).collect();
+        let mut results = vec![Value::I32(0); func.ty(&self.store).results().len()];
+        let outcome = match meter {
+            Some(m) => {
+                m.start();
+                let r = func.call(&mut self.store, &args, &mut results);
+                m.stop();
+                r
+            }
+            None => func.call(&mut self.store, &args, &mut results),
+        };
+        outcome.map_err(|e| EngineError::Trap(e.to_string()))?;
+        Ok(results.first().and_then(Value::i32))
+    }
+    fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError> {
+        let mem = self.memory()?;
+        mem.write(&mut self.store, offset as usize, data).map_err(|e| EngineError::Memory(e.to_string()))
+    }
+    fn read_memory(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, EngineError> {
+        let mem = self.memory()?;
+        let mut buf = vec![0; len];
+        mem.read(&self.store, offset as usize, &mut buf).map_err(|e| EngineError::Memory(e.to_string()))?;
+        Ok(buf)
+    }
+}

@@ -1,0 +1,153 @@
+//! Adapter families: one adapter per API family of an engine, picked by the
+//! version being built.
+//!
+//! An engine's API changes across major versions (wasmi 0.31's stack machine
+//! and `Value` vs 1.x/2.x's `Val` and lazy translation; tinywasm 0.10's
+//! `call` returning a `Vec` vs 0.11+'s result slice and separate shared
+//! memories). Each family is a source file in `build/adapters/`, compiled
+//! only inside a worker against the requested version; it is not a module
+//! of this crate. A version outside every family is refused with the list
+//! of families, before anything is built.
+
+use super::spec::Version;
+use crate::engines::EngineKind;
+
+/// One adapter and the versions it compiles against.
+pub struct Family {
+    pub engine: EngineKind,
+    /// Short name, also the adapter's file stem.
+    pub name: &'static str,
+    /// The versions covered, for messages.
+    pub covers: &'static str,
+    covers_version: fn(&Version) -> bool,
+    /// The adapter's source text.
+    pub adapter: &'static str,
+    /// Whether the engine's default Cargo features stay on.
+    pub default_features: bool,
+    /// Features always enabled (tinywasm's default `archive` does not build).
+    pub base_features: &'static [&'static str],
+    /// Engine options the adapter accepts after `:`.
+    pub options: &'static [(&'static str, &'static str)],
+}
+
+impl Family {
+    pub fn covers(&self, v: &Version) -> bool {
+        (self.covers_version)(v)
+    }
+}
+
+const FUEL: (&str, &str) = ("fuel", "fuel metering on");
+
+pub static FAMILIES: [Family; 5] = [
+    Family {
+        engine: EngineKind::Wasmi,
+        name: "wasmi_031",
+        covers: "0.31.x (stack machine)",
+        covers_version: |v| v.major == 0 && v.minor == 31,
+        adapter: include_str!("adapters/wasmi_031.rs"),
+        default_features: true,
+        base_features: &[],
+        options: &[FUEL],
+    },
+    Family {
+        engine: EngineKind::Wasmi,
+        name: "wasmi_1x",
+        covers: "1.x and 2.x (register machine)",
+        covers_version: |v| v.major == 1 || v.major == 2,
+        adapter: include_str!("adapters/wasmi_1x.rs"),
+        default_features: true,
+        base_features: &[],
+        options: &[FUEL, ("eager", "translate every function at compile time (default: lazy)")],
+    },
+    Family {
+        engine: EngineKind::Tinywasm,
+        name: "tinywasm_010",
+        covers: "0.10.x",
+        covers_version: |v| v.major == 0 && v.minor == 10,
+        adapter: include_str!("adapters/tinywasm_010.rs"),
+        default_features: false,
+        base_features: &["std", "parser"],
+        options: &[],
+    },
+    Family {
+        engine: EngineKind::Tinywasm,
+        name: "tinywasm_011",
+        covers: "0.11.x",
+        covers_version: |v| v.major == 0 && v.minor == 11,
+        adapter: include_str!("adapters/tinywasm_011.rs"),
+        default_features: false,
+        base_features: &["std", "parser"],
+        options: &[],
+    },
+    Family {
+        engine: EngineKind::Tinywasm,
+        name: "tinywasm_012",
+        covers: "0.12.x (shared memory and atomics)",
+        covers_version: |v| v.major == 0 && v.minor == 12,
+        adapter: include_str!("adapters/tinywasm_012.rs"),
+        default_features: false,
+        base_features: &["std", "parser"],
+        options: &[],
+    },
+];
+
+/// Every family of `engine`.
+pub fn of(engine: EngineKind) -> impl Iterator<Item = &'static Family> {
+    FAMILIES.iter().filter(move |f| f.engine == engine)
+}
+
+/// True when some family builds `engine` at all.
+pub fn buildable(engine: EngineKind) -> bool {
+    of(engine).next().is_some()
+}
+
+/// The family for `version` of `engine`, or a message naming the families.
+pub fn pick(engine: EngineKind, version: &Version) -> Result<&'static Family, String> {
+    of(engine).find(|f| f.covers(version)).ok_or_else(|| {
+        let known: Vec<String> = of(engine).map(|f| format!("{engine} {}", f.covers)).collect();
+        if known.is_empty() {
+            format!("{engine} cannot be built as a worker (no adapter family; buildable engines: {})", buildable_names())
+        } else {
+            format!("{engine} {version} is outside every adapter family (supported: {})", known.join("; "))
+        }
+    })
+}
+
+pub fn buildable_names() -> String {
+    let mut names: Vec<&str> = FAMILIES.iter().map(|f| f.engine.name()).collect();
+    names.dedup();
+    names.join(", ")
+}
+
+/// Every adapter text of `engine`, for the cache key.
+pub fn adapter_texts(engine: EngineKind) -> impl Iterator<Item = &'static str> {
+    of(engine).map(|f| f.adapter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Version {
+        Version::parse(s).unwrap()
+    }
+
+    #[test]
+    fn picks_by_version() {
+        assert_eq!(pick(EngineKind::Wasmi, &v("0.31.2")).unwrap().name, "wasmi_031");
+        assert_eq!(pick(EngineKind::Wasmi, &v("2.0.0")).unwrap().name, "wasmi_1x");
+        assert_eq!(pick(EngineKind::Wasmi, &v("1.1.0")).unwrap().name, "wasmi_1x");
+        assert_eq!(pick(EngineKind::Tinywasm, &v("0.10.0")).unwrap().name, "tinywasm_010");
+        assert_eq!(pick(EngineKind::Tinywasm, &v("0.11.0")).unwrap().name, "tinywasm_011");
+        assert_eq!(pick(EngineKind::Tinywasm, &v("0.12.0-beta.0")).unwrap().name, "tinywasm_012");
+    }
+
+    #[test]
+    fn outside_every_family_is_said_clearly() {
+        let e = pick(EngineKind::Wasmi, &v("0.40")).unwrap_err();
+        assert!(e.contains("wasmi 0.40.0 is outside every adapter family"), "{e}");
+        assert!(e.contains("0.31.x") && e.contains("1.x and 2.x"), "{e}");
+        let e = pick(EngineKind::Wasm3, &v("0.3")).unwrap_err();
+        assert!(e.contains("no adapter family"), "{e}");
+    }
+}

@@ -1,0 +1,194 @@
+//! Arms from builds: any version or checkout of a supported engine, run in a
+//! worker process of its own.
+//!
+//! Two versions of one crate cannot always link into one binary (two
+//! checkouts of the same version never can), and build settings (profile,
+//! RUSTFLAGS, features) are per binary. So a build arm is a separate
+//! program: a generated Cargo project ([`project`]) that links this library
+//! and the requested engine through the adapter of its API family
+//! ([`family`]), and serves the session over a pipe ([`protocol`],
+//! [`worker`]). The session drives it through the same [`Arm`] trait as an
+//! in-process engine ([`remote`]), so rotation, iteration counts,
+//! verification (in the worker, on every rep) and statistics are unchanged.
+//!
+//! Syntax: see [`spec`]; `loopbench list` prints a summary.
+
+pub mod family;
+pub mod project;
+pub mod protocol;
+pub mod remote;
+pub mod spec;
+pub mod worker;
+
+use crate::arm::{Arm, CounterFactory, InProcessArm};
+use crate::error::Error;
+use crate::measure::counters::{CounterKind, CounterSet};
+use crate::engines::{ArmSpec, EngineKind};
+use spec::{BuildSpec, Source};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+pub use remote::{Recorded, Timing, WorkerArm};
+
+/// The engine named `name`, or the list of names.
+pub fn engine_kind(name: &str) -> Result<EngineKind, String> {
+    EngineKind::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| {
+        let known: Vec<_> = EngineKind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown engine `{name}` (known: {})", known.join(", "))
+    })
+}
+
+/// Engine options any family of `engine` accepts (checked exactly per
+/// family by [`check`]).
+pub fn any_family_accepts(engine: EngineKind, option: &str) -> bool {
+    family::of(engine).any(|f| f.options.iter().any(|(n, _)| *n == option))
+}
+
+/// Validate a build arm before any work: the engine has an adapter family
+/// for the requested version, a path holds the crate, the options suit the
+/// family. Cheap (a path source runs `cargo metadata --no-deps`).
+pub fn check(spec: &ArmSpec) -> Result<(), String> {
+    let Some(build) = &spec.worker else { return Ok(()) };
+    let (_, fam) = project::locate(spec.engine, build).map_err(|e| format!("arm {spec}: {e}"))?;
+    for o in &spec.options {
+        if !fam.options.iter().any(|(n, _)| n == o) {
+            let valid: Vec<&str> = fam.options.iter().map(|(n, _)| *n).collect();
+            return Err(format!(
+                "arm {spec}: adapter family {} takes no option `{o}` (valid: {})",
+                fam.name,
+                if valid.is_empty() { "none".to_string() } else { valid.join(", ") }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Builds already ensured in this process (the null control of a build
+/// baseline reuses its baseline's).
+type Builds = HashMap<(EngineKind, BuildSpec), Result<project::Built, String>>;
+static BUILT: Mutex<Option<Builds>> = Mutex::new(None);
+
+/// What every arm of a session shares: the baseline's timing (worker
+/// deadlines) and the counters.
+pub struct ArmContext {
+    pub timing: Timing,
+    pub counters: CounterFactory,
+    /// The available counters by name, for workers to open their own.
+    /// Callgrind stays in-process: a worker is not under valgrind.
+    pub worker_counters: Vec<String>,
+}
+
+impl ArmContext {
+    pub fn new(set: &CounterSet, counters: CounterFactory) -> Self {
+        let worker_counters = set
+            .status()
+            .iter()
+            .filter(|s| s.available && s.counter != CounterKind::Callgrind.name())
+            .map(|s| s.counter.to_string())
+            .collect();
+        ArmContext { timing: Timing::default(), counters, worker_counters }
+    }
+
+    /// The arm for `spec`: the engine compiled in, or a worker of its build
+    /// (built or found in the cache first). A build that fails does not stop
+    /// the session: the arm reports the failure on every shape.
+    pub fn make(&self, spec: &ArmSpec, label: String) -> Result<Box<dyn Arm>, Error> {
+        let Some(build) = &spec.worker else {
+            let arm = InProcessArm::new(spec, label).map_err(|e| Error::Usage(e.to_string()))?;
+            return Ok(Box::new(arm.with_counters(self.counters.clone())));
+        };
+        let key = (spec.engine, build.clone());
+        let cached = BUILT.lock().ok().and_then(|m| m.as_ref().and_then(|m| m.get(&key).cloned()));
+        let built = match cached {
+            Some(b) => b,
+            None => {
+                let b = project::ensure(spec.engine, build, &spec.to_string());
+                if let Ok(mut m) = BUILT.lock() {
+                    m.get_or_insert_with(HashMap::new).insert(key, b.clone());
+                }
+                b
+            }
+        };
+        let described = describe(build, built.as_ref().ok());
+        Ok(Box::new(WorkerArm::start(label, spec, described, built, self)))
+    }
+
+    /// Wrap the baseline so its rep times set the workers' deadlines.
+    pub fn record(&self, baseline: Box<dyn Arm>) -> Box<dyn Arm> {
+        Box::new(Recorded { inner: baseline, timing: self.timing.clone() })
+    }
+}
+
+/// The build as stated next to the version in reports: the profile always
+/// (interpreter speed depends on it), and whatever else differs from a
+/// plain registry release build.
+pub fn describe(build: &BuildSpec, built: Option<&project::Built>) -> String {
+    let mut parts = vec![match &build.source {
+        Source::Path(p) => format!("path {}", p.display()),
+        Source::Registry(req) => format!("crates.io {req}"),
+        Source::Default => "crates.io, this binary's version".to_string(),
+    }];
+    parts.push(format!("profile {}", build.profile));
+    if !build.features.is_empty() {
+        parts.push(format!("features {}", build.features.join(" ")));
+    }
+    if let Some(f) = &build.rustflags {
+        parts.push(format!("RUSTFLAGS {f}"));
+    }
+    if build.ignore_rust_version {
+        parts.push("rust-version check relaxed".into());
+    }
+    if let Some(b) = built {
+        parts.push(format!("adapter {}", b.family));
+    }
+    parts.join(", ")
+}
+
+/// The `loopbench list` section on build arms.
+pub fn help() -> String {
+    let mut out = String::new();
+    out.push_str("Build arms (any version or checkout of an engine, run in a worker process of its own):\n");
+    out.push_str("  ENGINE@REQ            a crates.io version requirement: wasmi@0.31, wasmi@2, tinywasm@=0.12.0-beta.0\n");
+    out.push_str("  ENGINE=path:DIR       a local checkout (the crate, or a workspace holding it): tinywasm=path:../tinywasm\n");
+    out.push_str("  +feature:NAME         an extra Cargo feature of the engine (repeat for more)\n");
+    for (name, what) in spec::PROFILES {
+        out.push_str(&format!("  +profile:{name:<12} {what}\n"));
+    }
+    out.push_str("  +rustflags:FLAGS      RUSTFLAGS for the worker (spaces, not commas): +rustflags:-Ctarget-cpu=native\n");
+    out.push_str("  +ignore-rust-version  build although the crate declares a newer rustc (stated in the results)\n");
+    out.push_str("  :OPTION,...           engine options last, as for in-process arms: wasmi@0.31:fuel\n");
+    out.push_str("  Settings without a source build this binary's own version (wasmi+profile:lto).\n");
+    out.push_str(&format!(
+        "  Workers are cached under {} by a hash of their inputs; the first build takes minutes.\n",
+        project::workers_root().display()
+    ));
+    out.push_str("  Adapter families (picked by version):\n");
+    for f in &family::FAMILIES {
+        let opts: Vec<&str> = f.options.iter().map(|(n, _)| *n).collect();
+        let opts = if opts.is_empty() { String::new() } else { format!("  options: {}", opts.join(", ")) };
+        out.push_str(&format!("    {:<9} {:<45}{opts}\n", f.engine.name(), f.covers));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_refuses_options_of_another_family() {
+        let spec: ArmSpec = "wasmi@0.31:eager".parse().unwrap();
+        let e = check(&spec).unwrap_err();
+        assert!(e.contains("takes no option `eager`") && e.contains("wasmi_031"), "{e}");
+        assert!(check(&"wasmi@2:eager".parse().unwrap()).is_ok());
+    }
+
+    #[test]
+    fn help_lists_every_family() {
+        let h = help();
+        for f in &family::FAMILIES {
+            assert!(h.contains(f.covers), "{}", f.covers);
+        }
+        assert!(h.contains("+ignore-rust-version"));
+    }
+}

@@ -1,0 +1,307 @@
+//! The worker's side: the loop a generated worker binary runs.
+//!
+//! A worker is this library plus one engine build plus its adapter. It
+//! drives the engine with the same [`InProcessArm`] an in-process arm uses
+//! (prepare a fresh instance, then reset, timed call, verify per rep), so a
+//! worker arm differs from an in-process one only by the pipe. Proposals are
+//! probed at startup by running tiny modules (measured, not advertised), so
+//! the session's skip decisions need no knowledge of the build.
+
+use super::protocol::{Request, Response, ShapeSource, WireError, PROTOCOL};
+use crate::arm::{Arm, InProcessArm};
+use crate::engines::Engine;
+use crate::error::Error;
+use crate::measure::counters::{CounterChoice, CounterSet};
+use crate::proposals::{Proposal, Proposals};
+use crate::shapes::{self, user::UserShape, Params, Shape, ShapeModule};
+use std::io::{BufRead, Write};
+
+/// Makes the engine from the arm's options.
+pub type Factory = fn(&[String]) -> Result<Box<dyn Engine>, String>;
+
+/// Test hook: `LOOPBENCH_WORKER_EXIT=LABEL@REP` makes the worker of arm
+/// LABEL exit abruptly when asked for rep REP (a crash mid-session), and
+/// `LOOPBENCH_WORKER_HANG=LABEL@REP` makes it stop answering.
+pub const EXIT_HOOK: &str = "LOOPBENCH_WORKER_EXIT";
+pub const HANG_HOOK: &str = "LOOPBENCH_WORKER_HANG";
+
+/// Entry point of a worker binary; returns the process exit code.
+pub fn main(factory: Factory) -> i32 {
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    match serve(factory, &mut stdin.lock(), &mut stdout.lock()) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("loopbench worker: {e}");
+            2
+        }
+    }
+}
+
+/// Answer requests from `input` on `output` until `quit` or end of input.
+pub fn serve(factory: Factory, input: &mut dyn BufRead, output: &mut dyn Write) -> Result<(), String> {
+    let mut lines = Lines { input, output };
+    let Some(Request::Init { label, options, counters }) = lines.next()? else {
+        return Err("expected `init` as the first request".into());
+    };
+    let engine = match factory(&options) {
+        Ok(e) => e,
+        Err(message) => return lines.send(&Response::Failed { error: WireError::Other { message } }),
+    };
+    let proposals: Vec<Proposal> = probe(engine.as_ref()).into_iter().collect();
+    lines.send(&Response::Ready { protocol: PROTOCOL, version: engine.version(), proposals })?;
+    let hooks = Hooks::from_env(&label);
+    let arm = InProcessArm::from_engine(engine, label.clone()).with_counters(counter_factory(&counters));
+    let mut pending = lines.next()?;
+    loop {
+        match pending.take() {
+            None | Some(Request::Quit) => return Ok(()),
+            Some(Request::Init { .. }) => return Err("`init` sent twice".into()),
+            Some(Request::Rep { .. }) => {
+                let message = "`rep` before `prepare`".to_string();
+                lines.send(&Response::Failed { error: WireError::Other { message } })?;
+                pending = lines.next()?;
+            }
+            Some(Request::Prepare { shape, params, iters, wasm_hash }) => {
+                let module = match build_module(shape, &Params::from(&params), iters, wasm_hash) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        lines.send(&Response::Failed { error: WireError::from_error(&e) })?;
+                        pending = lines.next()?;
+                        continue;
+                    }
+                };
+                pending = run_prepared(&arm, &module, &hooks, &mut lines)?;
+            }
+        }
+    }
+}
+
+/// Prepare `module` and answer reps until another request arrives, which is
+/// returned.
+fn run_prepared(
+    arm: &InProcessArm,
+    module: &ShapeModule,
+    hooks: &Hooks,
+    lines: &mut Lines<'_>,
+) -> Result<Option<Request>, String> {
+    let mut prepared = match arm.prepare(module) {
+        Ok(p) => {
+            lines.send(&Response::Prepared)?;
+            Some(p)
+        }
+        Err(e) => {
+            lines.send(&Response::Failed { error: WireError::from_error(&e) })?;
+            None
+        }
+    };
+    loop {
+        match lines.next()? {
+            Some(Request::Rep { rep }) => {
+                hooks.before_rep(rep);
+                let answer = match prepared.as_mut() {
+                    Some(p) => match p.rep(rep) {
+                        Ok(r) => Response::rep(r.reading),
+                        Err(e) => Response::Failed { error: WireError::from_error(&e) },
+                    },
+                    None => Response::Failed {
+                        error: WireError::Other { message: "`rep` after a failed `prepare`".into() },
+                    },
+                };
+                lines.send(&answer)?;
+            }
+            other => return Ok(other),
+        }
+    }
+}
+
+/// The same counters the session reads in-process, probed again here.
+fn counter_factory(names: &[String]) -> crate::arm::CounterFactory {
+    let choice = if names.is_empty() { Ok(CounterChoice::None) } else { names.join(",").parse::<CounterChoice>() };
+    let set = CounterSet::resolve(&choice.unwrap_or(CounterChoice::None));
+    std::sync::Arc::new(move || set.make())
+}
+
+fn build_module(shape: ShapeSource, params: &Params, iters: u64, wasm_hash: u64) -> Result<ShapeModule, Error> {
+    let shape: Box<dyn Shape> = match shape {
+        ShapeSource::Catalog(name) => shapes::find(&name)
+            .ok_or_else(|| Error::Usage(format!("this worker's catalog has no shape `{name}` (stale worker?)")))?,
+        ShapeSource::Module { name, wasm } => Box::new(UserShape::from_wasm(name, wasm, None).map_err(Error::Usage)?),
+    };
+    let module = ShapeModule::build(shape, params)?;
+    let hash = super::protocol::fnv1a(&[&module.wasm]);
+    if module.iters != iters || hash != wasm_hash {
+        return Err(Error::Usage(format!(
+            "shape {}: the worker generated a different module (iterations {} vs {iters}); its loopbench is stale",
+            module.name(),
+            module.iters
+        )));
+    }
+    Ok(module)
+}
+
+/// One tiny module per proposal; an engine supports the proposal when the
+/// module compiles, instantiates and returns 1.
+const PROBES: [(Proposal, &str); 4] = [
+    (
+        Proposal::BulkMemory,
+        r#"(module (memory 1) (func (export "f") (result i32)
+            i32.const 0 i32.const 1 i32.const 4 memory.fill i32.const 0 i32.load8_u))"#,
+    ),
+    (
+        Proposal::TailCall,
+        r#"(module (func $g (result i32) i32.const 1) (func (export "f") (result i32) return_call $g))"#,
+    ),
+    (
+        Proposal::Simd,
+        r#"(module (func (export "f") (result i32) v128.const i32x4 1 2 3 4 i32x4.extract_lane 0))"#,
+    ),
+    (
+        Proposal::Threads,
+        r#"(module (memory 1 1 shared) (func (export "f") (result i32)
+            i32.const 0 i32.const 1 i32.atomic.rmw.add drop i32.const 0 i32.atomic.load))"#,
+    ),
+];
+
+/// The proposals `engine` runs: its own declaration, confirmed by probes.
+pub fn probe(engine: &dyn Engine) -> Proposals {
+    let declared = engine.supports();
+    PROBES
+        .iter()
+        .filter(|(p, _)| declared.contains(p))
+        .filter(|(_, wat)| runs(engine, wat))
+        .map(|(p, _)| *p)
+        .collect()
+}
+
+fn runs(engine: &dyn Engine, wat: &str) -> bool {
+    let Ok(wasm) = wat::parse_str(wat) else { return false };
+    let Ok(compiled) = engine.compile(&wasm) else { return false };
+    let Ok(mut instance) = compiled.instantiate() else { return false };
+    matches!(instance.call("f", None, None), Ok(Some(1)))
+}
+
+struct Lines<'a> {
+    input: &'a mut dyn BufRead,
+    output: &'a mut dyn Write,
+}
+
+impl Lines<'_> {
+    fn next(&mut self) -> Result<Option<Request>, String> {
+        let mut line = String::new();
+        let n = self.input.read_line(&mut line).map_err(|e| format!("reading a request: {e}"))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        serde_json::from_str(line.trim_end()).map(Some).map_err(|e| format!("bad request `{}`: {e}", line.trim_end()))
+    }
+    fn send(&mut self, r: &Response) -> Result<(), String> {
+        let line = serde_json::to_string(r).map_err(|e| e.to_string())?;
+        writeln!(self.output, "{line}").and_then(|_| self.output.flush()).map_err(|e| format!("writing a response: {e}"))
+    }
+}
+
+/// The crash and hang test hooks, resolved for this worker's label.
+struct Hooks {
+    exit_at: Option<usize>,
+    hang_at: Option<usize>,
+}
+
+impl Hooks {
+    fn from_env(label: &str) -> Self {
+        let at = |var: &str| {
+            let v = std::env::var(var).ok()?;
+            let (l, rep) = v.rsplit_once('@')?;
+            (l == label).then(|| rep.parse().ok()).flatten()
+        };
+        Hooks { exit_at: at(EXIT_HOOK), hang_at: at(HANG_HOOK) }
+    }
+    fn before_rep(&self, rep: usize) {
+        if self.exit_at == Some(rep) {
+            eprintln!("loopbench worker: exiting at rep {rep} ({EXIT_HOOK})");
+            std::process::exit(86);
+        }
+        if self.hang_at == Some(rep) {
+            eprintln!("loopbench worker: hanging at rep {rep} ({HANG_HOOK})");
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::ArmSpec;
+    use std::io::Cursor;
+
+    /// The in-process wasmi as a worker factory.
+    fn wasmi(options: &[String]) -> Result<Box<dyn Engine>, String> {
+        let spec: ArmSpec = std::iter::once("wasmi".to_string())
+            .chain((!options.is_empty()).then(|| options.join(",")))
+            .collect::<Vec<_>>()
+            .join(":")
+            .parse()?;
+        spec.build().map_err(|e| e.to_string())
+    }
+
+    fn converse(requests: &[Request]) -> Vec<Response> {
+        let input: String = requests.iter().map(|r| serde_json::to_string(r).unwrap() + "\n").collect();
+        let mut out = Vec::new();
+        serve(wasmi, &mut Cursor::new(input), &mut out).unwrap();
+        String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+
+    fn prepare(name: &str, iters: u64) -> Request {
+        let params = Params { iters: Some(iters), bytes: 1 << 16, ..Params::default() };
+        let module = ShapeModule::build(shapes::find(name).unwrap(), &params).unwrap();
+        Request::Prepare {
+            shape: ShapeSource::Catalog(name.into()),
+            params: (&params).into(),
+            iters: module.iters,
+            wasm_hash: super::super::protocol::fnv1a(&[&module.wasm]),
+        }
+    }
+
+    #[test]
+    fn serves_a_shape_rep_by_rep() {
+        let name = shapes::names()[0].clone();
+        let out = converse(&[
+            Request::Init { label: "w".into(), options: vec![], counters: vec![] },
+            prepare(&name, 64),
+            Request::Rep { rep: 0 },
+            Request::Rep { rep: 1 },
+            Request::Quit,
+        ]);
+        assert_eq!(out.len(), 4, "{out:?}");
+        match &out[0] {
+            Response::Ready { protocol, version, proposals } => {
+                assert_eq!(*protocol, PROTOCOL);
+                assert!(version.starts_with("wasmi "));
+                // wasmi 2 runs bulk memory, SIMD and tail calls but not threads.
+                assert_eq!(proposals, &[Proposal::Simd, Proposal::BulkMemory, Proposal::TailCall]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(out[1], Response::Prepared);
+        for r in &out[2..] {
+            assert!(matches!(r, Response::Rep { ns, .. } if *ns > 0.0), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn a_stale_module_and_a_bad_option_are_refused() {
+        let mut p = prepare(&shapes::names()[0], 64);
+        if let Request::Prepare { wasm_hash, .. } = &mut p {
+            *wasm_hash ^= 1;
+        }
+        let out = converse(&[Request::Init { label: "w".into(), options: vec![], counters: vec![] }, p, Request::Rep { rep: 0 }]);
+        assert!(matches!(&out[1], Response::Failed { error: WireError::Other { message } } if message.contains("stale")));
+        assert!(matches!(&out[2], Response::Failed { .. }));
+
+        let out = converse(&[Request::Init { label: "w".into(), options: vec!["turbo".into()], counters: vec![] }]);
+        assert_eq!(out.len(), 1);
+        assert!(matches!(&out[0], Response::Failed { .. }), "{out:?}");
+    }
+}

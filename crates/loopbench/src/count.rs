@@ -1,0 +1,158 @@
+//! The exact counting run: instrument a module with `loopbench-count`, run
+//! the copy in wasmi (untimed, outside every timed region), and read back
+//! what the original executes.
+//!
+//! For a shape, per-iteration counts come from two runs on fresh instances,
+//! `n` and `2n` iterations: `(counts(2n) - counts(n)) / n` removes the
+//! prologue and epilogue exactly, so the result is what one more iteration
+//! costs. Those numbers must equal the shape's declaration; a difference is
+//! a hard error, because it means the shape (or an engine, or a change to
+//! the generator) no longer does what it claims.
+//!
+//! wasmi runs the counting copy with fuel, so a module that never ends is
+//! stopped and reported instead of hanging the session.
+
+use crate::engines::wasmi::{CountingInstance, Stopped};
+use crate::error::{EngineError, Error};
+use crate::shapes::{Declared, ShapeModule};
+use loopbench_count::{instrument, Counts, Instrumented, OpClass};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Fuel for one counting run of a shape: generous for a few dozen
+/// iterations of any real loop, small enough to stop a runaway in seconds.
+pub const SHAPE_FUEL: u64 = 2_000_000_000;
+
+/// Iterations of the shorter counting run, per declared group.
+const COUNT_GROUPS: u64 = 16;
+
+/// What a counting run saw, and how it ended.
+pub struct CountRun {
+    pub counts: Counts,
+    /// `Some` when the run trapped or ran out of fuel: the counts are what
+    /// executed up to there.
+    pub stopped: Option<String>,
+    pub results: Vec<wasmi::Val>,
+}
+
+fn engine_err(e: EngineError) -> Error {
+    Error::Usage(format!("counting run: {e}"))
+}
+
+pub fn instrumented(wasm: &[u8]) -> Result<Instrumented, Error> {
+    instrument(wasm).map_err(|e| Error::Usage(format!("cannot instrument the module for counting: {e}")))
+}
+
+fn decode(inst: &Instrumented, instance: &mut CountingInstance) -> Result<Counts, Error> {
+    inst.decode(|slot| instance.read_counter(Instrumented::COUNTER_EXPORT, slot)).map_err(engine_err)
+}
+
+/// Count one call of `export` with `args` in any module.
+pub fn count_call(wasm: &[u8], export: &str, args: &[wasmi::Val], fuel: Option<u64>) -> Result<CountRun, Error> {
+    let inst = instrumented(wasm)?;
+    let mut instance = CountingInstance::new(&inst.wasm, fuel).map_err(engine_err)?;
+    let outcome = instance.call_values(export, args).map_err(engine_err)?;
+    let counts = decode(&inst, &mut instance)?;
+    let (results, stopped) = match outcome {
+        Ok(r) => (r, None),
+        Err(Stopped::Trap(m)) => (Vec::new(), Some(format!("trap: {m}"))),
+        Err(Stopped::OutOfFuel) => (Vec::new(), Some(format!("out of fuel after {} units", fuel.unwrap_or(0)))),
+    };
+    Ok(CountRun { counts, stopped, results })
+}
+
+/// Per-iteration counts of a shape, measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShapeCounts {
+    /// Iterations of the shorter run (the longer ran twice as many).
+    pub iters: u64,
+    /// Counts of one iteration, as exact rationals `delta / iters`.
+    pub delta: Counts,
+}
+
+impl ShapeCounts {
+    pub fn per_iter(&self) -> loopbench_count::PerIter {
+        self.delta.per_iter(self.iters)
+    }
+}
+
+/// Run the shape's instrumented module for `n` iterations on a fresh
+/// instance, with the shape's own init, reset and verify.
+pub fn count_shape_once(module: &ShapeModule, inst: &Instrumented, n: u64) -> Result<Counts, Error> {
+    let name = module.name().to_string();
+    let hook = |e| crate::arm::hook_error(&name, "counting run (wasmi)", 0, e);
+    let mut instance = CountingInstance::new(&inst.wasm, Some(SHAPE_FUEL)).map_err(engine_err)?;
+    let s = module.shape.as_ref();
+    s.init(&module.params, &mut instance).map_err(hook)?;
+    s.reset(&module.params, n, &mut instance).map_err(hook)?;
+    let ret = match instance.call_values("run", &[wasmi::Val::I32(n as i32)]).map_err(engine_err)? {
+        Ok(r) => r.first().and_then(wasmi::Val::i32),
+        Err(Stopped::OutOfFuel) => {
+            return Err(Error::Usage(format!(
+                "shape {name}: {n} iterations did not finish within {SHAPE_FUEL} units of fuel in the counting run; \
+                 does the loop end?"
+            )))
+        }
+        Err(Stopped::Trap(m)) => {
+            return Err(Error::Engine {
+                shape: name,
+                arm: "counting run (wasmi)".into(),
+                source: EngineError::Trap(m),
+            })
+        }
+    };
+    s.verify(&module.params, n, ret, &mut instance).map_err(hook)?;
+    decode(inst, &mut instance)
+}
+
+/// Exact per-iteration counts of a shape (see the module docs).
+pub fn count_shape(module: &ShapeModule) -> Result<ShapeCounts, Error> {
+    let inst = instrumented(&module.wasm)?;
+    let per = module.declared.map(|d| d.per.max(1)).unwrap_or(1);
+    let n = per * COUNT_GROUPS;
+    let short = count_shape_once(module, &inst, n)?;
+    let long = count_shape_once(module, &inst, 2 * n)?;
+    Ok(ShapeCounts { iters: n, delta: long.delta(&short) })
+}
+
+/// Compare counted with declared, exactly: `counted * per == declared * n`.
+pub fn check_declared(shape: &str, declared: &Declared, counted: &ShapeCounts) -> Result<(), Error> {
+    let d = &counted.delta;
+    let n = counted.iters;
+    let per = declared.per.max(1);
+    let pairs = [
+        ("ops", d.total_ops, declared.ops),
+        ("taken branches", d.taken_branches, declared.taken_branches),
+        ("loads", d.class(OpClass::Load), declared.loads),
+        ("stores", d.class(OpClass::Store), declared.stores),
+        ("atomics", d.class(OpClass::Atomic), declared.atomics),
+        ("calls", d.calls, declared.calls),
+        ("bytes", d.bytes_loaded + d.bytes_stored + d.bulk_bytes, declared.bytes),
+    ];
+    let wrong: Vec<String> = pairs
+        .iter()
+        .filter(|(_, counted, declared)| counted * per != declared * n)
+        .map(|(what, counted, declared)| {
+            format!(
+                "{what}/iter counted {} vs declared {}",
+                trim(*counted as f64 / n as f64),
+                trim(*declared as f64 / per as f64)
+            )
+        })
+        .collect();
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Counts { shape: shape.to_string(), detail: wrong.join(", ") })
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Class counts keyed by the class's lowercase name.
+pub fn class_map(classes: &BTreeMap<OpClass, f64>) -> BTreeMap<String, f64> {
+    classes.iter().map(|(c, v)| (c.name().to_string(), *v)).collect()
+}

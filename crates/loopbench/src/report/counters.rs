@@ -1,0 +1,163 @@
+//! The counters in the terminal report: a block under each shape with one
+//! column per counter that ran (per op where the shape's ops are known, else
+//! per iteration), each candidate's paired change and the null floor per
+//! counter; after the table, each counter's availability and a one-line
+//! summary per candidate in the style engine developers quote in a pull
+//! request ("load_stream -3.2% instructions, +1.9% TSC cycles; ...").
+
+use crate::measure::summary::{metric, CounterComparison, METRICS};
+use crate::session::{Report, Role, ShapeResult};
+use crate::stats::Verdict;
+use std::fmt::Write;
+
+fn num(x: f64) -> String {
+    if !x.is_finite() {
+        "-".into()
+    } else if x.abs() >= 1000.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// Metrics that have a value for at least one arm of this shape, in
+/// display order.
+fn present(r: &ShapeResult) -> Vec<&'static str> {
+    METRICS.iter().map(|m| m.key).filter(|k| r.arms.iter().any(|a| a.counters.values.contains_key(*k))).collect()
+}
+
+fn change(c: &CounterComparison) -> String {
+    let mark = if c.verdict == Verdict::WithinNoise { "~" } else { "" };
+    format!("({mark}{:+.1}%)", c.median_pct)
+}
+
+/// The counters block of one shape; nothing when no counter ran.
+pub fn render_shape(out: &mut String, r: &ShapeResult) {
+    let keys = present(r);
+    if keys.is_empty() {
+        return;
+    }
+    let per_op = r.arms.iter().flat_map(|a| a.counters.values.values()).all(|s| s.per_op.is_some());
+    let ipc = r.arms.iter().any(|a| a.counters.ipc.is_some());
+    let width = 22;
+    let mut header = format!("{:<20} {:<18}", "", if per_op { "counters, per op" } else { "counters, per iter" });
+    for k in &keys {
+        let col = metric(k).map(|m| m.column).unwrap_or(k);
+        let col = if per_op { col.to_string() } else { col.replace("/op", "/iter") };
+        let _ = write!(header, " {col:>width$}");
+    }
+    if ipc {
+        let _ = write!(header, " {:>6}", "IPC");
+    }
+    let _ = writeln!(out, "{}", header.trim_end());
+    for a in r.arms.iter().filter(|a| !a.counters.is_empty()) {
+        let mut line = format!("{:<20} {:<18}", "", a.arm);
+        for k in &keys {
+            let cell = match a.counters.values.get(*k) {
+                None => "-".to_string(),
+                Some(s) => {
+                    let v = if per_op { s.per_op.map(|p| p.median).unwrap_or(f64::NAN) } else { s.per_iter.median };
+                    match r.counter_comparisons.iter().find(|c| c.arm == a.arm && c.counter == *k) {
+                        Some(c) if a.role != Role::Baseline => format!("{} {}", num(v), change(c)),
+                        _ => num(v),
+                    }
+                }
+            };
+            let _ = write!(line, " {cell:>width$}");
+        }
+        if ipc {
+            let _ = write!(line, " {:>6}", a.counters.ipc.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()));
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    if !r.counter_null_control.is_empty() {
+        let floors: Vec<String> = keys
+            .iter()
+            .filter_map(|k| {
+                let n = r.counter_null_control.get(*k)?;
+                let floor = n.ci_pct[0].abs().max(n.ci_pct[1].abs());
+                Some(format!("{} ±{floor:.1}%", metric(k).map(|m| m.word).unwrap_or(k)))
+            })
+            .collect();
+        let _ = writeln!(out, "{:<20} counter null floor: {} (~ marks changes within it)", "", floors.join(", "));
+    }
+    let multiplexed: Vec<String> = r
+        .arms
+        .iter()
+        .filter(|a| a.counters.multiplexed())
+        .map(|a| format!("{} {:.0}%", a.arm, a.counters.perf_running_fraction_min.unwrap_or(1.0) * 100.0))
+        .collect();
+    if !multiplexed.is_empty() {
+        let _ = writeln!(
+            out,
+            "{:<20} perf events multiplexed (least time on the PMU: {}): values are scaled estimates",
+            "",
+            multiplexed.join(", ")
+        );
+    }
+}
+
+/// Counter availability and the one-line summaries, after the table.
+pub fn render_footer(out: &mut String, report: &Report) {
+    if report.counters.is_empty() {
+        return;
+    }
+    for s in &report.counters {
+        match (&s.detail, &s.reason) {
+            (Some(d), _) if s.available => {
+                let _ = writeln!(out, "counter {}: {d}", s.counter);
+            }
+            (_, Some(r)) => {
+                let _ = writeln!(out, "counter {}: unavailable: {r}", s.counter);
+            }
+            _ => {}
+        }
+    }
+    if report.counters.iter().any(|s| s.available && s.counter == "callgrind") {
+        let _ = writeln!(
+            out,
+            "callgrind: the session ran under valgrind, so ns columns describe the simulator; Ir counts are exact"
+        );
+    }
+    for line in summaries(report) {
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// One line per candidate arm: per counter, its change in % for each shape.
+pub fn summaries(report: &Report) -> Vec<String> {
+    let mut candidates: Vec<(String, String)> = Vec::new();
+    for r in &report.results {
+        for c in &r.counter_comparisons {
+            let is_candidate = r.arms.iter().any(|a| a.arm == c.arm && a.role == Role::Candidate);
+            if is_candidate && !candidates.iter().any(|(a, _)| *a == c.arm) {
+                candidates.push((c.arm.clone(), c.vs.clone()));
+            }
+        }
+    }
+    let mut lines = Vec::new();
+    for (arm, vs) in candidates {
+        let mut parts = Vec::new();
+        for r in &report.results {
+            let cells: Vec<String> = METRICS
+                .iter()
+                .filter_map(|m| {
+                    let c = r.counter_comparisons.iter().find(|c| c.arm == arm && c.counter == m.key)?;
+                    let noise = if c.verdict == Verdict::WithinNoise { " (within noise)" } else { "" };
+                    Some(format!("{:+.1}% {}{noise}", c.median_pct, m.word))
+                })
+                .collect();
+            if !cells.is_empty() {
+                parts.push(format!("{} {}", r.shape, cells.join(", ")));
+            }
+        }
+        if !parts.is_empty() {
+            lines.push(format!("{arm} against {vs}, per op: {}.", parts.join("; ")));
+        }
+    }
+    lines
+}

@@ -1,0 +1,186 @@
+//! `--counters`: availability with reasons, TSC readings, and callgrind's
+//! exact instruction counts (deterministic, linear in iterations, blind to
+//! setup and verify). The callgrind tests are small because valgrind is
+//! slow; they skip, saying why, only when valgrind is not installed.
+
+use crate::util::{assert_one_line_error, loopbench};
+use serde_json::Value;
+use std::path::Path;
+
+fn run_json(args: &[&str]) -> Value {
+    let (mut cmd, _dir) = loopbench();
+    let out = cmd.args(args).args(["--json", "-", "--quiet"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "loopbench {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn valgrind_present() -> bool {
+    let ok = std::process::Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIPPED: valgrind is not installed (apt-get install valgrind); callgrind counts not tested");
+    }
+    ok
+}
+
+/// Total callgrind Ir of every measured rep of `arm` on the first shape.
+fn ir_per_rep(report: &Value, arm: &str) -> Vec<u64> {
+    let shape = &report["results"][0];
+    let iters = shape["iters"].as_f64().unwrap();
+    let a = shape["arms"].as_array().unwrap().iter().find(|a| a["arm"] == arm).unwrap_or_else(|| panic!("no arm {arm}"));
+    let samples = a["counters"]["values"]["callgrind_ir"]["samples_per_iter"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no callgrind_ir for {arm}: {a}"));
+    samples.iter().map(|s| (s.as_f64().expect("a rep without a count") * iters).round() as u64).collect()
+}
+
+#[test]
+fn bad_counter_names_are_one_line_errors() {
+    let (mut cmd, _dir) = loopbench();
+    let out = cmd.args(["run", "--counters", "tsc,cycles"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = assert_one_line_error(&out.stderr);
+    assert!(err.contains("unknown counter `cycles`"), "{err}");
+    let (mut cmd, _dir) = loopbench();
+    let out = cmd.args(["run", "--counters", "tsc,callgrind"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(assert_one_line_error(&out.stderr).contains("cannot be combined"));
+}
+
+/// Every counter in the JSON `counters` section is available with a
+/// description or unavailable with a reason; unavailable counters have no
+/// values anywhere in the results (never a zero).
+#[test]
+fn availability_and_reasons_are_reported() {
+    let r = run_json(&[
+        "run", "--engines", "wasmi", "--shapes", "add_chain", "--bytes", "64k", "--iters", "2000", "--rounds", "2",
+        "--counters", "tsc,perf",
+    ]);
+    let counters = r["counters"].as_array().unwrap();
+    assert_eq!(counters.len(), 2, "{counters:?}");
+    for c in counters {
+        let available = c["available"].as_bool().unwrap();
+        if available {
+            assert!(c["detail"].as_str().is_some_and(|d| !d.is_empty()), "{c}");
+            assert!(c.get("reason").is_none(), "{c}");
+        } else {
+            assert!(c["reason"].as_str().is_some_and(|d| !d.is_empty()), "{c}");
+        }
+        for arm in r["results"][0]["arms"].as_array().unwrap() {
+            for m in c["metrics"].as_array().unwrap() {
+                let v = &arm["counters"]["values"][m.as_str().unwrap()];
+                if available {
+                    assert!(v["per_iter"]["median"].as_f64().is_some_and(|x| x > 0.0), "{m}: {arm}");
+                    assert!(v["per_op"]["median"].as_f64().is_some_and(|x| x > 0.0), "{m}: {arm}");
+                } else {
+                    assert!(v.is_null(), "unavailable {m} has a value: {v}");
+                }
+            }
+        }
+    }
+    let tsc = counters.iter().find(|c| c["counter"] == "tsc").unwrap();
+    if tsc["available"] == true {
+        assert!(tsc["detail"].as_str().unwrap().contains("not core cycles"));
+        // Every counter that ran is compared against the baseline and the null control.
+        let cmp = r["results"][0]["counter_comparisons"].as_array().unwrap();
+        assert!(cmp.iter().any(|c| c["counter"] == "tsc_cycles" && c["arm"] == "wasmi#null"), "{cmp:?}");
+        assert!(r["results"][0]["counter_null_control"]["tsc_cycles"]["median_pct"].is_number());
+    }
+}
+
+#[test]
+fn counters_none_reads_only_the_clock() {
+    let r = run_json(&["run", "--engines", "wasmi", "--shapes", "add_chain", "--bytes", "64k", "--iters", "500", "--rounds", "1", "--counters", "none"]);
+    assert_eq!(r["counters"].as_array().unwrap().len(), 0);
+    assert!(r["results"][0]["arms"][0].get("counters").is_none());
+}
+
+/// Two runs of the same shape and arm give identical counts, rep for rep,
+/// and the null control (a second instance) counts the same as the baseline.
+#[test]
+fn callgrind_counts_are_identical_across_runs() {
+    if !valgrind_present() {
+        return;
+    }
+    let args = [
+        "run", "--engines", "wasmi", "--shapes", "load_stream", "--bytes", "64k", "--iters", "3000", "--rounds", "2",
+        "--counters", "callgrind",
+    ];
+    let a = run_json(&args);
+    let b = run_json(&args);
+    let first = ir_per_rep(&a, "wasmi");
+    assert!(first.iter().all(|&c| c > 3000), "fewer instructions than iterations: {first:?}");
+    assert_eq!(first, ir_per_rep(&b, "wasmi"));
+    assert_eq!(first, ir_per_rep(&a, "wasmi#null"));
+    assert!(first.windows(2).all(|w| w[0] == w[1]), "reps differ: {first:?}");
+    let cg = a["counters"].as_array().unwrap().iter().find(|c| c["counter"] == "callgrind").unwrap();
+    assert_eq!(cg["available"], true, "{cg}");
+}
+
+/// count(3n) - count(2n) == count(2n) - count(n): the per-iteration cost is
+/// constant and the fixed cost of a call cancels. Allowed difference: 0.
+#[test]
+fn callgrind_counts_scale_with_iterations() {
+    if !valgrind_present() {
+        return;
+    }
+    let count = |iters: u64| {
+        let it = iters.to_string();
+        let r = run_json(&[
+            "run", "--engines", "wasmi,tinywasm", "--shapes", "store_stream", "--bytes", "64k", "--iters", &it,
+            "--rounds", "1", "--counters", "callgrind",
+        ]);
+        (ir_per_rep(&r, "wasmi")[0], ir_per_rep(&r, "tinywasm")[0])
+    };
+    let (n, n2, n3) = (count(1000), count(2000), count(3000));
+    assert_eq!(n3.0 - n2.0, n2.0 - n.0, "wasmi: {n:?} {n2:?} {n3:?}");
+    assert_eq!(n3.1 - n2.1, n2.1 - n.1, "tinywasm: {n:?} {n2:?} {n3:?}");
+    assert!(n2.0 - n.0 >= 1000, "less than one instruction per iteration");
+}
+
+const LOOP: &str = r#"(module
+  (memory (export "memory") 1)
+  (global $acc (mut i32) (i32.const 0))
+  (func (export "run") (param $n i32) (result i32)
+    (local $i i32) (local $s i32)
+    (loop $l
+      (local.set $s (i32.add (local.get $s) (i32.mul (local.get $i) (i32.const 7))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+    (global.set $acc (local.get $s))
+    (local.get $s))
+  (func (export "setup") (param $n i32) (local $k i32) SETUP_WORK)
+  (func (export "verify") (result i32) (local $k i32) VERIFY_WORK (i32.const 1)))"#;
+
+/// The same loop with trivial and with expensive setup and verify: the
+/// counts inside the timed call are identical, so neither is counted.
+#[test]
+fn callgrind_excludes_setup_and_verify() {
+    if !valgrind_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let busy = "(loop $w (local.set $k (i32.add (local.get $k) (i32.const 1))) (br_if $w (i32.lt_u (local.get $k) (i32.const 200000))))";
+    let busy_setup = busy.replace("(local.set $k", "(i32.store (i32.const 0) (local.get $k)) (local.set $k");
+    let write = |name: &str, setup: &str, verify: &str| {
+        let p = dir.path().join(format!("{name}.wat"));
+        std::fs::write(&p, LOOP.replace("SETUP_WORK", setup).replace("VERIFY_WORK", verify)).unwrap();
+        p
+    };
+    let cheap = write("cheap", "", "");
+    let costly = write("costly", &busy_setup, busy);
+    let counts = |p: &Path| {
+        let f = p.to_str().unwrap();
+        let r = run_json(&[
+            "run", "--engines", "wasmi", "--shape-file", f, "--iters", "2000", "--rounds", "2", "--counters", "callgrind",
+        ]);
+        ir_per_rep(&r, "wasmi")
+    };
+    let c = counts(&cheap);
+    assert!(c[0] > 2000, "{c:?}");
+    assert_eq!(c, counts(&costly));
+}

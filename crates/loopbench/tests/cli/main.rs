@@ -1,0 +1,11 @@
+//! The binary's behaviour, end to end.
+
+/// --counters: availability, TSC, callgrind exact counts.
+mod counters;
+/// Bad input: one clear line, non-zero exit, no panic text.
+mod errors;
+/// JSON output and its schema keys.
+mod json;
+/// list, show and a small session.
+mod run;
+mod util;

@@ -1,0 +1,22 @@
+use assert_cmd::Command;
+
+/// The binary, run in a fresh temporary directory.
+pub fn loopbench() -> (Command, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::cargo_bin("loopbench").unwrap();
+    cmd.current_dir(dir.path());
+    (cmd, dir)
+}
+
+/// Small, fast session arguments.
+pub const SMALL: &[&str] = &["--bytes", "64k", "--rounds", "2", "--warmup", "1", "--iters", "256"];
+
+/// Assert an error is one line, without panic or backtrace text.
+pub fn assert_one_line_error(stderr: &[u8]) -> String {
+    let s = String::from_utf8_lossy(stderr).to_string();
+    assert!(!s.contains("panicked"), "panic text: {s}");
+    assert!(!s.contains("RUST_BACKTRACE"), "backtrace hint: {s}");
+    let errors: Vec<&str> = s.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert!(!errors.is_empty(), "no `error: ` line in: {s}");
+    errors.join("\n")
+}

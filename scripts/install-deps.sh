@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages loopbench's build and tests need. Idempotent:
+# packages already present are not touched, so a warm machine pays nothing.
+#   libclang-dev  wasm3's bindings are generated with bindgen, which needs libclang
+#   valgrind      `--counters callgrind` and its tests
+#   hyperfine     the side-by-side calibration benchmark
+set -euo pipefail
+want=(libclang-dev valgrind hyperfine)
+missing=()
+for p in "${want[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "installing: ${missing[*]}" >&2
+  $sudo apt-get update -qq >/dev/null || true
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+# The real-application recipes bring their own toolchain list.
+if [ -x "$(dirname "$0")/apps/install-deps.sh" ]; then
+  "$(dirname "$0")/apps/install-deps.sh"
+fi

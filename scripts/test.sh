@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs every test in the workspace, after installing what the tests need.
+# This is the command CI runs (.ci/run) and the README's second command.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+# Release builds: the engines run shapes inside the tests, and the counting
+# property tests execute hundreds of generated modules.
+# The wasmtime feature is on so the shared-memory shapes are exercised too.
+cargo test --workspace --release --features loopbench/wasmtime
+# The probe crate's tests run both ways: probes compiled out and in.
+cargo test -p loopbench-probe --release --features enabled
