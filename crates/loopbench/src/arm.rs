@@ -84,9 +84,11 @@ impl Arm for InProcessArm {
     }
     fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error> {
         let engine_err = |source| Error::Engine { shape: shape.name().to_string(), arm: self.label.clone(), source };
-        let compiled = self.engine.compile(&shape.wasm).map_err(engine_err)?;
-        let mut instance = compiled.instantiate().map_err(engine_err)?;
-        shape.shape.init(&shape.params, instance.as_mut()).map_err(|e| self.hook_error(shape, 0, e))?;
+        use crate::phases::{time, Phase};
+        let compiled = time(Phase::Compile, || self.engine.compile(&shape.wasm)).map_err(engine_err)?;
+        let mut instance = time(Phase::Instantiate, || compiled.instantiate()).map_err(engine_err)?;
+        time(Phase::Setup, || shape.shape.init(&shape.params, instance.as_mut()))
+            .map_err(|e| self.hook_error(shape, 0, e))?;
         Ok(Box::new(InProcessPrepared {
             arm: self.label.clone(),
             shape: shape.shape_ref(),
@@ -125,13 +127,18 @@ impl PreparedArm for InProcessPrepared<'_> {
         let s = &self.shape;
         let inst = self.instance.as_mut();
         let err = |e| hook_error(s.name, &self.arm, rep, e);
-        s.shape.reset(s.params, s.iters, inst).map_err(err)?;
+        use crate::phases::{record, time, Phase};
+        time(Phase::Setup, || s.shape.reset(s.params, s.iters, inst)).map_err(err)?;
         self.meter.context(s.name, &self.arm, rep);
         let ret = inst
             .call("run", Some(s.iters as i32), Some(&mut self.meter))
-            .map_err(|e| err(HookError::Engine(e)))?;
+            .map_err(|e| match s.shape.explain_failure(&mut *inst) {
+                Some(why) => err(HookError::Engine(EngineError::Trap(format!("{e}; {why}")))),
+                None => err(HookError::Engine(e)),
+            })?;
         let reading = self.meter.take();
-        s.shape.verify(s.params, s.iters, ret, inst).map_err(err)?;
+        record(Phase::TimedRun, std::time::Duration::from_nanos(reading.ns as u64));
+        time(Phase::Verify, || s.shape.verify(s.params, s.iters, ret, inst)).map_err(err)?;
         Ok(Rep { reading })
     }
 }

@@ -45,6 +45,10 @@ pub enum Command {
     ///
     /// Example: loopbench calibrate --repeat 10 --load 1 --json cal.json
     Calibrate(crate::calibrate::CalibrateArgs),
+    /// Real applications (recipes in apps/): list, whole-app A/B, profile, projection, warm mode.
+    ///
+    /// Example: loopbench app run zlib --engines wasmi,tinywasm,wasm3
+    App(crate::apps::cli::AppArgs),
 }
 
 #[derive(Args, Debug)]
@@ -104,6 +108,10 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// After the table, print where the session's time went, per arm
+    /// (compile, instantiate, setup, timed run, verify, counting run, report).
+    #[arg(long)]
+    pub phases: bool,
     /// Counters read around every timed call: `auto` (every counter that works
     /// here: tsc, perf), `none`, a list such as `tsc,perf`, or `callgrind`
     /// (exact instruction counts: re-runs the session under valgrind).
@@ -193,6 +201,7 @@ impl RunArgs {
         }
         let quiet = self.quiet || json == Some(JsonTarget::Stdout) || !std::io::stderr().is_terminal();
         let mut sink = TerminalSink::new(quiet, json.clone());
+        let started = Instant::now();
         let report = session::run(plan, &mut sink)?;
         sink.finish();
         match &json {
@@ -202,6 +211,15 @@ impl RunArgs {
                 print!("{}", report::table::render(&report));
             }
             None => print!("{}", report::table::render(&report)),
+        }
+        if self.phases {
+            let breakdown = crate::phases::take(started.elapsed());
+            let text = breakdown.render();
+            if json == Some(JsonTarget::Stdout) {
+                eprint!("{text}");
+            } else {
+                print!("{text}");
+            }
         }
         for e in &report.errors {
             eprintln!("error: {e}");
@@ -503,6 +521,7 @@ impl Cli {
             Command::Count(a) => a.execute(),
             Command::Model(a) => a.execute(),
             Command::Calibrate(a) => a.execute(),
+            Command::App(a) => a.execute(),
         }
     }
 }

@@ -36,6 +36,7 @@
 //! print!("{}", loopbench::report::table::render(&report));
 //! ```
 
+pub mod apps;
 pub mod arm;
 pub mod build;
 pub mod calibrate;
@@ -46,6 +47,7 @@ pub mod error;
 pub mod machine;
 pub mod measure;
 pub mod model;
+pub mod phases;
 pub mod proposals;
 pub mod report;
 pub mod schedule;

@@ -57,7 +57,10 @@ pub fn run_shape(
                 prepared.push(None);
                 outcomes.push(ArmOutcome::Skipped(reason.clone()));
             }
-            None => match arm.prepare(shape) {
+            None => match {
+                crate::phases::set_arm(arm.label());
+                crate::phases::time(crate::phases::Phase::Harness, || arm.prepare(shape))
+            } {
                 Ok(p) => {
                     prepared.push(Some(p));
                     outcomes.push(ArmOutcome::Ran(Vec::new()));
@@ -73,7 +76,8 @@ pub fn run_shape(
     for round in 0..warmup + rounds {
         for i in rotation(round, n) {
             let Some(p) = prepared[i].as_mut() else { continue };
-            let result = p.rep(round);
+            crate::phases::set_arm(arms[i].label());
+            let result = crate::phases::time(crate::phases::Phase::Harness, || p.rep(round));
             progress.rep_done();
             match result {
                 Ok(rep) => {
@@ -94,6 +98,7 @@ pub fn run_shape(
             }
         }
     }
+    crate::phases::set_arm(crate::phases::SESSION);
     outcomes
 }
 

@@ -148,6 +148,9 @@ impl IterCounts {
 /// declaration. Shapes the counting engine (wasmi) cannot run keep their
 /// declared counts, labelled as such.
 pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
+    if !module.shape.counted_in_session() {
+        return Ok(None);
+    }
     let needed = crate::proposals::required(&module.wasm).map_err(Error::Usage)?;
     let counting: crate::engines::ArmSpec = "wasmi".parse().map_err(Error::Usage)?;
     let supported = counting.build().map_err(|e| Error::Usage(e.to_string()))?.supports();
@@ -276,7 +279,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
 
     for shape in plan.shapes {
         let module = ShapeModule::build(shape, &plan.params)?;
-        let counts = shape_counts(&module)?;
+        let counts = crate::phases::time(crate::phases::Phase::CountingRun, || shape_counts(&module))?;
         let arm_refs: Vec<&dyn Arm> = arms.iter().map(|(a, _)| a.as_ref()).collect();
         let skips: Vec<Option<String>> =
             arm_refs.iter().map(|a| skip_reason(*a, &module)).collect::<Result<_, _>>()?;
@@ -287,7 +290,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
         report.results.push(result);
         report.machine.finish();
         report.wall_seconds = started.elapsed().as_secs_f64();
-        sink.shape_done(&report)?;
+        crate::phases::time(crate::phases::Phase::Report, || sink.shape_done(&report))?;
     }
     report.complete = true;
     report.machine.finish();

@@ -259,7 +259,7 @@ pub fn prepare(spec: &AppSpec, original: &[u8], inputs: &Inputs, inject: Option<
             ins.i32_const(HASH_CHUNK as i32).call(update);
             ins.local_get(1).i32_const(1).i32_add().local_set(1).br(0);
             ins.end().end();
-            ins.call(fin).call(buffer).i32_load(MemArg { offset: 0, align: 2, memory_index: 0 }).end();
+            ins.call(fin).call(buffer).i32_load(mem_arg(2)).end();
             push_func(&mut add, t_i32_i32, f, Some("run"));
         }
         Driver::Zstd => {
@@ -296,7 +296,7 @@ pub fn prepare(spec: &AppSpec, original: &[u8], inputs: &Inputs, inject: Option<
             ins.i32_const(dlen).i32_ne().if_(BlockType::Empty).unreachable().end();
             ins.local_get(2).i32_const(31).i32_mul().i32_const(dlen).i32_add();
             ins.global_get(dst).local_get(1).i32_const(4099).i32_mul().i32_const(dlen - 4).i32_rem_u().i32_add();
-            ins.i32_load(MemArg { offset: 0, align: 0, memory_index: 0 }).i32_add().local_set(2);
+            ins.i32_load(mem_arg(0)).i32_add().local_set(2);
             ins.local_get(1).i32_const(1).i32_add().local_set(1).br(0);
             ins.end().end();
             ins.local_get(2).end();
@@ -320,6 +320,10 @@ pub fn prepare(spec: &AppSpec, original: &[u8], inputs: &Inputs, inject: Option<
         .collect();
     let wasm = rewrite::rewrite(original, &info, stubs, &add)?;
     Ok(Prepared { wasm, imports: info.imports.clone(), info })
+}
+
+fn mem_arg(align: u32) -> MemArg {
+    MemArg { offset: 0, align, target: wasm_encoder::MemArgTarget::Memory(0), ordering: None }
 }
 
 /// The zstd workload's expected checksum, computed from the original bytes

@@ -262,22 +262,24 @@ pub fn rewrite(wasm: &[u8], info: &ModuleInfo, stubs: Vec<Function>, add: &Addit
                 for imp in r.into_imports() {
                     let imp = imp.map_err(|e| e.to_string())?;
                     match imp.ty {
-                        TypeRef::Func(t) | TypeRef::FuncExact(t) => funcs.function(t),
+                        TypeRef::Func(t) | TypeRef::FuncExact(t) => {
+                            funcs.function(t);
+                        }
                         TypeRef::Memory(m) => {
                             has_memories = true;
-                            memories.memory(rt.memory_type(m).map_err(enc)?)
+                            memories.memory(rt.memory_type(m).map_err(enc)?);
                         }
                         TypeRef::Table(t) => {
                             has_tables = true;
-                            tables.table(rt.table_type(t).map_err(enc)?)
+                            tables.table(rt.table_type(t).map_err(enc)?);
                         }
                         TypeRef::Global(g) => {
                             has_globals = true;
                             let ty = rt.global_type(g).map_err(enc)?;
-                            globals.global(ty, &zero_of(ty.val_type))
+                            globals.global(ty, &zero_of(ty.val_type));
                         }
                         TypeRef::Tag(_) => return Err("tag imports are not supported".into()),
-                    };
+                    }
                 }
             }
             Payload::FunctionSection(r) => {
@@ -304,9 +306,9 @@ pub fn rewrite(wasm: &[u8], info: &ModuleInfo, stubs: Vec<Function>, add: &Addit
                 rt.parse_element_section(&mut elements, r).map_err(enc)?
             }
             Payload::DataCountSection { range, .. } => {
-                datacount = Some(RawSection { id: 12, data: &wasm[range.start..range.end] })
+                datacount = Some(RawSection { id: 12, data: &wasm[range.start as usize..range.end as usize] })
             }
-            Payload::DataSection(r) => data = Some(wasm[r.range().start..r.range().end].to_vec()),
+            Payload::DataSection(r) => data = Some(wasm[r.range().start as usize..r.range().end as usize].to_vec()),
             Payload::CodeSectionEntry(body) => {
                 let r = body.range();
                 bodies.push((r.start as u32, r.end as u32));

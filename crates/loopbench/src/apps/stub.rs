@@ -40,7 +40,7 @@ fn is_wasi(module: &str) -> bool {
 }
 
 fn mem(offset: u64, align: u32) -> MemArg {
-    MemArg { offset, align, memory_index: 0 }
+    MemArg { offset, align, target: wasm_encoder::MemArgTarget::Memory(0), ordering: None }
 }
 
 /// What a stub does; decided from the import's name and signature.

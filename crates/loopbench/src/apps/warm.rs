@@ -108,7 +108,7 @@ pub fn inject_shape(shape_wasm: &[u8], info: &ModuleInfo, err_global: u32, add: 
             Payload::TypeSection(r) => {
                 for ty in r.into_iter_err_on_gc_types() {
                     let f = ty.map_err(|e| e.to_string())?;
-                    let conv = |v: &[wasmparser::ValType]| -> Result<Vec<ValType>, String> {
+                    let mut conv = |v: &[wasmparser::ValType]| -> Result<Vec<ValType>, String> {
                         v.iter().map(|t| rt.val_type(*t).map_err(enc)).collect()
                     };
                     add.types.push(Sig { params: conv(f.params())?, results: conv(f.results())? });

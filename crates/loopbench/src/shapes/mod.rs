@@ -136,6 +136,17 @@ pub trait Shape: Sync + Send {
     fn has_declared_counts(&self) -> bool {
         true
     }
+    /// False for shapes whose counts the session must not derive from
+    /// `run(16)` and `run(32)` (whole apps: `loopbench app profile` counts
+    /// them over their real workload instead).
+    fn counted_in_session(&self) -> bool {
+        true
+    }
+    /// After a failed timed call: an explanation the shape can give from
+    /// the instance (e.g. which stubbed import an app called), if any.
+    fn explain_failure(&self, _inst: &mut dyn Instance) -> Option<String> {
+        None
+    }
     /// The module bytes; built-in shapes assemble their WAT.
     fn wasm(&self, p: &Params) -> Result<Vec<u8>, String> {
         wat::parse_str(self.wat(p, Body::Enabled)).map_err(|e| format!("generated WAT does not parse: {e}"))

@@ -63,3 +63,57 @@ fn user_shape_file_runs() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("sum"));
 }
+
+#[test]
+fn phases_show_where_the_time_went() {
+    let (mut cmd, _dir) = loopbench();
+    let mut args = vec!["run", "--engines", "wasmi,tinywasm", "--shapes", "lut", "--phases"];
+    args.extend_from_slice(SMALL);
+    let out = cmd.args(&args).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("where the session's"), "{text}");
+    for arm in ["wasmi ", "tinywasm ", "wasmi#null ", "(session) "] {
+        assert!(text.lines().any(|l| l.trim_start().starts_with(arm)), "no phase row for {arm}: {text}");
+    }
+    assert!(text.contains("counting run") && text.contains("verify") && text.contains("instantiate"));
+}
+
+#[test]
+fn count_reports_exact_shape_counts_as_json() {
+    let (mut cmd, dir) = loopbench();
+    cmd.args(["count", "br_chain", "--iters", "100", "--bytes", "64k", "--json", "c.json"]).assert().success();
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("c.json")).unwrap()).unwrap();
+    // br_chain with K = 8: 63 ops and 9 taken branches per iteration, plus
+    // a fixed prologue and epilogue.
+    let total = v["total_ops"].as_u64().unwrap();
+    assert!(total > 6300 && total < 6300 + 100, "{total}");
+    let classes: u64 = v["classes"].as_object().unwrap().values().map(|c| c.as_u64().unwrap()).sum();
+    assert_eq!(classes, total);
+    for key in ["transfers", "bytes_loaded", "bytes_stored"] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+}
+
+#[test]
+fn count_of_a_trapping_module_reports_what_ran() {
+    let (mut cmd, dir) = loopbench();
+    std::fs::write(
+        dir.path().join("t.wat"),
+        r#"(module (memory 1) (func (export "go") (param $n i32)
+             (local $i i32)
+             loop $l
+               local.get $i i32.const 65532 i32.mul local.get $i i32.store
+               local.get $i i32.const 1 i32.add local.tee $i local.get $n i32.lt_u br_if $l
+             end))"#,
+    )
+    .unwrap();
+    let out = cmd.args(["count", "t.wat", "--invoke", "go", "10", "--json", "-"]).output().unwrap();
+    assert!(!out.status.success(), "the call traps, so the exit code says so");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // i = 0 and 1 store in bounds; i = 2 traps at the store: two full
+    // iterations (12 ops each) and five ops of the third, plus `loop`.
+    assert_eq!(v["classes"]["store"], 3);
+    assert!(v["stopped"].as_str().unwrap().starts_with("trap"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped early"));
+}

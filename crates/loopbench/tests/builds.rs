@@ -1,0 +1,180 @@
+//! Build arms: two registry versions of wasmi in worker processes, side by
+//! side with the in-process engine, with crashes, hangs and bad paths.
+//!
+//! The workers are real cargo builds (dev profile, to keep the suite's build
+//! short), cached under the target directory: the first test run builds them
+//! once (a few minutes on two cores), later runs find them. The tests share
+//! the builds, so they take turns.
+
+use assert_cmd::Command;
+use loopbench::build::{project, spec};
+use loopbench::engines::EngineKind;
+use serde_json::Value;
+use std::sync::Mutex;
+
+static BUILDS: Mutex<()> = Mutex::new(());
+
+const OLD: &str = "wasmi@0.31+profile:dev";
+const NEW: &str = "wasmi@2+profile:dev";
+const SHAPES: &str = "add_chain,load_stream";
+const ROUNDS: usize = 3;
+
+fn session(engines: &str, env: &[(&str, &str)]) -> (bool, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::cargo_bin("loopbench").unwrap();
+    cmd.current_dir(dir.path()).args([
+        "run",
+        "--engines",
+        engines,
+        "--shapes",
+        SHAPES,
+        "--bytes",
+        "64k",
+        "--iters",
+        "2048",
+        "--rounds",
+        &ROUNDS.to_string(),
+        "--warmup",
+        "1",
+        "--json",
+        "-",
+    ]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (out.status.success(), json, stderr)
+}
+
+fn arm<'a>(shape: &'a Value, label: &str) -> &'a Value {
+    shape["arms"].as_array().unwrap().iter().find(|a| a["arm"] == label).unwrap_or_else(|| panic!("no arm {label}"))
+}
+
+#[test]
+fn two_registry_builds_compare_with_a_null_control_and_stay_cached() {
+    let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    let engines = format!("{OLD},{NEW}");
+    let (ok, json, stderr) = session(&engines, &[]);
+    assert!(ok, "{stderr}");
+    assert_eq!(json["complete"], true);
+    assert_eq!(json["errors"].as_array().unwrap().len(), 0, "{stderr}");
+    let null = format!("{OLD}#null");
+    assert_eq!(json["session"]["null_arm"], null.as_str());
+    let versions: Vec<&str> = json["session"]["engines"].as_array().unwrap().iter().map(|e| e["version"].as_str().unwrap()).collect();
+    assert!(versions[0].starts_with("wasmi 0.31.") && versions[0].contains("[worker: crates.io 0.31, profile dev"), "{versions:?}");
+    assert!(versions[1].starts_with("wasmi 2.") && versions[1].contains("adapter wasmi_1x"), "{versions:?}");
+    assert_eq!(versions[2], versions[0], "the null control is the same build");
+    let results = json["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for shape in results {
+        for label in [OLD, NEW, null.as_str()] {
+            let a = arm(shape, label);
+            // Every measured rep ran and verified in its worker.
+            assert_eq!(a["verified_reps"], ROUNDS, "{label}: {a}");
+            assert!(a["error"].is_null());
+        }
+        let comparisons = shape["comparisons"].as_array().unwrap();
+        assert!(comparisons.iter().any(|c| c["arm"] == NEW && c["vs"] == OLD), "{comparisons:?}");
+        assert!(shape["null_control"]["median_pct"].is_number(), "{shape}");
+    }
+
+    // The second run finds both workers: cargo compiles nothing.
+    let (ok, _, stderr) = session(&engines, &[]);
+    assert!(ok, "{stderr}");
+    assert!(!stderr.contains("built worker"), "rebuilt: {stderr}");
+}
+
+#[test]
+fn a_worker_that_dies_mid_session_is_reported_and_the_rest_completes() {
+    let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    // In-process wasmi as the baseline, the 2.x build as a worker that exits
+    // when asked for rep 2 of every shape.
+    let hook = format!("{NEW}@2");
+    let (ok, json, stderr) = session(&format!("wasmi,{NEW}"), &[("LOOPBENCH_WORKER_EXIT", &hook)]);
+    assert!(!ok, "the exit code reports the failed arm");
+    assert_eq!(json["complete"], true, "the session finished");
+    for shape in json["results"].as_array().unwrap() {
+        let failed = arm(shape, NEW);
+        let error = failed["error"].as_str().unwrap();
+        assert!(error.contains(&format!("arm {NEW}")), "{error}");
+        assert!(error.contains("the worker exited during rep 2 (exit status: 86)"), "{error}");
+        assert!(error.contains("exiting at rep 2"), "stderr tail missing: {error}");
+        // Rep 0 is warm-up, rep 1 measured, rep 2 killed it.
+        assert_eq!(failed["verified_reps"], 1);
+        for label in ["wasmi", "wasmi#null"] {
+            assert_eq!(arm(shape, label)["verified_reps"], ROUNDS, "{label}");
+        }
+        assert!(shape["null_control"]["median_pct"].is_number());
+    }
+    assert_eq!(json["errors"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_worker_that_hangs_is_killed_at_its_deadline() {
+    let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    let hook = format!("{OLD}@1");
+    let env = [("LOOPBENCH_WORKER_HANG", hook.as_str()), ("LOOPBENCH_WORKER_DEADLINE_FLOOR_MS", "1500")];
+    let (ok, json, stderr) = session(&format!("wasmi,{OLD}"), &env);
+    assert!(!ok);
+    assert_eq!(json["complete"], true, "{stderr}");
+    for shape in json["results"].as_array().unwrap() {
+        let error = arm(shape, OLD)["error"].as_str().unwrap().to_string();
+        assert!(error.contains("the worker did not answer rep 1 within"), "{error}");
+        assert!(error.contains("killed it") && error.contains("hanging at rep 1"), "{error}");
+        assert_eq!(arm(shape, "wasmi")["verified_reps"], ROUNDS);
+    }
+}
+
+#[test]
+fn a_path_without_a_crate_is_refused_before_any_work() {
+    let empty = tempfile::tempdir().unwrap();
+    let arg = format!("wasmi,wasmi=path:{}", empty.path().display());
+    let out = Command::cargo_bin("loopbench").unwrap().args(["run", "--engines", &arg]).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("no Cargo.toml there"), "{stderr}");
+    assert!(!stderr.contains("building worker"));
+
+    for (arg, needle) in [
+        ("wasmi@0.40", "wasmi 0.40.0 is outside every adapter family"),
+        ("wasm3@0.3", "wasm3 cannot run from a build"),
+        ("wasmi@0.31:eager", "takes no option `eager`"),
+        ("wasmi=path:/no/such/dir", "no such directory"),
+    ] {
+        let out = Command::cargo_bin("loopbench").unwrap().args(["run", "--engines", arg]).output().unwrap();
+        assert!(!out.status.success(), "{arg}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{arg}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{arg}: {stderr}");
+    }
+}
+
+#[test]
+fn the_cache_key_changes_with_the_features() {
+    let key = |s: &str| {
+        let p = spec::parse(s).unwrap();
+        let build = p.build.unwrap();
+        let (dep, _) = project::locate(EngineKind::Wasmi, &build).unwrap();
+        project::cache_key(EngineKind::Wasmi, &build, &dep)
+    };
+    let plain = key("wasmi@2");
+    assert_eq!(plain, key("wasmi@2"));
+    assert_ne!(plain, key("wasmi@2+feature:simd"));
+    assert_ne!(key("wasmi@2+feature:simd"), key("wasmi@2+feature:simd+feature:extra-checks"));
+    assert_ne!(plain, key("wasmi@2+profile:lto"));
+    assert_ne!(plain, key("wasmi@2+rustflags:-Ctarget-cpu=native"));
+}
+
+#[test]
+fn list_explains_build_arms() {
+    let out = Command::cargo_bin("loopbench").unwrap().arg("list").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for needle in ["Build arms", "ENGINE@REQ", "=path:DIR", "+ignore-rust-version", "0.31.x", "0.12.x"] {
+        assert!(stdout.contains(needle), "{needle}: {stdout}");
+    }
+}
