@@ -186,10 +186,7 @@ impl ScaledArm {
     pub fn iters_for(&self, base: u64) -> Result<u64, Error> {
         let n = match self.work {
             Work::Scaled(e) => e.scale(base).ok_or_else(|| {
-                Error::Usage(format!(
-                    "{base} iterations do not scale exactly by {e}: use a multiple of {}",
-                    e.unit(1)
-                ))
+                Error::Usage(format!("{base} iterations do not scale exactly by {e}: use a multiple of {}", e.unit(1)))
             })?,
             Work::Fixed(n) => n,
         };
@@ -213,10 +210,7 @@ impl ScaledArm {
         let engine_err = |source| Error::Engine { shape: shape.name().to_string(), arm: self.label.clone(), source };
         let compiled = self.engine.compile(&shape.wasm).map_err(engine_err)?;
         let mut instance = compiled.instantiate().map_err(engine_err)?;
-        shape
-            .shape
-            .init(&shape.params, instance.as_mut())
-            .map_err(|e| hook_error(shape.name(), &self.label, 0, e))?;
+        shape.shape.init(&shape.params, instance.as_mut()).map_err(|e| hook_error(shape.name(), &self.label, 0, e))?;
         Ok(ScaledPrepared {
             arm: self.label.clone(),
             shape: shape.shape_ref(),
@@ -528,11 +522,7 @@ pub fn reliable_threshold(repetitions: usize) -> usize {
 }
 
 /// Summaries per effect from the rows, and the smallest reliable effect.
-pub fn summarise(
-    effects: &[Effect],
-    rows: &[Row],
-    reps: &[Repetition],
-) -> (Vec<EffectSummary>, Option<Reliable>) {
+pub fn summarise(effects: &[Effect], rows: &[Row], reps: &[Repetition]) -> (Vec<EffectSummary>, Option<Reliable>) {
     let mut out = Vec::new();
     for e in effects {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.true_pct == e.pct()).collect();
@@ -643,7 +633,10 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
             let Work::Scaled(e) = arm.work() else { continue };
             let Some(c) = stats::paired_change(&samples[i], base_ns, LEVEL) else { continue };
             // Exact by construction: iters * 10000 == base * (10000 + bp).
-            debug_assert_eq!(u128::from(iters[i]) * u128::from(BP), u128::from(base) * u128::from(BP + u64::from(e.bp())));
+            debug_assert_eq!(
+                u128::from(iters[i]) * u128::from(BP),
+                u128::from(base) * u128::from(BP + u64::from(e.bp()))
+            );
             let true_pct = e.pct();
             rows.push(Row {
                 repetition: rep,
@@ -820,7 +813,8 @@ pub fn render(c: &Calibration) -> String {
         1.0 - bias
     );
     let _ = writeln!(o);
-    let _ = writeln!(o, "per repetition: measured median change % [95% CI]; `!` marks an interval that misses the truth");
+    let _ =
+        writeln!(o, "per repetition: measured median change % [95% CI]; `!` marks an interval that misses the truth");
     let mut head = format!("{:>4} {:>7} {:>8}", "rep", "load1m", "secs");
     for e in &s.effects_pct {
         let _ = write!(head, "  {:<22}", format!("{:+}%", e));
@@ -880,12 +874,18 @@ pub fn render(c: &Calibration) -> String {
             );
         }
         None => {
-            let _ = writeln!(o, "no effect tried was detected in >= 90% of repetitions: the floor is above the largest effect");
+            let _ = writeln!(
+                o,
+                "no effect tried was detected in >= 90% of repetitions: the floor is above the largest effect"
+            );
         }
     }
     if !c.toggle.is_empty() {
         let _ = writeln!(o);
-        let _ = writeln!(o, "known-sign toggle: wasmi:fuel vs wasmi (fuel metering only adds work, so the change must be > 0)");
+        let _ = writeln!(
+            o,
+            "known-sign toggle: wasmi:fuel vs wasmi (fuel metering only adds work, so the change must be > 0)"
+        );
         let _ = writeln!(
             o,
             "{:<14} {:<28} {:<10} {:<13} {:<28} {:>6} {:>7}",
@@ -1105,18 +1105,22 @@ mod tests {
         assert_eq!(base_iters(shape.as_ref(), &small, &effects).unwrap(), 4000);
     }
 
-    /// Synthetic samples with a known shift: intervals computed the way the
-    /// calibration computes them cover the shift, detect it, and the null's
-    /// intervals cover zero.
+    /// Synthetic samples with a known shift: the baseline drifts by 30%
+    /// over the session, and each pair's ratio is the shift times a noise
+    /// factor drawn without replacement from a symmetric set, so the true
+    /// median ratio is exactly the shift. Intervals computed the way the
+    /// calibration computes them cover the shift and detect it, and the
+    /// null's intervals cover zero.
     #[test]
     fn coverage_on_synthetic_shift() {
-        let noise = |i: usize, seed: usize| 1.0 + 0.002 * ((((i + seed) * 7919) % 17) as f64 / 17.0 - 0.5);
+        let n = 31;
+        let noise = |i: usize, rep: usize| 1.0 + 0.001 * (((i * 7 + rep) % n) as f64 - 15.0);
         let mut shifted = Vec::new();
         let mut null = Vec::new();
         for rep in 0..10 {
-            let base: Vec<f64> = (0..30).map(|i| 1e6 * noise(i, rep)).collect();
-            let cand: Vec<f64> = (0..30).map(|i| 1.02e6 * noise(i, rep + 3)).collect();
-            let same: Vec<f64> = (0..30).map(|i| 1e6 * noise(i, rep + 5)).collect();
+            let base: Vec<f64> = (0..n).map(|i| 1e6 * (1.0 + 0.01 * i as f64)).collect();
+            let cand: Vec<f64> = base.iter().enumerate().map(|(i, b)| b * 1.02 * noise(i, rep)).collect();
+            let same: Vec<f64> = base.iter().enumerate().map(|(i, b)| b * noise(i, rep + 3)).collect();
             shifted.push(stats::paired_change(&cand, &base, LEVEL).unwrap().ci_pct);
             null.push(stats::paired_change(&same, &base, LEVEL).unwrap().ci_pct);
         }

@@ -63,8 +63,12 @@ fn two_registry_builds_compare_with_a_null_control_and_stay_cached() {
     assert_eq!(json["errors"].as_array().unwrap().len(), 0, "{stderr}");
     let null = format!("{OLD}#null");
     assert_eq!(json["session"]["null_arm"], null.as_str());
-    let versions: Vec<&str> = json["session"]["engines"].as_array().unwrap().iter().map(|e| e["version"].as_str().unwrap()).collect();
-    assert!(versions[0].starts_with("wasmi 0.31.") && versions[0].contains("[worker: crates.io 0.31, profile dev"), "{versions:?}");
+    let versions: Vec<&str> =
+        json["session"]["engines"].as_array().unwrap().iter().map(|e| e["version"].as_str().unwrap()).collect();
+    assert!(
+        versions[0].starts_with("wasmi 0.31.") && versions[0].contains("[worker: crates.io 0.31, profile dev"),
+        "{versions:?}"
+    );
     assert!(versions[1].starts_with("wasmi 2.") && versions[1].contains("adapter wasmi_1x"), "{versions:?}");
     assert_eq!(versions[2], versions[0], "the null control is the same build");
     let results = json["results"].as_array().unwrap();

@@ -90,8 +90,19 @@ fn loopbench() -> (Command, tempfile::TempDir) {
 fn calibrate_runs_with_tiny_settings_and_writes_json() {
     let (mut cmd, dir) = loopbench();
     cmd.args([
-        "calibrate", "--bytes", "64k", "--repeat", "2", "--rounds", "4", "--effects", "0.5,1,5",
-        "--toggle-shapes", "add_chain", "--json", "cal.json",
+        "calibrate",
+        "--bytes",
+        "64k",
+        "--repeat",
+        "2",
+        "--rounds",
+        "4",
+        "--effects",
+        "0.5,1,5",
+        "--toggle-shapes",
+        "add_chain",
+        "--json",
+        "cal.json",
     ])
     .assert()
     .success()
@@ -137,7 +148,22 @@ fn calibrate_runs_with_tiny_settings_and_writes_json() {
 fn calibrate_with_load_thread_records_it() {
     let (mut cmd, _dir) = loopbench();
     let out = cmd
-        .args(["calibrate", "--bytes", "64k", "--repeat", "1", "--rounds", "3", "--effects", "2", "--no-toggle", "--load", "1", "--json", "-"])
+        .args([
+            "calibrate",
+            "--bytes",
+            "64k",
+            "--repeat",
+            "1",
+            "--rounds",
+            "3",
+            "--effects",
+            "2",
+            "--no-toggle",
+            "--load",
+            "1",
+            "--json",
+            "-",
+        ])
         .assert()
         .success()
         .get_output()

@@ -165,10 +165,13 @@ fn list() -> Result<bool, Error> {
         println!("  {:<8} {}", a.name, a.about);
         println!("           source:  {}", a.source);
         println!("           license: {}", a.license);
+        let expected = match a.driver {
+            super::Driver::Zstd => "checksum computed from the input".to_string(),
+            _ => format!("{:#010x}", a.expected as u32),
+        };
         println!(
-            "           workload: run({}) -> {:#010x}{}",
+            "           workload: run({}) -> {expected}{}",
             a.steps,
-            a.expected as u32,
             if built { "" } else { "   (not built yet: built on first use)" }
         );
     }

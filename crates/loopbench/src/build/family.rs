@@ -13,6 +13,7 @@ use super::spec::Version;
 use crate::engines::EngineKind;
 
 /// One adapter and the versions it compiles against.
+#[derive(Debug)]
 pub struct Family {
     pub engine: EngineKind,
     /// Short name, also the adapter's file stem.
@@ -106,7 +107,10 @@ pub fn pick(engine: EngineKind, version: &Version) -> Result<&'static Family, St
     of(engine).find(|f| f.covers(version)).ok_or_else(|| {
         let known: Vec<String> = of(engine).map(|f| format!("{engine} {}", f.covers)).collect();
         if known.is_empty() {
-            format!("{engine} cannot be built as a worker (no adapter family; buildable engines: {})", buildable_names())
+            format!(
+                "{engine} cannot be built as a worker (no adapter family; buildable engines: {})",
+                buildable_names()
+            )
         } else {
             format!("{engine} {version} is outside every adapter family (supported: {})", known.join("; "))
         }

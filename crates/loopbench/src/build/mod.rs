@@ -21,9 +21,9 @@ pub mod spec;
 pub mod worker;
 
 use crate::arm::{Arm, CounterFactory, InProcessArm};
-use crate::error::Error;
-use crate::measure::counters::{CounterKind, CounterSet};
 use crate::engines::{ArmSpec, EngineKind};
+use crate::error::Error;
+use crate::measure::counters::CounterSet;
 use spec::{BuildSpec, Source};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -74,7 +74,8 @@ pub struct ArmContext {
     pub timing: Timing,
     pub counters: CounterFactory,
     /// The available counters by name, for workers to open their own.
-    /// Callgrind stays in-process: a worker is not under valgrind.
+    /// In the callgrind child, workers run under callgrind too
+    /// ([`crate::measure::callgrind::worker_command`]).
     pub worker_counters: Vec<String>,
 }
 
@@ -83,7 +84,7 @@ impl ArmContext {
         let worker_counters = set
             .status()
             .iter()
-            .filter(|s| s.available && s.counter != CounterKind::Callgrind.name())
+            .filter(|s| s.available)
             .map(|s| s.counter.to_string())
             .collect();
         ArmContext { timing: Timing::default(), counters, worker_counters }
@@ -148,13 +149,19 @@ pub fn describe(build: &BuildSpec, built: Option<&project::Built>) -> String {
 pub fn help() -> String {
     let mut out = String::new();
     out.push_str("Build arms (any version or checkout of an engine, run in a worker process of its own):\n");
-    out.push_str("  ENGINE@REQ            a crates.io version requirement: wasmi@0.31, wasmi@2, tinywasm@=0.12.0-beta.0\n");
-    out.push_str("  ENGINE=path:DIR       a local checkout (the crate, or a workspace holding it): tinywasm=path:../tinywasm\n");
+    out.push_str(
+        "  ENGINE@REQ            a crates.io version requirement: wasmi@0.31, wasmi@2, tinywasm@=0.12.0-beta.0\n",
+    );
+    out.push_str(
+        "  ENGINE=path:DIR       a local checkout (the crate, or a workspace holding it): tinywasm=path:../tinywasm\n",
+    );
     out.push_str("  +feature:NAME         an extra Cargo feature of the engine (repeat for more)\n");
     for (name, what) in spec::PROFILES {
         out.push_str(&format!("  +profile:{name:<12} {what}\n"));
     }
-    out.push_str("  +rustflags:FLAGS      RUSTFLAGS for the worker (spaces, not commas): +rustflags:-Ctarget-cpu=native\n");
+    out.push_str(
+        "  +rustflags:FLAGS      RUSTFLAGS for the worker (spaces, not commas): +rustflags:-Ctarget-cpu=native\n",
+    );
     out.push_str("  +ignore-rust-version  build although the crate declares a newer rustc (stated in the results)\n");
     out.push_str("  :OPTION,...           engine options last, as for in-process arms: wasmi@0.31:fuel\n");
     out.push_str("  Settings without a source build this binary's own version (wasmi+profile:lto).\n");

@@ -98,8 +98,9 @@ pub fn locate(engine: EngineKind, build: &BuildSpec) -> Result<(Dependency, &'st
             (Dependency::Registry(req.clone()), v)
         }
         Source::Default => {
-            let v = compiled_in_version(engine)
-                .ok_or_else(|| format!("no {engine} version is compiled into this binary; name one, e.g. {engine}@0.10"))?;
+            let v = compiled_in_version(engine).ok_or_else(|| {
+                format!("no {engine} version is compiled into this binary; name one, e.g. {engine}@0.10")
+            })?;
             (Dependency::Registry(format!("={v}")), v)
         }
         Source::Path(p) => {
@@ -255,7 +256,8 @@ fn write_if_changed(path: &Path, text: &str) -> Result<(), String> {
     }
     let dir = path.parent().ok_or("no parent directory")?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let tmp = dir.join(format!(".{}.{}.tmp", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
+    let tmp =
+        dir.join(format!(".{}.{}.tmp", path.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
     std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -309,8 +311,10 @@ pub fn ensure(engine: EngineKind, build: &BuildSpec, label: &str) -> Result<Buil
         let _ = std::fs::copy(&seed, &lock);
     }
     let stamp = dir.join("resolution.json");
-    let recorded: Option<Resolution> =
-        std::fs::read(&stamp).ok().and_then(|b| serde_json::from_slice(&b).ok()).filter(|r: &Resolution| r.family == fam.name);
+    let recorded: Option<Resolution> = std::fs::read(&stamp)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .filter(|r: &Resolution| r.family == fam.name);
     let version = match recorded {
         Some(r) => r.version,
         None => {
@@ -318,7 +322,8 @@ pub fn ensure(engine: EngineKind, build: &BuildSpec, label: &str) -> Result<Buil
                 write_if_changed(&dir.join("src/main.rs"), &MAIN_TEMPLATE.replace("@VERSION@", "unresolved"))?;
             }
             let v = resolve(engine, &dir, &target)?;
-            let parsed = Version::parse(&v).ok_or_else(|| format!("cargo resolved {engine} to `{v}`, not a version"))?;
+            let parsed =
+                Version::parse(&v).ok_or_else(|| format!("cargo resolved {engine} to `{v}`, not a version"))?;
             if !fam.covers(&parsed) {
                 return Err(format!(
                     "{label}: the requirement resolved to {engine} {v}, outside adapter family {} ({engine} {}); pin a version, e.g. {engine}@={v}",
@@ -447,7 +452,9 @@ fn cargo_build(
             indent(&tail(&lines.join("\n"), 15))
         );
         if lines.iter().any(|l| l.contains("requires rustc")) && !build.ignore_rust_version {
-            msg.push_str(&format!("\n  hint: the crate declares a newer rustc; add +ignore-rust-version to {label} to try anyway"));
+            msg.push_str(&format!(
+                "\n  hint: the crate declares a newer rustc; add +ignore-rust-version to {label} to try anyway"
+            ));
         }
         return Err(msg);
     }

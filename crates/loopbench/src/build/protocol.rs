@@ -33,9 +33,20 @@ pub const PROTOCOL: u32 = 1;
 pub enum Request {
     /// `counters`: the counters to read around each timed call, by name
     /// (the session's available ones; the worker probes them again).
-    Init { label: String, options: Vec<String>, counters: Vec<String> },
-    Prepare { shape: ShapeSource, params: WireParams, iters: u64, wasm_hash: u64 },
-    Rep { rep: usize },
+    Init {
+        label: String,
+        options: Vec<String>,
+        counters: Vec<String>,
+    },
+    Prepare {
+        shape: ShapeSource,
+        params: WireParams,
+        iters: u64,
+        wasm_hash: u64,
+    },
+    Rep {
+        rep: usize,
+    },
     Quit,
 }
 
@@ -142,7 +153,9 @@ impl WireError {
                 };
                 Error::Engine { shape: shape.to_string(), arm: arm.to_string(), source }
             }
-            WireError::Other { message } => Error::Worker { arm: arm.to_string(), shape: shape.to_string(), detail: message },
+            WireError::Other { message } => {
+                Error::Worker { arm: arm.to_string(), shape: shape.to_string(), detail: message }
+            }
         }
     }
 }

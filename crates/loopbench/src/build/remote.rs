@@ -21,7 +21,7 @@ use crate::shapes::{self, ShapeModule};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::rc::Rc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -135,7 +135,13 @@ struct State {
 impl WorkerArm {
     /// Start the worker of `built` for arm `label`. Never fails: a build or
     /// startup failure makes an arm whose every shape reports it.
-    pub fn start(label: String, spec: &ArmSpec, described: String, built: Result<Built, String>, ctx: &ArmContext) -> Self {
+    pub fn start(
+        label: String,
+        spec: &ArmSpec,
+        described: String,
+        built: Result<Built, String>,
+        ctx: &ArmContext,
+    ) -> Self {
         let state = State { version: None, proposals: Proposals::new(), process: None, broken: None };
         let arm = WorkerArm {
             label,
@@ -159,7 +165,8 @@ impl WorkerArm {
     fn spawn(&self) -> Result<(), String> {
         let built = self.built.as_ref().map_err(Clone::clone)?;
         let mut process = Process::spawn(&built.bin)?;
-        let init = Request::Init { label: self.label.clone(), options: self.options.clone(), counters: self.counters.clone() };
+        let init =
+            Request::Init { label: self.label.clone(), options: self.options.clone(), counters: self.counters.clone() };
         match process.ask(&init, FIRST_DEADLINE) {
             Ok(Response::Ready { protocol, version, proposals }) if protocol == PROTOCOL => {
                 let mut s = self.state.borrow_mut();
@@ -337,7 +344,7 @@ impl Failure {
 
 impl Process {
     fn spawn(bin: &std::path::Path) -> Result<Process, String> {
-        let mut child = Command::new(bin)
+        let mut child = crate::measure::callgrind::worker_command(bin)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

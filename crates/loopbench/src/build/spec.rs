@@ -120,7 +120,9 @@ pub fn parse(s: &str) -> Result<Parsed<'_>, String> {
         engine
     } else if let Some((engine, src)) = head.split_once('=') {
         let dir = src.strip_prefix("path:").ok_or_else(|| {
-            format!("arm `{s}`: after `=` expected `path:DIR`, got `{src}` (registry versions use `@`, e.g. {engine}@0.31)")
+            format!(
+                "arm `{s}`: after `=` expected `path:DIR`, got `{src}` (registry versions use `@`, e.g. {engine}@0.31)"
+            )
         })?;
         if dir.is_empty() {
             return Err(format!("arm `{s}`: empty path after `path:`"));

@@ -152,10 +152,7 @@ const PROBES: [(Proposal, &str); 4] = [
         Proposal::TailCall,
         r#"(module (func $g (result i32) i32.const 1) (func (export "f") (result i32) return_call $g))"#,
     ),
-    (
-        Proposal::Simd,
-        r#"(module (func (export "f") (result i32) v128.const i32x4 1 2 3 4 i32x4.extract_lane 0))"#,
-    ),
+    (Proposal::Simd, r#"(module (func (export "f") (result i32) v128.const i32x4 1 2 3 4 i32x4.extract_lane 0))"#),
     (
         Proposal::Threads,
         r#"(module (memory 1 1 shared) (func (export "f") (result i32)
@@ -166,12 +163,7 @@ const PROBES: [(Proposal, &str); 4] = [
 /// The proposals `engine` runs: its own declaration, confirmed by probes.
 pub fn probe(engine: &dyn Engine) -> Proposals {
     let declared = engine.supports();
-    PROBES
-        .iter()
-        .filter(|(p, _)| declared.contains(p))
-        .filter(|(_, wat)| runs(engine, wat))
-        .map(|(p, _)| *p)
-        .collect()
+    PROBES.iter().filter(|(p, _)| declared.contains(p)).filter(|(_, wat)| runs(engine, wat)).map(|(p, _)| *p).collect()
 }
 
 fn runs(engine: &dyn Engine, wat: &str) -> bool {
@@ -197,7 +189,9 @@ impl Lines<'_> {
     }
     fn send(&mut self, r: &Response) -> Result<(), String> {
         let line = serde_json::to_string(r).map_err(|e| e.to_string())?;
-        writeln!(self.output, "{line}").and_then(|_| self.output.flush()).map_err(|e| format!("writing a response: {e}"))
+        writeln!(self.output, "{line}")
+            .and_then(|_| self.output.flush())
+            .map_err(|e| format!("writing a response: {e}"))
     }
 }
 
@@ -279,8 +273,10 @@ mod tests {
             Response::Ready { protocol, version, proposals } => {
                 assert_eq!(*protocol, PROTOCOL);
                 assert!(version.starts_with("wasmi "));
-                // wasmi 2 runs bulk memory, SIMD and tail calls but not threads.
-                assert_eq!(proposals, &[Proposal::Simd, Proposal::BulkMemory, Proposal::TailCall]);
+                // wasmi 2 runs bulk memory and tail calls; SIMD only with its
+                // `simd` feature (off here, although the in-process adapter
+                // declares it: the probe is what counts); never threads.
+                assert_eq!(proposals, &[Proposal::BulkMemory, Proposal::TailCall]);
             }
             other => panic!("{other:?}"),
         }
@@ -296,8 +292,14 @@ mod tests {
         if let Request::Prepare { wasm_hash, .. } = &mut p {
             *wasm_hash ^= 1;
         }
-        let out = converse(&[Request::Init { label: "w".into(), options: vec![], counters: vec![] }, p, Request::Rep { rep: 0 }]);
-        assert!(matches!(&out[1], Response::Failed { error: WireError::Other { message } } if message.contains("stale")));
+        let out = converse(&[
+            Request::Init { label: "w".into(), options: vec![], counters: vec![] },
+            p,
+            Request::Rep { rep: 0 },
+        ]);
+        assert!(
+            matches!(&out[1], Response::Failed { error: WireError::Other { message } } if message.contains("stale"))
+        );
         assert!(matches!(&out[2], Response::Failed { .. }));
 
         let out = converse(&[Request::Init { label: "w".into(), options: vec!["turbo".into()], counters: vec![] }]);

@@ -173,6 +173,22 @@ pub fn reexec() -> Result<i32, String> {
     }
 }
 
+/// The command that starts a worker process (an arm from another build of an
+/// engine). In the callgrind child the worker runs under callgrind too, with
+/// the same options and output directory; it inherits [`CHILD_ENV`], reads
+/// its own dumps (named by its own pid) and reports exact counts like an
+/// in-process arm. Elsewhere it is the plain binary.
+pub fn worker_command(bin: &Path) -> std::process::Command {
+    match child_dir() {
+        Some(dir) => {
+            let mut c = std::process::Command::new("valgrind");
+            c.args(valgrind_args(&dir)).arg(bin);
+            c
+        }
+        None => std::process::Command::new(bin),
+    }
+}
+
 /// One callgrind dump, as far as loopbench reads it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dump {

@@ -71,7 +71,8 @@ fn a_trap_inside_a_shape_is_reported() {
     let out = cmd.args(&args).output().unwrap();
     assert!(!out.status.success());
     let err = assert_one_line_error(&out.stderr);
-    assert!(err.contains("shape trap, arm wasmi") && err.contains("trap"), "{err}");
+    // The untimed counting run meets the trap first, before any arm runs.
+    assert!(err.contains("shape trap, arm counting run (wasmi): trap: integer divide by zero"), "{err}");
 }
 
 #[test]
@@ -88,4 +89,18 @@ fn a_failed_user_verify_names_shape_arm_and_rep() {
     assert!(!out.status.success());
     let err = assert_one_line_error(&out.stderr);
     assert!(err.contains("verify failed: shape wrong, arm wasmi, rep 0: verify(): expected nonzero, got 0"), "{err}");
+}
+
+#[test]
+fn a_module_that_never_ends_is_stopped_by_the_counting_run() {
+    let (mut cmd, dir) = loopbench();
+    std::fs::write(
+        dir.path().join("forever.wat"),
+        "(module (func (export \"run\") (param i32) (result i32) (loop $l (br $l)) i32.const 1))",
+    )
+    .unwrap();
+    let out = cmd.args(["run", "--engines", "wasmi", "--shape-file", "forever.wat", "--rounds", "1"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = assert_one_line_error(&out.stderr);
+    assert!(err.contains("did not finish within") && err.contains("does the loop end?"), "{err}");
 }

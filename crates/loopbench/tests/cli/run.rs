@@ -117,3 +117,29 @@ fn count_of_a_trapping_module_reports_what_ran() {
     assert!(v["stopped"].as_str().unwrap().starts_with("trap"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopped early"));
 }
+
+#[test]
+fn model_prints_prices_and_residuals() {
+    let (mut cmd, _dir) = loopbench();
+    let out = cmd
+        .args(["model", "--engines", "wasmi", "--bytes", "64k", "--rounds", "2", "--warmup", "0", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let models = v["models"].as_array().unwrap();
+    assert_eq!(models.len(), 1, "the null control is not modelled");
+    let m = &models[0];
+    assert_eq!(m["arm"], "wasmi");
+    for p in m["prices"].as_array().unwrap() {
+        assert!(p["ns"].as_f64().unwrap() >= 0.0, "prices are non-negative");
+        assert_eq!(p["ci"].as_array().unwrap().len(), 2);
+    }
+    let residuals = m["residuals"].as_array().unwrap();
+    let shapes: Vec<&str> = residuals.iter().map(|r| r["shape"].as_str().unwrap()).collect();
+    assert!(shapes.contains(&"br_if_ladder") && shapes.contains(&"lut"), "{shapes:?}");
+    let held: Vec<&str> =
+        residuals.iter().filter(|r| r["kind"] == "held_out").map(|r| r["shape"].as_str().unwrap()).collect();
+    assert_eq!(held, ["br_if_ladder", "br_table_switch"]);
+    assert!(m["pairs"].as_array().unwrap().iter().any(|p| p["name"].as_str().unwrap().starts_with("taken branch")));
+}

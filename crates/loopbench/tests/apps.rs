@@ -1,0 +1,257 @@
+//! Real applications: every recipe builds, runs and verifies on every
+//! default engine; profiles add up; warm mode never reuses an instance; the
+//! stub host names what it cannot serve; a missing tool says what to install.
+//!
+//! The first test to need an app builds it (scripts/apps/build.sh, cached in
+//! target/apps/), which needs the tools of scripts/apps/install-deps.sh.
+
+use loopbench::apps::{self, cli::run_warm, profile::count_app, warm, AppShape, Driver};
+use loopbench::engines::{ArmSpec, EngineKind};
+use loopbench::measure::counters::CounterSet;
+use loopbench::session::{self, Plan};
+use loopbench::shapes::{self, Params, Shape, ShapeModule};
+use std::process::Command;
+
+struct Quiet;
+impl loopbench::schedule::Progress for Quiet {}
+impl session::Sink for Quiet {}
+
+fn load(name: &str) -> AppShape {
+    AppShape::load(apps::find(name).unwrap()).unwrap_or_else(|e| panic!("loading app {name}: {e}"))
+}
+
+#[test]
+fn every_app_verifies_on_every_default_engine() {
+    let arms = EngineKind::defaults();
+    assert!(!arms.is_empty());
+    for spec in apps::APPS {
+        let plan = Plan {
+            shapes: vec![Box::new(load(spec.name))],
+            arms: arms.clone(),
+            params: Params::default(),
+            rounds: 1,
+            warmup: 0,
+            counters: CounterSet::none(),
+        };
+        let report = session::run(plan, &mut Quiet).unwrap();
+        assert!(report.errors.is_empty(), "app {}: {:?}", spec.name, report.errors);
+        let r = &report.results[0];
+        for a in &r.arms {
+            match &a.skipped {
+                // Only an engine that lacks a proposal the module needs may skip, and it says which.
+                Some(reason) => assert!(reason.contains("lacks"), "app {} arm {}: {reason}", spec.name, a.arm),
+                None => assert!(a.verified_reps >= 1, "app {} arm {}: no verified rep", spec.name, a.arm),
+            }
+        }
+        let wasmi = r.arms.iter().find(|a| a.arm == "wasmi").unwrap();
+        assert!(wasmi.verified_reps >= 1, "app {} did not run on wasmi", spec.name);
+    }
+}
+
+#[test]
+fn every_c_app_runs_on_wasm3_too() {
+    // The C recipes are built for the MVP feature set precisely so wasm3 runs them.
+    if !EngineKind::Wasm3.compiled_in() {
+        return;
+    }
+    for name in ["zlib", "lua"] {
+        let plan = Plan {
+            shapes: vec![Box::new(load(name))],
+            arms: vec!["wasm3".parse().unwrap()],
+            params: Params::default(),
+            rounds: 1,
+            warmup: 0,
+            counters: CounterSet::none(),
+        };
+        let report = session::run(plan, &mut Quiet).unwrap();
+        assert!(report.errors.is_empty(), "{name}: {:?}", report.errors);
+        assert!(report.results[0].arms[0].skipped.is_none(), "{name} skipped on wasm3");
+    }
+}
+
+#[test]
+fn a_wrong_result_fails_verification() {
+    for spec in apps::APPS {
+        let app = load(spec.name);
+        let engine = "wasmi".parse::<ArmSpec>().unwrap().build().unwrap();
+        let compiled = engine.compile(&app.prepared.wasm).unwrap();
+        let mut inst = compiled.instantiate().unwrap();
+        let p = Params::default();
+        app.init(&p, inst.as_mut()).unwrap();
+        app.reset(&p, spec.steps, inst.as_mut()).unwrap();
+        let good = inst.call("run", Some(spec.steps as i32), None).unwrap();
+        app.verify(&p, spec.steps, good, inst.as_mut()).unwrap();
+        let bad = good.map(|v| v ^ 1);
+        assert!(app.verify(&p, spec.steps, bad, inst.as_mut()).is_err(), "{}: a wrong checksum passed", spec.name);
+        // The output itself is checked too where the app leaves one in memory.
+        if spec.driver == Driver::Zstd {
+            app.reset(&p, spec.steps, inst.as_mut()).unwrap(); // clears the output
+            assert!(app.verify(&p, spec.steps, good, inst.as_mut()).is_err(), "zstd: cleared output passed");
+        }
+    }
+}
+
+#[test]
+fn profile_counts_add_up() {
+    for spec in apps::APPS {
+        let app = load(spec.name);
+        let (c, ret) = count_app(&app, spec.steps).unwrap();
+        assert!(c.total_ops > 100_000, "{}: only {} ops", spec.name, c.total_ops);
+        assert_eq!(c.total_ops, c.classes.values().sum::<u64>(), "{}: classes do not sum to the total", spec.name);
+        assert_eq!(c.total_ops, c.functions.iter().map(|f| f.ops).sum::<u64>(), "{}: functions do not sum", spec.name);
+        assert_eq!(c.transfers, c.taken_branches + c.calls + c.returns);
+        assert_eq!(Some(ret), app.expected(spec.steps), "{}: the counting run's checksum", spec.name);
+    }
+}
+
+#[test]
+fn hot_classes_are_mapped_to_shapes() {
+    let app = load("zlib");
+    let (c, _) = count_app(&app, app.spec.steps).unwrap();
+    let (mixes, _) = apps::profile::shape_mixes();
+    assert!(mixes.iter().any(|m| m.shape == "load_stream"));
+    let hot = apps::profile::hot_classes(&c, &mixes);
+    assert!(!hot.is_empty());
+    let local = hot.iter().find(|h| h.class == loopbench_count::OpClass::Local).expect("zlib is local-heavy");
+    assert!(local.priced_by.iter().any(|(s, _)| s == "locals_traffic"), "{:?}", local.priced_by);
+}
+
+fn warm_setup(app: &str, shape: &str) -> warm::WarmSetup {
+    let params = Params { bytes: 64 << 10, iters: None, k: 8 };
+    let module = ShapeModule::build(shapes::find(shape).unwrap(), &params).unwrap();
+    warm::setup(apps::find(app).unwrap(), module).unwrap()
+}
+
+#[test]
+fn warm_mode_uses_one_fresh_instance_per_rep() {
+    let setup = warm_setup("zlib", "store_stream");
+    let (r, errors) = run_warm(&setup, &"wasmi".parse().unwrap(), 1, 3, 1).unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    // 3 arms -> 3 balanced rounds, + 1 warm-up: 4 reps and 4 instances per arm.
+    for ((label, samples, skipped), n) in r.arms.iter().zip(&r.instances) {
+        assert!(skipped.is_none(), "{label}: {skipped:?}");
+        assert_eq!(samples.len(), 3, "{label}");
+        assert_eq!(*n, 4, "{label}: instances must equal reps (one fresh instance per rep)");
+    }
+    assert!(r.change.is_some() && r.null.is_some());
+}
+
+#[test]
+fn warm_entry_point_refuses_a_second_call() {
+    // If an instance were ever reused, the injected entry point traps, and
+    // the host names the reason.
+    let setup = warm_setup("sha256", "add_chain");
+    let engine = "wasmi".parse::<ArmSpec>().unwrap().build().unwrap();
+    let compiled = engine.compile(&setup.module.wasm).unwrap();
+    let mut inst = compiled.instantiate().unwrap();
+    let s = &setup.module;
+    setup.app.setup(inst.as_mut()).unwrap();
+    let pages = shapes::pages_for(s.shape.memory_bytes(&s.params)) as i32;
+    assert!(inst.call(warm::GROW, Some(pages), None).unwrap().unwrap() >= pages);
+    s.shape.init(&s.params, inst.as_mut()).unwrap();
+    s.shape.reset(&s.params, s.iters, inst.as_mut()).unwrap();
+    let ret = inst.call(warm::WARM_RUN, Some(s.iters as i32), None).unwrap();
+    s.shape.verify(&s.params, s.iters, ret, inst.as_mut()).unwrap();
+    let again = inst.call(warm::WARM_RUN, Some(s.iters as i32), None);
+    assert!(again.is_err(), "a second call on one warm instance must fail");
+    let code = inst.call(apps::stub::ERROR_EXPORT, None, None).unwrap().unwrap();
+    assert_eq!(code, warm::REUSED_CODE);
+    assert!(warm::explain(code).unwrap().contains("reused"));
+}
+
+#[test]
+fn shared_memory_shapes_are_refused_in_warm_mode() {
+    let params = Params { bytes: 64 << 10, iters: None, k: 8 };
+    let module = ShapeModule::build(shapes::find("shared_store_stream").unwrap(), &params).unwrap();
+    let err = warm::setup(apps::find("zlib").unwrap(), module).err().expect("refused").to_string();
+    assert!(err.contains("shared memory"), "{err}");
+}
+
+#[test]
+fn an_unserved_import_is_named() {
+    static SPEC: apps::AppSpec = apps::AppSpec {
+        name: "test",
+        about: "",
+        source: "",
+        license: "",
+        steps: 1,
+        expected: 7,
+        driver: Driver::Native,
+    };
+    let wasm = wat::parse_str(
+        r#"(module
+            (import "wasi_snapshot_preview1" "clock_time_get" (func $clock (param i32 i64 i32) (result i32)))
+            (import "env" "nope" (func $nope))
+            (memory (export "memory") 1)
+            (func (export "run") (param i32) (result i32)
+                (drop (call $clock (i32.const 0) (i64.const 0) (i32.const 64)))
+                (if (local.get 0) (then (call $nope)))
+                (i32.add (i32.load (i32.const 64)) (i32.const 7))))"#,
+    )
+    .unwrap();
+    // 99 at address 64 must be overwritten by the clock stub's zero.
+    let prepared = apps::prepare(&SPEC, &wasm, &apps::Inputs::default(), None).unwrap();
+    for arm in EngineKind::defaults() {
+        let engine = arm.build().unwrap();
+        let compiled = engine.compile(&prepared.wasm).unwrap();
+        let mut inst = compiled.instantiate().unwrap();
+        inst.write_memory(64, &99i32.to_le_bytes()).unwrap();
+        assert_eq!(inst.call("run", Some(0), None).unwrap(), Some(7), "{arm}: clock stub");
+        assert!(inst.call("run", Some(1), None).is_err(), "{arm}: env.nope must trap");
+        let code = inst.call(apps::stub::ERROR_EXPORT, None, None).unwrap().unwrap();
+        let msg = apps::stub::explain(code, &prepared.imports).unwrap();
+        assert!(msg.contains("env.nope"), "{arm}: {msg}");
+    }
+}
+
+#[test]
+fn a_missing_tool_says_what_to_install() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let root = apps::root();
+    let out = Command::new("bash")
+        .arg(root.join("scripts/apps/build.sh"))
+        .arg("zlib")
+        .env("LOOPBENCH_APPS_OUT", out_dir.path())
+        .env("LOOPBENCH_CLANG", "clang-missing-for-test")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: clang-missing-for-test not found; install it with: apt-get install clang lld wasi-libc"),
+        "{stderr}"
+    );
+    // The same message reaches the user through the binary, as one line.
+    let out = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .args(["app", "profile", "zlib"])
+        .env("LOOPBENCH_APPS_OUT", out_dir.path())
+        .env("LOOPBENCH_CLANG", "clang-missing-for-test")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("building app zlib failed: clang-missing-for-test not found; install it with:"), "{stderr}");
+    assert!(!stderr.contains("panicked"));
+}
+
+#[test]
+fn cli_lists_apps_and_rejects_unknown_ones() {
+    let out = Command::new(env!("CARGO_BIN_EXE_loopbench")).args(["app", "list"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for a in apps::APPS {
+        assert!(text.contains(a.name) && text.contains(a.source), "{text}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_loopbench")).args(["app", "run", "nosuch"]).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unknown app `nosuch` (valid: zlib, lua, sha256, zstd)"), "{stderr}");
+    let out = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .args(["app", "project", "zlib", "--engines", "wasmi"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exactly two arms"));
+}
