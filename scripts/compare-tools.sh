@@ -13,7 +13,7 @@
 #
 # Usage: scripts/compare-tools.sh            (environment overrides below)
 #   SHAPE=add_chain ENGINE=wasmi BYTES=8m ITERS=524200 CALLS=10 REPEAT=3
-#   OUT=target/compare-tools CARGO_TARGET_DIR=target
+#   OUT=target/compare-tools CARGO_TARGET_DIR=target LB=path/to/loopbench
 # Needs hyperfine (Debian: apt-get install hyperfine), python3, and a
 # Rust toolchain. Takes about a minute and a half per repeat.
 set -euo pipefail
@@ -36,8 +36,14 @@ cd "$ROOT"
 rm -rf "$OUT"
 mkdir -p "$OUT"
 cargo build --release -q -p loopbench
-cargo bench -q -p loopbench --bench calibration_tools --no-run 2>/dev/null
-LB=$CARGO_TARGET_DIR/release/loopbench
+# Run the bench executable itself (as `cargo bench` does, with --bench), so
+# no cargo invocation sits inside the timed wall clock.
+CRIT=$(cargo bench -q -p loopbench --bench calibration_tools --no-run --message-format=json 2>/dev/null |
+  python3 -c 'import json,sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("executable") and m.get("target", {}).get("name") == "calibration_tools": print(m["executable"])')
+LB=${LB:-$CARGO_TARGET_DIR/release/loopbench}
 export CRITERION_HOME=$OUT/criterion
 
 now() { date +%s.%N; }
@@ -48,7 +54,7 @@ crit() { # effect, extra criterion args...
   local x=$1; shift
   LOOPBENCH_CAL_EFFECT=$x LOOPBENCH_CAL_SHAPE=$SHAPE LOOPBENCH_CAL_ENGINE=$ENGINE \
     LOOPBENCH_CAL_BYTES=$BYTES LOOPBENCH_CAL_ITERS=$ITERS \
-    cargo bench -q -p loopbench --bench calibration_tools -- "$@"
+    "$CRIT" --bench "$@"
 }
 
 oneshot() { # effect calls

@@ -43,7 +43,11 @@
 //!
 //! The machine's load average is recorded at the start and end of every
 //! repetition; `--load N` spins N busy threads for the whole calibration to
-//! show how the floor follows contention.
+//! show how the floor follows contention. Each rep also reads the thread's
+//! CPU time around the same call, and the calibration is summarised by that
+//! metric too: on a machine with more runnable threads than cores, most of
+//! the wall clock's noise is time spent waiting for a core, which CPU time
+//! leaves out. The wall clock stays the headline: it is what sessions report.
 
 use crate::arm::{hook_error, skip_reason, Arm, PreparedArm, Rep};
 use crate::cli::ShapeParams;
@@ -217,7 +221,7 @@ impl ScaledArm {
             iters,
             _compiled: compiled,
             instance,
-            meter: Meter::default(),
+            meter: Meter::new(calibration_counters()),
             last_return: None,
         })
     }
@@ -315,6 +319,98 @@ impl Drop for BusyLoad {
     }
 }
 
+/// Reading name of [`ThreadCpu`].
+pub const THREAD_CPU: &str = "thread_cpu_ns";
+
+/// CPU time of the calling thread around the timed call
+/// (`CLOCK_THREAD_CPUTIME_ID`). Time the thread spends waiting for a core
+/// is not in it, so a busy machine inflates it far less than the wall clock;
+/// what remains is interference while running (caches, the sibling
+/// hyperthread, frequency). Read outside the wall-clock window: the meter
+/// starts counters before the clock and stops them after it.
+#[cfg(target_os = "linux")]
+#[derive(Default)]
+pub struct ThreadCpu {
+    start: Option<f64>,
+}
+
+#[cfg(target_os = "linux")]
+impl ThreadCpu {
+    fn now() -> Option<f64> {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes one timespec through a valid pointer.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        (rc == 0).then(|| ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64)
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl crate::measure::Counter for ThreadCpu {
+    fn name(&self) -> &'static str {
+        THREAD_CPU
+    }
+    fn start(&mut self) {
+        self.start = Self::now();
+    }
+    fn stop(&mut self) -> f64 {
+        match (self.start.take(), Self::now()) {
+            (Some(a), Some(b)) => b - a,
+            _ => f64::NAN,
+        }
+    }
+    fn stop_into(&mut self, out: &mut std::collections::BTreeMap<String, f64>) {
+        let v = self.stop();
+        // A clock that failed records nothing, never a zero.
+        if v.is_finite() {
+            out.insert(THREAD_CPU.to_string(), v);
+        }
+    }
+}
+
+fn calibration_counters() -> Vec<Box<dyn crate::measure::Counter>> {
+    #[cfg(target_os = "linux")]
+    {
+        vec![Box::new(ThreadCpu::default())]
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Vec::new()
+    }
+}
+
+/// What a calibration row measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// The monotonic clock around the call: what every session reports.
+    Wall,
+    /// The thread's CPU time around the same call ([`ThreadCpu`]).
+    ThreadCpu,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 2] = [Metric::Wall, Metric::ThreadCpu];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Wall => "wall clock",
+            Metric::ThreadCpu => "thread CPU time",
+        }
+    }
+
+    fn value(self, r: &Rep) -> Option<f64> {
+        match self {
+            Metric::Wall => Some(r.reading.ns),
+            Metric::ThreadCpu => r.reading.counters.get(THREAD_CPU).copied(),
+        }
+    }
+
+    /// Per arm, the metric of every rep; `None` if any rep lacks it.
+    fn samples(self, reps: &[Vec<Rep>]) -> Option<Vec<Vec<f64>>> {
+        reps.iter().map(|arm| arm.iter().map(|r| self.value(r)).collect()).collect()
+    }
+}
+
 /// Everything a calibration needs, validated.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -355,6 +451,7 @@ pub fn base_iters(shape: &dyn shapes::Shape, p: &Params, effects: &[Effect]) -> 
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     pub repetition: usize,
+    pub metric: Metric,
     pub arm: String,
     /// The true effect in loop iterations, exact: `(scaled / base - 1) * 100`.
     pub true_pct: f64,
@@ -366,6 +463,10 @@ pub struct Row {
     pub ci_pct: [f64; 2],
     pub confidence: f64,
     pub pairs: usize,
+    /// The change of the minima, `min(candidate) / min(baseline) - 1`:
+    /// contention only adds time, so the least disturbed reps may agree
+    /// better than the medians (no interval: this is a point estimate).
+    pub min_pct: f64,
     /// The interval holds `true_pct`.
     pub covered: bool,
     /// The interval excludes zero with the sign of the truth (for the null:
@@ -406,6 +507,10 @@ pub struct EffectSummary {
     /// Median over repetitions of the measured median change.
     pub median_pct: f64,
     pub mean_abs_error_pct: f64,
+    /// Median over repetitions of the change of the minima, and its mean
+    /// absolute error against the truth.
+    pub min_pct: f64,
+    pub mean_abs_error_min_pct: f64,
     /// Median over repetitions of the interval's width.
     pub median_ci_width_pct: f64,
     /// `true_pct - true_time_pct`: what the fixed per-call cost takes off.
@@ -474,8 +579,22 @@ pub struct Calibration {
     /// The smallest effect detected in at least 90% of repetitions, with
     /// every larger effect also so detected.
     pub smallest_reliable: Option<Reliable>,
+    /// The same reps by thread CPU time (absent where that clock is not
+    /// available): the floor without the time spent waiting for a core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_cpu: Option<MetricSummary>,
     pub toggle: Vec<ToggleRow>,
     pub wall_seconds: f64,
+}
+
+/// The calibration by a metric other than the wall clock.
+#[derive(Clone, Debug, Serialize)]
+pub struct MetricSummary {
+    pub metric: Metric,
+    pub call_overhead_ns: f64,
+    pub base_call_ns: f64,
+    pub effects: Vec<EffectSummary>,
+    pub smallest_reliable: Option<Reliable>,
 }
 
 /// Where calibration reports progress (stderr in the binary).
@@ -485,11 +604,11 @@ pub trait Progress {
 
 impl Progress for () {}
 
-fn arm_samples(outcomes: Vec<ArmOutcome>) -> Result<Vec<Vec<f64>>, Error> {
+fn arm_reps(outcomes: Vec<ArmOutcome>) -> Result<Vec<Vec<Rep>>, Error> {
     outcomes
         .into_iter()
         .map(|o| match o {
-            ArmOutcome::Ran(reps) => Ok(reps.iter().map(|r| r.reading.ns).collect()),
+            ArmOutcome::Ran(reps) => Ok(reps),
             ArmOutcome::Skipped(reason) => Err(Error::Usage(format!("calibration arm skipped: {reason}"))),
             ArmOutcome::Failed { error, .. } => Err(error),
         })
@@ -530,6 +649,7 @@ pub fn summarise(effects: &[Effect], rows: &[Row], reps: &[Repetition]) -> (Vec<
         let intervals: Vec<[f64; 2]> = mine.iter().map(|r| r.ci_pct).collect();
         let detected = mine.iter().filter(|r| r.detected).count();
         let medians: Vec<f64> = mine.iter().map(|r| r.median_pct).collect();
+        let mins: Vec<f64> = mine.iter().map(|r| r.min_pct).collect();
         let widths: Vec<f64> = mine.iter().map(|r| r.ci_pct[1] - r.ci_pct[0]).collect();
         let bias: Vec<f64> = mine.iter().map(|r| r.true_pct - r.true_time_pct).collect();
         out.push(EffectSummary {
@@ -542,6 +662,8 @@ pub fn summarise(effects: &[Effect], rows: &[Row], reps: &[Repetition]) -> (Vec<
             reliably_detected: !e.is_null() && n > 0 && detected >= reliable_threshold(n),
             median_pct: stats::median(&medians),
             mean_abs_error_pct: medians.iter().map(|m| (m - e.pct()).abs()).sum::<f64>() / n.max(1) as f64,
+            min_pct: stats::median(&mins),
+            mean_abs_error_min_pct: mins.iter().map(|m| (m - e.pct()).abs()).sum::<f64>() / n.max(1) as f64,
             median_ci_width_pct: stats::median(&widths),
             overhead_bias_pct: stats::median(&bias),
         });
@@ -567,13 +689,14 @@ pub fn summarise(effects: &[Effect], rows: &[Row], reps: &[Repetition]) -> (Vec<
 
 /// The median time of a one-group call (one iteration for most shapes),
 /// through the same scheduler: an upper bound on the fixed per-call cost.
-fn call_overhead(module: &ShapeModule, spec: &ArmSpec, warmup: usize) -> Result<f64, Error> {
+/// Returns it per metric (NaN where a metric has no readings).
+fn call_overhead(module: &ShapeModule, spec: &ArmSpec, warmup: usize) -> Result<[f64; 2], Error> {
     let per = module.shape.declared(&module.params).per.max(1);
     let arm = ScaledArm::new(spec, format!("{spec}@{per}"), Work::Fixed(per))?;
     let arms: [&dyn Arm; 1] = [&arm];
     let outcomes = schedule::run_shape(module, &arms, &[None], warmup.max(1), 31, &mut ());
-    let samples = arm_samples(outcomes)?;
-    Ok(stats::median(&samples[0]))
+    let reps = arm_reps(outcomes)?;
+    Ok(Metric::ALL.map(|m| m.samples(&reps).map(|s| stats::median(&s[0])).unwrap_or(f64::NAN)))
 }
 
 /// Run the calibration: overhead, `repeat` interleaved sessions of all
@@ -617,52 +740,61 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
 
     let mut rows = Vec::new();
     let mut repetitions = Vec::new();
-    let mut base_calls = Vec::new();
+    let mut base_calls: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
     for rep in 1..=s.repeat {
         let load_start = machine::load_average();
         let t0 = Instant::now();
         let outcomes = schedule::run_shape(&module, &refs, &skips, s.warmup, rounds, &mut ());
         let secs = t0.elapsed().as_secs_f64();
         let load_end = machine::load_average();
-        let samples = arm_samples(outcomes)?;
-        let base_ns = &samples[0];
-        let t_base = stats::median(base_ns);
-        base_calls.extend_from_slice(base_ns);
-        let null_change = stats::paired_change(&samples[1], base_ns, LEVEL);
-        for (i, arm) in arms.iter().enumerate().skip(1) {
-            let Work::Scaled(e) = arm.work() else { continue };
-            let Some(c) = stats::paired_change(&samples[i], base_ns, LEVEL) else { continue };
-            // Exact by construction: iters * 10000 == base * (10000 + bp).
-            debug_assert_eq!(
-                u128::from(iters[i]) * u128::from(BP),
-                u128::from(base) * u128::from(BP + u64::from(e.bp()))
-            );
-            let true_pct = e.pct();
-            rows.push(Row {
-                repetition: rep,
-                arm: arm.label().to_string(),
-                true_pct,
-                true_time_pct: true_pct * (1.0 - (overhead / t_base).min(1.0)),
-                base_iters: base,
-                iters: iters[i],
-                median_pct: c.median_pct,
-                ci_pct: c.ci_pct,
-                confidence: c.confidence,
-                pairs: c.pairs,
-                covered: c.ci_pct[0] <= e.pct() && e.pct() <= c.ci_pct[1],
-                detected: detects(c.ci_pct, e.pct()),
-                verdict: stats::verdict(&c, null_change.as_ref()),
-                session_seconds: secs,
-                load_start,
-                load_end,
-            });
+        let reps = arm_reps(outcomes)?;
+        let mut t_wall = f64::NAN;
+        for (m, metric) in Metric::ALL.into_iter().enumerate() {
+            let Some(samples) = metric.samples(&reps) else { continue };
+            let base_ns = &samples[0];
+            let t_base = stats::median(base_ns);
+            if metric == Metric::Wall {
+                t_wall = t_base;
+            }
+            base_calls[m].extend_from_slice(base_ns);
+            let null_change = stats::paired_change(&samples[1], base_ns, LEVEL);
+            for (i, arm) in arms.iter().enumerate().skip(1) {
+                let Work::Scaled(e) = arm.work() else { continue };
+                let Some(c) = stats::paired_change(&samples[i], base_ns, LEVEL) else { continue };
+                // Exact by construction: iters * 10000 == base * (10000 + bp).
+                debug_assert_eq!(
+                    u128::from(iters[i]) * u128::from(BP),
+                    u128::from(base) * u128::from(BP + u64::from(e.bp()))
+                );
+                let true_pct = e.pct();
+                rows.push(Row {
+                    repetition: rep,
+                    metric,
+                    arm: arm.label().to_string(),
+                    true_pct,
+                    true_time_pct: true_pct * (1.0 - (overhead[m] / t_base).clamp(0.0, 1.0)),
+                    base_iters: base,
+                    iters: iters[i],
+                    median_pct: c.median_pct,
+                    ci_pct: c.ci_pct,
+                    confidence: c.confidence,
+                    pairs: c.pairs,
+                    min_pct: (stats::min(&samples[i]) / stats::min(base_ns) - 1.0) * 100.0,
+                    covered: c.ci_pct[0] <= e.pct() && e.pct() <= c.ci_pct[1],
+                    detected: detects(c.ci_pct, e.pct()),
+                    verdict: stats::verdict(&c, null_change.as_ref()),
+                    session_seconds: secs,
+                    load_start,
+                    load_end,
+                });
+            }
         }
         repetitions.push(Repetition {
             repetition: rep,
             session_seconds: secs,
             rounds,
             reps: arms.len() * (rounds + s.warmup),
-            base_call_ns: t_base,
+            base_call_ns: t_wall,
             load_start,
             load_end,
         });
@@ -672,7 +804,19 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
 
     let mut all_effects = vec![Effect::NULL];
     all_effects.extend(&s.effects);
-    let (effects, smallest_reliable) = summarise(&all_effects, &rows, &repetitions);
+    let of = |m: Metric| rows.iter().filter(|r| r.metric == m).cloned().collect::<Vec<Row>>();
+    let (effects, smallest_reliable) = summarise(&all_effects, &of(Metric::Wall), &repetitions);
+    let cpu_rows = of(Metric::ThreadCpu);
+    let thread_cpu = (!cpu_rows.is_empty()).then(|| {
+        let (effects, smallest_reliable) = summarise(&all_effects, &cpu_rows, &repetitions);
+        MetricSummary {
+            metric: Metric::ThreadCpu,
+            call_overhead_ns: overhead[1],
+            base_call_ns: stats::median(&base_calls[1]),
+            effects,
+            smallest_reliable,
+        }
+    });
 
     let mut toggle = Vec::new();
     for name in &s.toggle_shapes {
@@ -699,12 +843,13 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
             build_profile: crate::versions::BUILD_PROFILE,
             rotation: "cyclic Latin square over all arms, null control included",
         },
-        call_overhead_ns: overhead,
-        base_call_ns: stats::median(&base_calls),
+        call_overhead_ns: overhead[0],
+        base_call_ns: stats::median(&base_calls[0]),
         repetitions,
         rows,
         effects,
         smallest_reliable,
+        thread_cpu,
         toggle,
         wall_seconds: started.elapsed().as_secs_f64(),
     })
@@ -823,7 +968,7 @@ pub fn render(c: &Calibration) -> String {
     for r in &c.repetitions {
         let mut line = format!("{:>4} {:>7} {:>8.1}", r.repetition, load1(r.load_start), r.session_seconds);
         for e in &s.effects_pct {
-            match c.rows.iter().find(|x| x.repetition == r.repetition && x.true_pct == *e) {
+            match c.rows.iter().find(|x| x.metric == Metric::Wall && x.repetition == r.repetition && x.true_pct == *e) {
                 Some(x) => {
                     let cell = format!(
                         "{} [{},{}]{}",
@@ -842,43 +987,17 @@ pub fn render(c: &Calibration) -> String {
         let _ = writeln!(o, "{line}");
     }
     let _ = writeln!(o);
-    let _ = writeln!(
-        o,
-        "{:>8} {:>10} {:>10} {:>10} {:>14} {:>22}",
-        "true %", "median %", "mean |err|", "CI width", "coverage", "detected (CI excl. 0)"
-    );
-    for e in &c.effects {
-        let det = if e.true_pct == 0.0 {
-            format!("{}/{} false alarms", e.detected, e.repetitions)
-        } else {
-            format!("{}/{}{}", e.detected, e.repetitions, if e.reliably_detected { " reliable" } else { "" })
-        };
+    let _ = writeln!(o, "by the wall clock (what sessions report):");
+    render_effects(&mut o, &c.effects, c.smallest_reliable.as_ref());
+    if let Some(t) = &c.thread_cpu {
+        let _ = writeln!(o);
         let _ = writeln!(
             o,
-            "{:>8} {:>10} {:>10.3} {:>10.3} {:>14} {:>22}",
-            format!("{:+.2}", e.true_pct),
-            pct(e.median_pct),
-            e.mean_abs_error_pct,
-            e.median_ci_width_pct,
-            format!("{}/{} {:.0}%", e.covered, e.repetitions, e.coverage * 100.0),
-            det
+            "by thread CPU time, same reps (waiting for a core not counted; c <= {:.0} ns, T = {:.3} ms):",
+            t.call_overhead_ns,
+            t.base_call_ns / 1e6
         );
-    }
-    let _ = writeln!(o);
-    match &c.smallest_reliable {
-        Some(r) => {
-            let _ = writeln!(
-                o,
-                "smallest effect detected in >= 90% of repetitions: {:+}% ({}/{}), each repetition took {:.1} s (median; {:.0} s in all)",
-                r.true_pct, r.detected, r.repetitions, r.median_session_seconds, r.total_session_seconds
-            );
-        }
-        None => {
-            let _ = writeln!(
-                o,
-                "no effect tried was detected in >= 90% of repetitions: the floor is above the largest effect"
-            );
-        }
+        render_effects(&mut o, &t.effects, t.smallest_reliable.as_ref());
     }
     if !c.toggle.is_empty() {
         let _ = writeln!(o);
@@ -912,6 +1031,49 @@ pub fn render(c: &Calibration) -> String {
     let _ = writeln!(o);
     let _ = writeln!(o, "calibration took {:.1} s", c.wall_seconds);
     o
+}
+
+fn render_effects(o: &mut String, effects: &[EffectSummary], smallest: Option<&Reliable>) {
+    let _ = writeln!(
+        o,
+        "{:>8} {:>10} {:>10} {:>10} {:>14} {:>22} {:>9} {:>10}",
+        "true %", "median %", "mean |err|", "CI width", "coverage", "detected (CI excl. 0)", "min %", "min |err|"
+    );
+    for e in effects {
+        let det = if e.true_pct == 0.0 {
+            format!("{}/{} false alarms", e.detected, e.repetitions)
+        } else {
+            format!("{}/{}{}", e.detected, e.repetitions, if e.reliably_detected { " reliable" } else { "" })
+        };
+        let _ = writeln!(
+            o,
+            "{:>8} {:>10} {:>10.3} {:>10.3} {:>14} {:>22} {:>9} {:>10.3}",
+            format!("{:+.2}", e.true_pct),
+            pct(e.median_pct),
+            e.mean_abs_error_pct,
+            e.median_ci_width_pct,
+            format!("{}/{} {:.0}%", e.covered, e.repetitions, e.coverage * 100.0),
+            det,
+            pct(e.min_pct),
+            e.mean_abs_error_min_pct
+        );
+    }
+    let _ = writeln!(o);
+    match smallest {
+        Some(r) => {
+            let _ = writeln!(
+                o,
+                "smallest effect detected in >= 90% of repetitions: {:+}% ({}/{}), each repetition took {:.1} s (median; {:.0} s in all)",
+                r.true_pct, r.detected, r.repetitions, r.median_session_seconds, r.total_session_seconds
+            );
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "no effect tried was detected in >= 90% of repetitions: the floor is above the largest effect"
+            );
+        }
+    }
 }
 
 /// Prove the harness measures known effects, and find the smallest it resolves.
@@ -1137,6 +1299,7 @@ mod tests {
     fn row(rep: usize, truth: f64, ci: [f64; 2]) -> Row {
         Row {
             repetition: rep,
+            metric: Metric::Wall,
             arm: String::new(),
             true_pct: truth,
             true_time_pct: truth,
@@ -1146,6 +1309,7 @@ mod tests {
             ci_pct: ci,
             confidence: 0.95,
             pairs: 30,
+            min_pct: truth,
             covered: ci[0] <= truth && truth <= ci[1],
             detected: detects(ci, truth),
             verdict: Verdict::WithinNoise,

@@ -158,12 +158,14 @@ fn solve(mut m: Vec<Vec<f64>>, mut v: Vec<f64>) -> Vec<f64> {
         if d.abs() < 1e-300 {
             continue;
         }
-        for r in c + 1..n {
-            let f = m[r][c] / d;
-            for k in c..n {
-                m[r][k] -= f * m[c][k];
+        let (top, rest) = m.split_at_mut(c + 1);
+        let pivot = &top[c];
+        for (r, row) in rest.iter_mut().enumerate() {
+            let f = row[c] / d;
+            for (x, p) in row[c..].iter_mut().zip(&pivot[c..]) {
+                *x -= f * p;
             }
-            v[r] -= f * v[c];
+            v[c + 1 + r] -= f * v[c];
         }
     }
     let mut x = vec![0.0; n];

@@ -57,8 +57,8 @@ impl Phase {
 pub const SESSION: &str = "(session)";
 
 thread_local! {
-    static CURRENT: RefCell<String> = RefCell::new(SESSION.to_string());
-    static TOTALS: RefCell<BTreeMap<String, BTreeMap<Phase, Duration>>> = RefCell::new(BTreeMap::new());
+    static CURRENT: RefCell<String> = const { RefCell::new(String::new()) };
+    static TOTALS: RefCell<BTreeMap<String, BTreeMap<Phase, Duration>>> = const { RefCell::new(BTreeMap::new()) };
 }
 
 /// The arm whose work is recorded next.
@@ -68,6 +68,7 @@ pub fn set_arm(label: &str) {
 
 pub fn record(phase: Phase, d: Duration) {
     let arm = CURRENT.with(|c| c.borrow().clone());
+    let arm = if arm.is_empty() { SESSION.to_string() } else { arm };
     record_for(&arm, phase, d);
 }
 

@@ -57,10 +57,9 @@ pub fn run_shape(
                 prepared.push(None);
                 outcomes.push(ArmOutcome::Skipped(reason.clone()));
             }
-            None => match {
+            None => {
                 crate::phases::set_arm(arm.label());
-                crate::phases::time(crate::phases::Phase::Harness, || arm.prepare(shape))
-            } {
+                match crate::phases::time(crate::phases::Phase::Harness, || arm.prepare(shape)) {
                 Ok(p) => {
                     prepared.push(Some(p));
                     outcomes.push(ArmOutcome::Ran(Vec::new()));
@@ -69,7 +68,8 @@ pub fn run_shape(
                     prepared.push(None);
                     outcomes.push(ArmOutcome::Failed { error, completed: Vec::new() });
                 }
-            },
+                }
+            }
         }
     }
     let n = arms.len();

@@ -97,7 +97,7 @@ fn a_worker_that_dies_mid_session_is_reported_and_the_rest_completes() {
     // In-process wasmi as the baseline, the 2.x build as a worker that exits
     // when asked for rep 2 of every shape.
     let hook = format!("{NEW}@2");
-    let (ok, json, stderr) = session(&format!("wasmi,{NEW}"), &[("LOOPBENCH_WORKER_EXIT", &hook)]);
+    let (ok, json, _) = session(&format!("wasmi,{NEW}"), &[("LOOPBENCH_WORKER_EXIT", &hook)]);
     assert!(!ok, "the exit code reports the failed arm");
     assert_eq!(json["complete"], true, "the session finished");
     for shape in json["results"].as_array().unwrap() {

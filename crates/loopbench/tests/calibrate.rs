@@ -113,14 +113,20 @@ fn calibrate_runs_with_tiny_settings_and_writes_json() {
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["schema"], "loopbench-calibrate/1");
     assert_eq!(v["settings"]["base_iters"], 4000);
-    let rows = v["rows"].as_array().unwrap();
-    // Two repetitions of the null and three effects.
+    let all = v["rows"].as_array().unwrap();
+    let rows: Vec<&serde_json::Value> = all.iter().filter(|r| r["metric"] == "wall").collect();
+    // Two repetitions of the null and three effects, by the wall clock and
+    // (on Linux) by thread CPU time.
     assert_eq!(rows.len(), 2 * 4);
+    if cfg!(target_os = "linux") {
+        assert_eq!(all.len(), 2 * 2 * 4);
+        assert_eq!(v["thread_cpu"]["effects"].as_array().unwrap().len(), 4);
+    }
     let mut truths: Vec<f64> = rows.iter().map(|r| r["true_pct"].as_f64().unwrap()).collect();
     truths.sort_by(f64::total_cmp);
     truths.dedup();
     assert_eq!(truths, vec![0.0, 0.5, 1.0, 5.0]);
-    for r in rows {
+    for r in &rows {
         for key in ["true_pct", "median_pct", "ci_pct", "covered", "detected", "load_start", "session_seconds"] {
             assert!(r.get(key).is_some(), "row lacks {key}: {r}");
         }
@@ -172,7 +178,8 @@ fn calibrate_with_load_thread_records_it() {
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["settings"]["load_threads"], 1);
     assert_eq!(v["toggle"].as_array().unwrap().len(), 0);
-    assert_eq!(v["rows"].as_array().unwrap().len(), 2);
+    let wall = v["rows"].as_array().unwrap().iter().filter(|r| r["metric"] == "wall").count();
+    assert_eq!(wall, 2);
 }
 
 #[test]

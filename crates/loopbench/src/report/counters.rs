@@ -30,9 +30,19 @@ fn present(r: &ShapeResult) -> Vec<&'static str> {
     METRICS.iter().map(|m| m.key).filter(|k| r.arms.iter().any(|a| a.counters.values.contains_key(*k))).collect()
 }
 
+/// A change in percent; small non-zero changes (exact counts) keep enough
+/// digits not to read as zero.
+fn pct(x: f64) -> String {
+    if x != 0.0 && x.abs() < 0.05 {
+        format!("{x:+.3}%")
+    } else {
+        format!("{x:+.1}%")
+    }
+}
+
 fn change(c: &CounterComparison) -> String {
     let mark = if c.verdict == Verdict::WithinNoise { "~" } else { "" };
-    format!("({mark}{:+.1}%)", c.median_pct)
+    format!("({mark}{})", pct(c.median_pct))
 }
 
 /// The counters block of one shape; nothing when no counter ran.
@@ -148,7 +158,7 @@ pub fn summaries(report: &Report) -> Vec<String> {
                 .filter_map(|m| {
                     let c = r.counter_comparisons.iter().find(|c| c.arm == arm && c.counter == m.key)?;
                     let noise = if c.verdict == Verdict::WithinNoise { " (within noise)" } else { "" };
-                    Some(format!("{:+.1}% {}{noise}", c.median_pct, m.word))
+                    Some(format!("{} {}{noise}", pct(c.median_pct), m.word))
                 })
                 .collect();
             if !cells.is_empty() {

@@ -42,8 +42,8 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "{:<20} {:<18} {:>11} {:>11} {:>8} {:>7} {:>6} {:>9} {:>7}  {:<28} {}",
-        "shape", "arm", "ns/iter", "min", "ns/op", "ops/it", "B/it", "MB/s", "ratio", "change vs baseline [95% CI]", "verdict"
+        "{:<20} {:<18} {:>11} {:>11} {:>8} {:>7} {:>6} {:>9} {:>7}  {:<28} verdict",
+        "shape", "arm", "ns/iter", "min", "ns/op", "ops/it", "B/it", "MB/s", "ratio", "change vs baseline [95% CI]"
     );
     for r in &report.results {
         render_shape(&mut out, r);

@@ -199,7 +199,7 @@ impl ShapeModule {
     pub fn build(shape: Box<dyn Shape>, params: &Params) -> Result<Self, crate::error::Error> {
         let iters = params.iters.unwrap_or_else(|| shape.default_iters(params));
         let declared = shape.declared(params);
-        if iters == 0 || iters % declared.per.max(1) != 0 || iters > i32::MAX as u64 {
+        if iters == 0 || !iters.is_multiple_of(declared.per.max(1)) || iters > i32::MAX as u64 {
             return Err(crate::error::Error::Usage(format!(
                 "shape {}: iterations must be a positive multiple of {} below 2^31, got {iters}",
                 shape.name(),
