@@ -20,6 +20,12 @@ fn load(name: &str) -> AppShape {
     AppShape::load(apps::find(name).unwrap()).unwrap_or_else(|e| panic!("loading app {name}: {e}"))
 }
 
+/// Engine defects the apps found: (app, arm, what verify reports). tinywasm
+/// 0.10 decodes zstddec's frame wrongly (ZSTD_decompress reports
+/// corruption_detected, error 20) where wasmi and node's V8 decode it to the
+/// original bytes.
+const KNOWN_DEFECTS: &[(&str, &str, &str)] = &[("zstd", "tinywasm", "zstd error code 20")];
+
 #[test]
 fn every_app_verifies_on_every_default_engine() {
     let arms = EngineKind::defaults();
@@ -34,17 +40,52 @@ fn every_app_verifies_on_every_default_engine() {
             counters: CounterSet::none(),
         };
         let report = session::run(plan, &mut Quiet).unwrap();
-        assert!(report.errors.is_empty(), "app {}: {:?}", spec.name, report.errors);
         let r = &report.results[0];
         for a in &r.arms {
-            match &a.skipped {
+            let known = KNOWN_DEFECTS
+                .iter()
+                .find(|(app, arm, _)| *app == spec.name && *arm == a.arm);
+            match (&a.skipped, known) {
                 // Only an engine that lacks a proposal the module needs may skip, and it says which.
-                Some(reason) => assert!(reason.contains("lacks"), "app {} arm {}: {reason}", spec.name, a.arm),
-                None => assert!(a.verified_reps >= 1, "app {} arm {}: no verified rep", spec.name, a.arm),
+                (Some(reason), _) => assert!(
+                    reason.contains("lacks"),
+                    "app {} arm {}: {reason}",
+                    spec.name,
+                    a.arm
+                ),
+                // A known engine defect must still fail verification, exactly as recorded.
+                (None, Some((_, _, what))) => {
+                    let e = a.error.as_deref().unwrap_or("no error");
+                    assert!(
+                        e.contains("verify failed") && e.contains(what),
+                        "app {} arm {}: {e}",
+                        spec.name,
+                        a.arm
+                    );
+                }
+                (None, None) => {
+                    assert!(
+                        a.error.is_none(),
+                        "app {} arm {}: {:?}",
+                        spec.name,
+                        a.arm,
+                        a.error
+                    );
+                    assert!(
+                        a.verified_reps >= 1,
+                        "app {} arm {}: no verified rep",
+                        spec.name,
+                        a.arm
+                    );
+                }
             }
         }
         let wasmi = r.arms.iter().find(|a| a.arm == "wasmi").unwrap();
-        assert!(wasmi.verified_reps >= 1, "app {} did not run on wasmi", spec.name);
+        assert!(
+            wasmi.verified_reps >= 1,
+            "app {} did not run on wasmi",
+            spec.name
+        );
     }
 }
 
@@ -65,7 +106,10 @@ fn every_c_app_runs_on_wasm3_too() {
         };
         let report = session::run(plan, &mut Quiet).unwrap();
         assert!(report.errors.is_empty(), "{name}: {:?}", report.errors);
-        assert!(report.results[0].arms[0].skipped.is_none(), "{name} skipped on wasm3");
+        assert!(
+            report.results[0].arms[0].skipped.is_none(),
+            "{name} skipped on wasm3"
+        );
     }
 }
 
@@ -82,11 +126,18 @@ fn a_wrong_result_fails_verification() {
         let good = inst.call("run", Some(spec.steps as i32), None).unwrap();
         app.verify(&p, spec.steps, good, inst.as_mut()).unwrap();
         let bad = good.map(|v| v ^ 1);
-        assert!(app.verify(&p, spec.steps, bad, inst.as_mut()).is_err(), "{}: a wrong checksum passed", spec.name);
+        assert!(
+            app.verify(&p, spec.steps, bad, inst.as_mut()).is_err(),
+            "{}: a wrong checksum passed",
+            spec.name
+        );
         // The output itself is checked too where the app leaves one in memory.
         if spec.driver == Driver::Zstd {
             app.reset(&p, spec.steps, inst.as_mut()).unwrap(); // clears the output
-            assert!(app.verify(&p, spec.steps, good, inst.as_mut()).is_err(), "zstd: cleared output passed");
+            assert!(
+                app.verify(&p, spec.steps, good, inst.as_mut()).is_err(),
+                "zstd: cleared output passed"
+            );
         }
     }
 }
@@ -96,11 +147,31 @@ fn profile_counts_add_up() {
     for spec in apps::APPS {
         let app = load(spec.name);
         let (c, ret) = count_app(&app, spec.steps).unwrap();
-        assert!(c.total_ops > 100_000, "{}: only {} ops", spec.name, c.total_ops);
-        assert_eq!(c.total_ops, c.classes.values().sum::<u64>(), "{}: classes do not sum to the total", spec.name);
-        assert_eq!(c.total_ops, c.functions.iter().map(|f| f.ops).sum::<u64>(), "{}: functions do not sum", spec.name);
+        assert!(
+            c.total_ops > 100_000,
+            "{}: only {} ops",
+            spec.name,
+            c.total_ops
+        );
+        assert_eq!(
+            c.total_ops,
+            c.classes.values().sum::<u64>(),
+            "{}: classes do not sum to the total",
+            spec.name
+        );
+        assert_eq!(
+            c.total_ops,
+            c.functions.iter().map(|f| f.ops).sum::<u64>(),
+            "{}: functions do not sum",
+            spec.name
+        );
         assert_eq!(c.transfers, c.taken_branches + c.calls + c.returns);
-        assert_eq!(Some(ret), app.expected(spec.steps), "{}: the counting run's checksum", spec.name);
+        assert_eq!(
+            Some(ret),
+            app.expected(spec.steps),
+            "{}: the counting run's checksum",
+            spec.name
+        );
     }
 }
 
@@ -112,12 +183,23 @@ fn hot_classes_are_mapped_to_shapes() {
     assert!(mixes.iter().any(|m| m.shape == "load_stream"));
     let hot = apps::profile::hot_classes(&c, &mixes);
     assert!(!hot.is_empty());
-    let local = hot.iter().find(|h| h.class == loopbench_count::OpClass::Local).expect("zlib is local-heavy");
-    assert!(local.priced_by.iter().any(|(s, _)| s == "locals_traffic"), "{:?}", local.priced_by);
+    let local = hot
+        .iter()
+        .find(|h| h.class == loopbench_count::OpClass::Local)
+        .expect("zlib is local-heavy");
+    assert!(
+        local.priced_by.iter().any(|(s, _)| s == "locals_traffic"),
+        "{:?}",
+        local.priced_by
+    );
 }
 
 fn warm_setup(app: &str, shape: &str) -> warm::WarmSetup {
-    let params = Params { bytes: 64 << 10, iters: None, k: 8 };
+    let params = Params {
+        bytes: 64 << 10,
+        iters: None,
+        k: 8,
+    };
     let module = ShapeModule::build(shapes::find(shape).unwrap(), &params).unwrap();
     warm::setup(apps::find(app).unwrap(), module).unwrap()
 }
@@ -131,7 +213,10 @@ fn warm_mode_uses_one_fresh_instance_per_rep() {
     for ((label, samples, skipped), n) in r.arms.iter().zip(&r.instances) {
         assert!(skipped.is_none(), "{label}: {skipped:?}");
         assert_eq!(samples.len(), 3, "{label}");
-        assert_eq!(*n, 4, "{label}: instances must equal reps (one fresh instance per rep)");
+        assert_eq!(
+            *n, 4,
+            "{label}: instances must equal reps (one fresh instance per rep)"
+        );
     }
     assert!(r.change.is_some() && r.null.is_some());
 }
@@ -150,20 +235,37 @@ fn warm_entry_point_refuses_a_second_call() {
     assert!(inst.call(warm::GROW, Some(pages), None).unwrap().unwrap() >= pages);
     s.shape.init(&s.params, inst.as_mut()).unwrap();
     s.shape.reset(&s.params, s.iters, inst.as_mut()).unwrap();
-    let ret = inst.call(warm::WARM_RUN, Some(s.iters as i32), None).unwrap();
-    s.shape.verify(&s.params, s.iters, ret, inst.as_mut()).unwrap();
+    let ret = inst
+        .call(warm::WARM_RUN, Some(s.iters as i32), None)
+        .unwrap();
+    s.shape
+        .verify(&s.params, s.iters, ret, inst.as_mut())
+        .unwrap();
     let again = inst.call(warm::WARM_RUN, Some(s.iters as i32), None);
-    assert!(again.is_err(), "a second call on one warm instance must fail");
-    let code = inst.call(apps::stub::ERROR_EXPORT, None, None).unwrap().unwrap();
+    assert!(
+        again.is_err(),
+        "a second call on one warm instance must fail"
+    );
+    let code = inst
+        .call(apps::stub::ERROR_EXPORT, None, None)
+        .unwrap()
+        .unwrap();
     assert_eq!(code, warm::REUSED_CODE);
     assert!(warm::explain(code).unwrap().contains("reused"));
 }
 
 #[test]
 fn shared_memory_shapes_are_refused_in_warm_mode() {
-    let params = Params { bytes: 64 << 10, iters: None, k: 8 };
+    let params = Params {
+        bytes: 64 << 10,
+        iters: None,
+        k: 8,
+    };
     let module = ShapeModule::build(shapes::find("shared_store_stream").unwrap(), &params).unwrap();
-    let err = warm::setup(apps::find("zlib").unwrap(), module).err().expect("refused").to_string();
+    let err = warm::setup(apps::find("zlib").unwrap(), module)
+        .err()
+        .expect("refused")
+        .to_string();
     assert!(err.contains("shared memory"), "{err}");
 }
 
@@ -196,9 +298,19 @@ fn an_unserved_import_is_named() {
         let compiled = engine.compile(&prepared.wasm).unwrap();
         let mut inst = compiled.instantiate().unwrap();
         inst.write_memory(64, &99i32.to_le_bytes()).unwrap();
-        assert_eq!(inst.call("run", Some(0), None).unwrap(), Some(7), "{arm}: clock stub");
-        assert!(inst.call("run", Some(1), None).is_err(), "{arm}: env.nope must trap");
-        let code = inst.call(apps::stub::ERROR_EXPORT, None, None).unwrap().unwrap();
+        assert_eq!(
+            inst.call("run", Some(0), None).unwrap(),
+            Some(7),
+            "{arm}: clock stub"
+        );
+        assert!(
+            inst.call("run", Some(1), None).is_err(),
+            "{arm}: env.nope must trap"
+        );
+        let code = inst
+            .call(apps::stub::ERROR_EXPORT, None, None)
+            .unwrap()
+            .unwrap();
         let msg = apps::stub::explain(code, &prepared.imports).unwrap();
         assert!(msg.contains("env.nope"), "{arm}: {msg}");
     }
@@ -230,24 +342,41 @@ fn a_missing_tool_says_what_to_install() {
         .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
     assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(errors[0].contains("building app zlib failed: clang-missing-for-test not found; install it with:"), "{stderr}");
+    assert!(
+        errors[0].contains(
+            "building app zlib failed: clang-missing-for-test not found; install it with:"
+        ),
+        "{stderr}"
+    );
     assert!(!stderr.contains("panicked"));
 }
 
 #[test]
 fn cli_lists_apps_and_rejects_unknown_ones() {
-    let out = Command::new(env!("CARGO_BIN_EXE_loopbench")).args(["app", "list"]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .args(["app", "list"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     for a in apps::APPS {
         assert!(text.contains(a.name) && text.contains(a.source), "{text}");
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_loopbench")).args(["app", "run", "nosuch"]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .args(["app", "run", "nosuch"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("unknown app `nosuch` (valid: zlib, lua, sha256, zstd)"), "{stderr}");
+    assert!(
+        stderr.contains("unknown app `nosuch` (valid: zlib, lua, sha256, zstd)"),
+        "{stderr}"
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_loopbench"))
         .args(["app", "project", "zlib", "--engines", "wasmi"])
         .output()

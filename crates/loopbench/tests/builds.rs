@@ -133,6 +133,36 @@ fn a_worker_that_hangs_is_killed_at_its_deadline() {
 }
 
 #[test]
+fn a_build_that_fails_is_reported_with_cargos_output_and_the_rest_completes() {
+    let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    // A "checkout" of wasmi 2.0.0 that does not compile.
+    let checkout = tempfile::tempdir().unwrap();
+    std::fs::write(
+        checkout.path().join("Cargo.toml"),
+        "[package]\nname = \"wasmi\"\nversion = \"2.0.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(checkout.path().join("src")).unwrap();
+    std::fs::write(checkout.path().join("src/lib.rs"), "compile_error!(\"this branch does not build\");\n").unwrap();
+    let broken = format!("wasmi=path:{}+profile:dev", checkout.path().display());
+    let (ok, json, stderr) = session(&format!("wasmi,{broken}"), &[]);
+    assert!(!ok);
+    assert_eq!(json["complete"], true, "{stderr}");
+    let results = json["results"].as_array().unwrap();
+    let first = arm(&results[0], &broken)["error"].as_str().unwrap().to_string();
+    assert!(first.contains("building the worker failed"), "{first}");
+    assert!(first.contains("this branch does not build"), "cargo's output missing: {first}");
+    let later = arm(&results[1], &broken)["error"].as_str().unwrap().to_string();
+    assert!(later.contains("see this arm's first error"), "{later}");
+    for shape in results {
+        assert_eq!(arm(shape, "wasmi")["verified_reps"], ROUNDS);
+        assert_eq!(arm(shape, "wasmi#null")["verified_reps"], ROUNDS);
+    }
+    let version = &json["session"]["engines"][1]["version"];
+    assert!(version.as_str().unwrap().contains("worker unavailable"), "{version}");
+}
+
+#[test]
 fn a_path_without_a_crate_is_refused_before_any_work() {
     let empty = tempfile::tempdir().unwrap();
     let arg = format!("wasmi,wasmi=path:{}", empty.path().display());

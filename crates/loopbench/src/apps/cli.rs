@@ -63,13 +63,19 @@ pub struct ArmArgs {
 
 impl ArmArgs {
     fn arms(&self, default: Vec<ArmSpec>) -> Result<Vec<ArmSpec>, Error> {
-        let arms = if self.engines.is_empty() { default } else { crate::cli::parse_arms(&self.engines)? };
+        let arms = if self.engines.is_empty() {
+            default
+        } else {
+            crate::cli::parse_arms(&self.engines)?
+        };
         if arms.is_empty() {
             return Err(Error::Usage("no engines given".into()));
         }
         for (i, a) in arms.iter().enumerate() {
             if arms[..i].contains(a) {
-                return Err(Error::Usage(format!("arm {a} is listed twice; the null control is added automatically")));
+                return Err(Error::Usage(format!(
+                    "arm {a} is listed twice; the null control is added automatically"
+                )));
             }
             a.build().map_err(|e| Error::Usage(e.to_string()))?;
         }
@@ -159,9 +165,14 @@ fn select(names: &[String]) -> Result<Vec<&'static AppSpec>, Error> {
 }
 
 fn list() -> Result<bool, Error> {
-    println!("Apps (recipes in apps/<name>/, built by scripts/apps/build.sh into {}):", super::artifacts_dir().display());
+    println!(
+        "Apps (recipes in apps/<name>/, built by scripts/apps/build.sh into {}):",
+        super::artifacts_dir().display()
+    );
     for a in APPS {
-        let built = super::artifacts_dir().join(format!("{}.wasm", a.name)).is_file();
+        let built = super::artifacts_dir()
+            .join(format!("{}.wasm", a.name))
+            .is_file();
         println!("  {:<8} {}", a.name, a.about);
         println!("           source:  {}", a.source);
         println!("           license: {}", a.license);
@@ -172,7 +183,11 @@ fn list() -> Result<bool, Error> {
         println!(
             "           workload: run({}) -> {expected}{}",
             a.steps,
-            if built { "" } else { "   (not built yet: built on first use)" }
+            if built {
+                ""
+            } else {
+                "   (not built yet: built on first use)"
+            }
         );
     }
     Ok(true)
@@ -182,26 +197,56 @@ struct Quiet;
 impl crate::schedule::Progress for Quiet {}
 impl session::Sink for Quiet {}
 
-fn app_plan(apps: &[&'static AppSpec], arms: Vec<ArmSpec>, rounds: usize, warmup: usize) -> Result<Plan, Error> {
+fn app_plan(
+    apps: &[&'static AppSpec],
+    arms: Vec<ArmSpec>,
+    rounds: usize,
+    warmup: usize,
+) -> Result<Plan, Error> {
     let mut shapes: Vec<Box<dyn shapes::Shape>> = Vec::new();
     for a in apps {
         shapes.push(Box::new(AppShape::load(a)?));
     }
-    Ok(Plan { shapes, arms, params: Params::default(), rounds, warmup, counters: CounterSet::none() })
+    Ok(Plan {
+        shapes,
+        arms,
+        params: Params::default(),
+        rounds,
+        warmup,
+        counters: CounterSet::none(),
+    })
 }
 
 /// One app's result as text: ms per rep per arm, changes with intervals, null control.
 pub fn render_app(r: &ShapeResult, steps: u64) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "app {} (run({steps}) per rep; every rep verified)", r.shape);
-    let _ = writeln!(out, "  {:<16} {:>12} {:>12} {:>6}  ", "arm", "median ms", "min ms", "reps");
+    let _ = writeln!(
+        out,
+        "app {} (run({steps}) per rep; every rep verified)",
+        r.shape
+    );
+    let _ = writeln!(
+        out,
+        "  {:<16} {:>12} {:>12} {:>6}  ",
+        "arm", "median ms", "min ms", "reps"
+    );
     for a in &r.arms {
         let t = a
             .ns_per_iter
             .as_ref()
-            .map(|t| format!("{:>12.3} {:>12.3}", t.median * steps as f64 / 1e6, t.min * steps as f64 / 1e6))
+            .map(|t| {
+                format!(
+                    "{:>12.3} {:>12.3}",
+                    t.median * steps as f64 / 1e6,
+                    t.min * steps as f64 / 1e6
+                )
+            })
             .unwrap_or_else(|| format!("{:>12} {:>12}", "-", "-"));
-        let note = a.skipped.clone().or_else(|| a.error.clone()).unwrap_or_default();
+        let note = a
+            .skipped
+            .clone()
+            .or_else(|| a.error.clone())
+            .unwrap_or_default();
         let _ = writeln!(out, "  {:<16} {t} {:>6}  {note}", a.arm, a.verified_reps);
     }
     for c in &r.comparisons {
@@ -229,7 +274,10 @@ pub fn render_app(r: &ShapeResult, steps: u64) -> String {
             );
         }
         None => {
-            let _ = writeln!(out, "  null control: unavailable (the baseline or its copy did not run)");
+            let _ = writeln!(
+                out,
+                "  null control: unavailable (the baseline or its copy did not run)"
+            );
         }
     }
     out
@@ -283,36 +331,67 @@ impl AppProfileArgs {
                 counts: &'a loopbench_count::Counts,
                 hot_classes: &'a [super::profile::HotClass],
             }
-            write_json(j, &Out { app: spec.name, steps: spec.steps, counts: &counts, hot_classes: &hot })?;
+            write_json(
+                j,
+                &Out {
+                    app: spec.name,
+                    steps: spec.steps,
+                    counts: &counts,
+                    hot_classes: &hot,
+                },
+            )?;
             if j == "-" {
                 return Ok(true);
             }
         }
-        print!("{}", super::profile::render(&app, spec.steps, &counts, &hot, &skipped));
+        print!(
+            "{}",
+            super::profile::render(&app, spec.steps, &counts, &hot, &skipped)
+        );
         Ok(true)
     }
 }
 
 fn median_of(r: &ShapeResult, arm: &str) -> Option<f64> {
-    r.arms.iter().find(|a| a.arm == arm).and_then(|a| a.ns_per_iter.as_ref()).map(|t| t.median)
+    r.arms
+        .iter()
+        .find(|a| a.arm == arm)
+        .and_then(|a| a.ns_per_iter.as_ref())
+        .map(|t| t.median)
 }
 
 impl AppProjectArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let apps = select(&self.apps)?;
-        let arms = ArmArgs { engines: self.engines.clone(), rounds: self.rounds, warmup: self.warmup }.arms(Vec::new())?;
+        let arms = ArmArgs {
+            engines: self.engines.clone(),
+            rounds: self.rounds,
+            warmup: self.warmup,
+        }
+        .arms(Vec::new())?;
         if arms.len() != 2 {
-            return Err(Error::Usage("--engines takes exactly two arms: baseline,candidate".into()));
+            return Err(Error::Usage(
+                "--engines takes exactly two arms: baseline,candidate".into(),
+            ));
         }
         let (a, b) = (arms[0].to_string(), arms[1].to_string());
         // 1. Prices: the cost model fitted on the shape catalog, both arms, this session.
-        eprintln!("pricing primitives: shape session on {a}, {b} (--bytes {})", crate::units::format_bytes(self.bytes));
-        let shapes: Vec<Box<dyn shapes::Shape>> =
-            shapes::catalog().into_iter().filter(|s| !s.name().starts_with("shared_")).collect();
+        eprintln!(
+            "pricing primitives: shape session on {a}, {b} (--bytes {})",
+            crate::units::format_bytes(self.bytes)
+        );
+        let shapes: Vec<Box<dyn shapes::Shape>> = shapes::catalog()
+            .into_iter()
+            .filter(|s| !s.name().starts_with("shared_"))
+            .collect();
         let plan = Plan {
             shapes,
             arms: arms.clone(),
-            params: Params { bytes: self.bytes, iters: None, k: 8 },
+            params: Params {
+                bytes: self.bytes,
+                iters: None,
+                k: 8,
+            },
             rounds: self.rounds,
             warmup: self.warmup,
             counters: CounterSet::none(),
@@ -322,16 +401,33 @@ impl AppProjectArgs {
         let prices_of = |arm: &str| models.iter().find(|m| m.arm == arm).map(Prices::from_model);
         let (pa, pb) = match (prices_of(&a), prices_of(&b)) {
             (Some(x), Some(y)) => (x, y),
-            _ => return Err(Error::Usage("the cost model priced neither or only one of the two arms".into())),
+            _ => {
+                return Err(Error::Usage(
+                    "the cost model priced neither or only one of the two arms".into(),
+                ))
+            }
         };
         // 2. The apps, measured.
-        eprintln!("measuring apps: {}", apps.iter().map(|s| s.name).collect::<Vec<_>>().join(", "));
-        let report = session::run(app_plan(&apps, arms.clone(), self.rounds, self.warmup)?, &mut Quiet)?;
+        eprintln!(
+            "measuring apps: {}",
+            apps.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+        );
+        let report = session::run(
+            app_plan(&apps, arms.clone(), self.rounds, self.warmup)?,
+            &mut Quiet,
+        )?;
         let mut out = String::new();
-        let _ = writeln!(out, "prices (ns per unit; least-squares fit over the shapes, this session):");
+        let _ = writeln!(
+            out,
+            "prices (ns per unit; least-squares fit over the shapes, this session):"
+        );
         let _ = writeln!(out, "  {:<14} {:>10} {:>10}", "feature", a, b);
         for (f, va) in &pa.ns {
-            let vb = pb.ns.get(f).map(|v| format!("{v:>10.3}")).unwrap_or_else(|| format!("{:>10}", "-"));
+            let vb = pb
+                .ns
+                .get(f)
+                .map(|v| format!("{v:>10.3}"))
+                .unwrap_or_else(|| format!("{:>10}", "-"));
             let _ = writeln!(out, "  {f:<14} {va:>10.3} {vb}");
         }
         for (r, spec) in report.results.iter().zip(&apps) {
@@ -348,13 +444,25 @@ impl AppProjectArgs {
     }
 }
 
-fn project_one(r: &ShapeResult, spec: &AppSpec, a: &str, b: &str, pa: &Prices, pb: &Prices) -> Result<String, Error> {
+fn project_one(
+    r: &ShapeResult,
+    spec: &AppSpec,
+    a: &str,
+    b: &str,
+    pa: &Prices,
+    pb: &Prices,
+) -> Result<String, Error> {
     let mut out = String::new();
     let app = AppShape::load(super::find(spec.name)?)?;
     let (counts, _) = count_app(&app, spec.steps)?;
     let x = app_features(&counts);
-    let _ = writeln!(out, "app {} ({b} vs {a}; one rep = run({}), {} wasm ops)", spec.name, spec.steps, counts.total_ops);
-    let Some(measured_a) = median_of(r, a).map(|ns_per_step| ns_per_step * spec.steps as f64) else {
+    let _ = writeln!(
+        out,
+        "app {} ({b} vs {a}; one rep = run({}), {} wasm ops)",
+        spec.name, spec.steps, counts.total_ops
+    );
+    let Some(measured_a) = median_of(r, a).map(|ns_per_step| ns_per_step * spec.steps as f64)
+    else {
         let _ = writeln!(out, "  not measured: {a} did not run the app");
         return Ok(out);
     };
@@ -376,14 +484,25 @@ fn project_one(r: &ShapeResult, spec: &AppSpec, a: &str, b: &str, pa: &Prices, p
                 c.confidence * 100.0,
                 c.verdict
             );
-            let _ = writeln!(out, "  difference (measured - predicted): {:+.1} points", c.median_pct - p.predicted_pct);
+            let _ = writeln!(
+                out,
+                "  difference (measured - predicted): {:+.1} points",
+                c.median_pct - p.predicted_pct
+            );
         }
         None => {
-            let _ = writeln!(out, "  measured app change: unavailable ({b} did not run the app)");
+            let _ = writeln!(
+                out,
+                "  measured app change: unavailable ({b} did not run the app)"
+            );
         }
     }
     if let Some(n) = &r.null_control {
-        let _ = writeln!(out, "  null control: {:+.1}% [{:+.1}%, {:+.1}%]", n.median_pct, n.ci_pct[0], n.ci_pct[1]);
+        let _ = writeln!(
+            out,
+            "  null control: {:+.1}% [{:+.1}%, {:+.1}%]",
+            n.median_pct, n.ci_pct[0], n.ci_pct[1]
+        );
     }
     let _ = writeln!(
         out,
@@ -392,7 +511,10 @@ fn project_one(r: &ShapeResult, spec: &AppSpec, a: &str, b: &str, pa: &Prices, p
         measured_a / 1e6,
         100.0 * p.predicted_a_ns / measured_a
     );
-    let _ = writeln!(out, "  largest terms (feature: app count x price change = ms per rep):");
+    let _ = writeln!(
+        out,
+        "  largest terms (feature: app count x price change = ms per rep):"
+    );
     for t in p.terms.iter().take(5) {
         let _ = writeln!(
             out,
@@ -410,7 +532,11 @@ fn project_one(r: &ShapeResult, spec: &AppSpec, a: &str, b: &str, pa: &Prices, p
         .map(|(f, s)| format!("{f} {:.1}%", s * 100.0))
         .collect();
     if !classes.is_empty() {
-        let _ = writeln!(out, "  ops with no price (left out of the prediction): {}", classes.join(", "));
+        let _ = writeln!(
+            out,
+            "  ops with no price (left out of the prediction): {}",
+            classes.join(", ")
+        );
     }
     Ok(out)
 }
@@ -419,21 +545,39 @@ impl AppWarmArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let spec = super::find(&self.app)?;
         let shape = shapes::find(&self.shape).ok_or_else(|| {
-            Error::Usage(format!("unknown shape `{}` (valid: {})", self.shape, shapes::names().join(", ")))
+            Error::Usage(format!(
+                "unknown shape `{}` (valid: {})",
+                self.shape,
+                shapes::names().join(", ")
+            ))
         })?;
         if self.after == 0 {
-            return Err(Error::Usage("--after must be at least 1 (0 is the cold arm)".into()));
+            return Err(Error::Usage(
+                "--after must be at least 1 (0 is the cold arm)".into(),
+            ));
         }
         if self.after > i32::MAX as u64 {
             return Err(Error::Usage("--after must be below 2^31".into()));
         }
-        let arms = self.arms.arms(vec!["wasmi".parse().map_err(Error::Usage)?])?;
-        let params = Params { bytes: self.bytes, iters: self.iters, k: 8 };
+        let arms = self
+            .arms
+            .arms(vec!["wasmi".parse().map_err(Error::Usage)?])?;
+        let params = Params {
+            bytes: self.bytes,
+            iters: self.iters,
+            k: 8,
+        };
         let module = ShapeModule::build(shape, &params)?;
         let setup = warm::setup(spec, module)?;
         let mut ok = true;
         for spec_arm in &arms {
-            let (result, errors) = run_warm(&setup, spec_arm, self.after, self.arms.rounds, self.arms.warmup)?;
+            let (result, errors) = run_warm(
+                &setup,
+                spec_arm,
+                self.after,
+                self.arms.rounds,
+                self.arms.warmup,
+            )?;
             print!("{}", render_warm(&result, spec.name, self.after));
             for e in &errors {
                 eprintln!("error: {e}");
@@ -470,14 +614,36 @@ pub fn run_warm(
     let prefix = Arc::new(Mutex::new(None));
     let label = engine.to_string();
     let arms = [
-        WarmArm::new(engine, format!("{label} cold"), setup.app.clone(), 0, prefix.clone())?,
-        WarmArm::new(engine, format!("{label} warm({after})"), setup.app.clone(), after, prefix.clone())?,
-        WarmArm::new(engine, format!("{label} cold#null"), setup.app.clone(), 0, prefix)?,
+        WarmArm::new(
+            engine,
+            format!("{label} cold"),
+            setup.app.clone(),
+            0,
+            prefix.clone(),
+        )?,
+        WarmArm::new(
+            engine,
+            format!("{label} warm({after})"),
+            setup.app.clone(),
+            after,
+            prefix.clone(),
+        )?,
+        WarmArm::new(
+            engine,
+            format!("{label} cold#null"),
+            setup.app.clone(),
+            0,
+            prefix,
+        )?,
     ];
     let refs: Vec<&dyn Arm> = arms.iter().map(|a| a as &dyn Arm).collect();
-    let skips: Vec<Option<String>> = refs.iter().map(|a| skip_reason(*a, &setup.module)).collect::<Result<_, _>>()?;
+    let skips: Vec<Option<String>> = refs
+        .iter()
+        .map(|a| skip_reason(*a, &setup.module))
+        .collect::<Result<_, _>>()?;
     let rounds = crate::schedule::balanced_rounds(rounds, refs.len());
-    let outcomes = crate::schedule::run_shape(&setup.module, &refs, &skips, warmup, rounds, &mut ());
+    let outcomes =
+        crate::schedule::run_shape(&setup.module, &refs, &skips, warmup, rounds, &mut ());
     let iters = setup.module.iters as f64;
     let mut errors = Vec::new();
     let mut samples = Vec::new();
@@ -490,7 +656,13 @@ pub fn run_warm(
                 (completed, Some(format!("failed: {error}")))
             }
         };
-        samples.push((arm.label().to_string(), reps.iter().map(|r| r.reading.ns / iters).collect::<Vec<f64>>(), skipped));
+        samples.push((
+            arm.label().to_string(),
+            reps.iter()
+                .map(|r| r.reading.ns / iters)
+                .collect::<Vec<f64>>(),
+            skipped,
+        ));
     }
     let change_of = |i: usize| {
         let (b, c) = (&samples[0].1, &samples[i].1);
@@ -500,7 +672,10 @@ pub fn run_warm(
     let change = change_of(1);
     let null = change_of(2);
     let verdict = change.as_ref().map(|c| stats::verdict(c, null.as_ref()));
-    let instances = arms.iter().map(|a| a.instances.load(std::sync::atomic::Ordering::SeqCst)).collect();
+    let instances = arms
+        .iter()
+        .map(|a| a.instances.load(std::sync::atomic::Ordering::SeqCst))
+        .collect();
     Ok((
         WarmResult {
             engine: label,
@@ -529,7 +704,12 @@ pub fn render_warm(r: &WarmResult, app: &str, after: u64) -> String {
         } else {
             format!("{:>10.3} {:>10.3}", stats::median(s), stats::min(s))
         };
-        let _ = writeln!(out, "  {label:<24} {t} ns/iter  {} reps, {n} instances  {}", s.len(), note.clone().unwrap_or_default());
+        let _ = writeln!(
+            out,
+            "  {label:<24} {t} ns/iter  {} reps, {n} instances  {}",
+            s.len(),
+            note.clone().unwrap_or_default()
+        );
     }
     match (&r.change, &r.verdict) {
         (Some(c), Some(v)) => {
@@ -547,7 +727,11 @@ pub fn render_warm(r: &WarmResult, app: &str, after: u64) -> String {
         }
     }
     if let Some(n) = &r.null {
-        let _ = writeln!(out, "  null control (second cold instance): {:+.1}% [{:+.1}%, {:+.1}%]", n.median_pct, n.ci_pct[0], n.ci_pct[1]);
+        let _ = writeln!(
+            out,
+            "  null control (second cold instance): {:+.1}% [{:+.1}%, {:+.1}%]",
+            n.median_pct, n.ci_pct[0], n.ci_pct[1]
+        );
     }
     out
 }

@@ -117,21 +117,29 @@ pub fn names() -> Vec<&'static str> {
 }
 
 pub fn find(name: &str) -> Result<&'static AppSpec, Error> {
-    APPS.iter()
-        .find(|a| a.name == name)
-        .ok_or_else(|| Error::Usage(format!("unknown app `{name}` (valid: {})", names().join(", "))))
+    APPS.iter().find(|a| a.name == name).ok_or_else(|| {
+        Error::Usage(format!(
+            "unknown app `{name}` (valid: {})",
+            names().join(", ")
+        ))
+    })
 }
 
 /// The workspace root (where `apps/` and `scripts/` live).
 pub fn root() -> PathBuf {
     std::env::var_os("LOOPBENCH_ROOT")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .unwrap_or_else(|| {
+            let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+            here.canonicalize().unwrap_or(here)
+        })
 }
 
 /// Where built app artifacts are cached.
 pub fn artifacts_dir() -> PathBuf {
-    std::env::var_os("LOOPBENCH_APPS_OUT").map(PathBuf::from).unwrap_or_else(|| root().join("target/apps"))
+    std::env::var_os("LOOPBENCH_APPS_OUT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/apps"))
 }
 
 /// The app's module file, built by its recipe if missing.
@@ -159,11 +167,16 @@ pub fn artifact(spec: &AppSpec) -> Result<PathBuf, Error> {
         .map_err(|e| Error::io(format!("running {}", script.display()), e))?;
     if !out.status.success() || !path.is_file() {
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let line = stderr.lines().rev().find(|l| l.starts_with("error:")).or_else(|| stderr.lines().last());
+        let line = stderr
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("error:"))
+            .or_else(|| stderr.lines().last());
         return Err(Error::Usage(format!(
             "building app {} failed: {}",
             spec.name,
-            line.unwrap_or("the recipe printed nothing").trim_start_matches("error: ")
+            line.unwrap_or("the recipe printed nothing")
+                .trim_start_matches("error: ")
         )));
     }
     Ok(path)
@@ -203,7 +216,12 @@ pub struct Prepared {
 
 /// Rewrite an app module: imports into stubs, the stub error reader, the
 /// driver's `run`, `memory` exported, then whatever `inject` adds.
-pub fn prepare(spec: &AppSpec, original: &[u8], inputs: &Inputs, inject: Option<Injector>) -> Result<Prepared, String> {
+pub fn prepare(
+    spec: &AppSpec,
+    original: &[u8],
+    inputs: &Inputs,
+    inject: Option<Injector>,
+) -> Result<Prepared, String> {
     let info = rewrite::inspect(original)?;
     if info.memories == 0 {
         return Err("the app module has no memory".into());
@@ -211,7 +229,14 @@ pub fn prepare(spec: &AppSpec, original: &[u8], inputs: &Inputs, inject: Option<
     let mut add = Additions::default();
     // Global: stub error code.
     let err_global = info.globals;
-    add.globals.push((GlobalType { val_type: ValType::I32, mutable: true, shared: false }, ConstExpr::i32_const(0)));
+    add.globals.push((
+        GlobalType {
+            val_type: ValType::I32,
+            mutable: true,
+            shared: false,
+        },
+        ConstExpr::i32_const(0),
+    ));
     let t_void_i32 = info.types;
     let t_i32_void = info.types + 1;
     let t_i32_i32 = info.types + 2;
@@ -228,7 +253,12 @@ pub fn prepare(spec: &AppSpec, original: &[u8], inputs: &Inputs, inject: Option<
         }
         idx
     };
-    push_func(&mut add, t_void_i32, stub::error_reader(err_global), Some(stub::ERROR_EXPORT));
+    push_func(
+        &mut add,
+        t_void_i32,
+        stub::error_reader(err_global),
+        Some(stub::ERROR_EXPORT),
+    );
     if !info.exports.contains_key("memory") {
         add.exports.push(("memory".into(), ExportKind::Memory, 0));
     }
@@ -236,14 +266,18 @@ pub fn prepare(spec: &AppSpec, original: &[u8], inputs: &Inputs, inject: Option<
         Driver::Native => {
             let (_, sig) = info.export_func("run")?;
             if sig != Sig::new(&[ValType::I32], &[ValType::I32]) {
-                return Err(format!("the app's run has type {sig:?}, expected (i32) -> i32"));
+                return Err(format!(
+                    "the app's run has type {sig:?}, expected (i32) -> i32"
+                ));
             }
         }
         Driver::HashWasm => {
             let get = |n: &str, want: Sig| -> Result<u32, String> {
                 let (i, s) = info.export_func(n)?;
                 if s != want {
-                    return Err(format!("hash-wasm export {n} has type {s:?}, expected {want:?}"));
+                    return Err(format!(
+                        "hash-wasm export {n} has type {s:?}, expected {want:?}"
+                    ));
                 }
                 Ok(i)
             };
@@ -266,13 +300,21 @@ pub fn prepare(spec: &AppSpec, original: &[u8], inputs: &Inputs, inject: Option<
         Driver::Zstd => {
             let (decompress, sig) = info.export_func("ZSTD_decompress")?;
             if sig != Sig::new(&[ValType::I32; 4], &[ValType::I32]) {
-                return Err(format!("zstddec's ZSTD_decompress has type {sig:?}, expected (i32 x4) -> i32"));
+                return Err(format!(
+                    "zstddec's ZSTD_decompress has type {sig:?}, expected (i32 x4) -> i32"
+                ));
             }
             info.export_func("malloc")?;
             let (src, dst) = (info.globals + 1, info.globals + 2);
             for _ in 0..2 {
-                add.globals
-                    .push((GlobalType { val_type: ValType::I32, mutable: true, shared: false }, ConstExpr::i32_const(0)));
+                add.globals.push((
+                    GlobalType {
+                        val_type: ValType::I32,
+                        mutable: true,
+                        shared: false,
+                    },
+                    ConstExpr::i32_const(0),
+                ));
             }
             for (g, name) in [(src, SET_SRC), (dst, SET_DST)] {
                 let mut f = Function::new([]);
@@ -288,15 +330,37 @@ pub fn prepare(spec: &AppSpec, original: &[u8], inputs: &Inputs, inject: Option<
                 return Err("the zstd inputs are empty".into());
             }
             // run(n): acc = 0; for i < n: r = ZSTD_decompress(dst, dlen, src, clen);
-            //   if r != dlen: unreachable; acc = acc*31 + r + word(dst + probe(i)).
-            let mut f = Function::new([(2, ValType::I32)]);
+            //   if r != dlen: return r; acc = acc*31 + r + word(dst + probe(i)).
+            let mut f = Function::new([(3, ValType::I32)]);
             let mut ins = f.instructions();
             ins.block(BlockType::Empty).loop_(BlockType::Empty);
             ins.local_get(1).local_get(0).i32_ge_u().br_if(1);
-            ins.global_get(dst).i32_const(dlen).global_get(src).i32_const(clen).call(decompress);
-            ins.i32_const(dlen).i32_ne().if_(BlockType::Empty).unreachable().end();
-            ins.local_get(2).i32_const(31).i32_mul().i32_const(dlen).i32_add();
-            ins.global_get(dst).local_get(1).i32_const(4099).i32_mul().i32_const(dlen - 4).i32_rem_u().i32_add();
+            ins.global_get(dst)
+                .i32_const(dlen)
+                .global_get(src)
+                .i32_const(clen)
+                .call(decompress);
+            // A failed call returns zstd's error code (a small negative
+            // number) as the checksum, which verify names.
+            ins.local_tee(3)
+                .i32_const(dlen)
+                .i32_ne()
+                .if_(BlockType::Empty)
+                .local_get(3)
+                .return_()
+                .end();
+            ins.local_get(2)
+                .i32_const(31)
+                .i32_mul()
+                .i32_const(dlen)
+                .i32_add();
+            ins.global_get(dst)
+                .local_get(1)
+                .i32_const(4099)
+                .i32_mul()
+                .i32_const(dlen - 4)
+                .i32_rem_u()
+                .i32_add();
             ins.i32_load(mem_arg(0)).i32_add().local_set(2);
             ins.local_get(1).i32_const(1).i32_add().local_set(1).br(0);
             ins.end().end();
@@ -320,11 +384,20 @@ pub fn prepare(spec: &AppSpec, original: &[u8], inputs: &Inputs, inject: Option<
         .map(|(k, imp)| stub::body(imp, k as u32, err_global, mem))
         .collect();
     let wasm = rewrite::rewrite(original, &info, stubs, &add)?;
-    Ok(Prepared { wasm, imports: info.imports.clone(), info })
+    Ok(Prepared {
+        wasm,
+        imports: info.imports.clone(),
+        info,
+    })
 }
 
 fn mem_arg(align: u32) -> MemArg {
-    MemArg { offset: 0, align, target: wasm_encoder::MemArgTarget::Memory(0), ordering: None }
+    MemArg {
+        offset: 0,
+        align,
+        target: wasm_encoder::MemArgTarget::Memory(0),
+        ordering: None,
+    }
 }
 
 /// The zstd workload's expected checksum, computed from the original bytes
@@ -334,7 +407,12 @@ pub fn zstd_checksum(original: &[u8], steps: u64) -> i32 {
     let mut acc: u32 = 0;
     for i in 0..steps as u32 {
         let off = (i.wrapping_mul(4099) % (dlen - 4)) as usize;
-        let word = u32::from_le_bytes([original[off], original[off + 1], original[off + 2], original[off + 3]]);
+        let word = u32::from_le_bytes([
+            original[off],
+            original[off + 1],
+            original[off + 2],
+            original[off + 3],
+        ]);
         acc = acc.wrapping_mul(31).wrapping_add(dlen).wrapping_add(word);
     }
     acc as i32
@@ -361,7 +439,12 @@ impl AppShape {
         let inputs = load_inputs(spec, &path)?;
         let prepared = prepare(spec, &original, &inputs, inject)
             .map_err(|e| Error::Usage(format!("app {}: {e}", spec.name)))?;
-        Ok(AppShape { spec, prepared, inputs: Arc::new(inputs), steps: spec.steps })
+        Ok(AppShape {
+            spec,
+            prepared,
+            inputs: Arc::new(inputs),
+            steps: spec.steps,
+        })
     }
 
     /// What `run(steps)` must return, when it is known.
@@ -376,10 +459,18 @@ impl AppShape {
     /// Untimed setup of a fresh instance: allocate and fill the inputs.
     pub fn setup(&self, inst: &mut dyn Instance) -> Result<(), HookError> {
         if self.spec.driver == Driver::Zstd {
-            let src = inst.call("malloc", Some(self.inputs.compressed.len() as i32), None)?.unwrap_or(0);
-            let dst = inst.call("malloc", Some(self.inputs.original.len() as i32), None)?.unwrap_or(0);
+            let src = inst
+                .call("malloc", Some(self.inputs.compressed.len() as i32), None)?
+                .unwrap_or(0);
+            let dst = inst
+                .call("malloc", Some(self.inputs.original.len() as i32), None)?
+                .unwrap_or(0);
             if src == 0 || dst == 0 {
-                return Err(HookError::Mismatch(Mismatch::new("zstddec malloc", "a pointer", "0")));
+                return Err(HookError::Mismatch(Mismatch::new(
+                    "zstddec malloc",
+                    "a pointer",
+                    "0",
+                )));
             }
             inst.write_memory(src as u32 as u64, &self.inputs.compressed)?;
             inst.call(SET_SRC, Some(src), None)?;
@@ -406,13 +497,32 @@ impl AppShape {
     }
 
     /// After every rep: the checksum and, where there is one, the output.
-    pub fn check(&self, steps: u64, ret: Option<i32>, inst: &mut dyn Instance) -> Result<(), HookError> {
+    pub fn check(
+        &self,
+        steps: u64,
+        ret: Option<i32>,
+        inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
+        if let (Driver::Zstd, Some(code @ -200..=-1)) = (self.spec.driver, ret) {
+            return Err(HookError::Mismatch(Mismatch::new(
+                "zstddec ZSTD_decompress result",
+                format!("{} bytes", self.inputs.original.len()),
+                format!("zstd error code {}", -code),
+            )));
+        }
         match self.expected(steps) {
-            Some(want) => expect_return(&format!("app {} checksum of run({steps})", self.spec.name), want, ret)?,
+            Some(want) => expect_return(
+                &format!("app {} checksum of run({steps})", self.spec.name),
+                want,
+                ret,
+            )?,
             None => {
                 return Err(HookError::Mismatch(Mismatch::new(
                     format!("app {} run({steps})", self.spec.name),
-                    format!("a known checksum (the recipe checks run({}))", self.spec.steps),
+                    format!(
+                        "a known checksum (the recipe checks run({}))",
+                        self.spec.steps
+                    ),
                     "none",
                 )))
             }
@@ -422,7 +532,11 @@ impl AppShape {
             let got = inst.read_memory(buf as u32 as u64, 32)?;
             let hex: String = got.iter().map(|b| format!("{b:02x}")).collect();
             if steps == self.spec.steps && hex != SHA256_DIGEST {
-                return Err(HookError::Mismatch(Mismatch::new("sha256 digest", SHA256_DIGEST, hex)));
+                return Err(HookError::Mismatch(Mismatch::new(
+                    "sha256 digest",
+                    SHA256_DIGEST,
+                    hex,
+                )));
             }
         }
         if self.spec.driver == Driver::Zstd {
@@ -439,7 +553,11 @@ impl AppShape {
     }
 
     pub fn memory_bytes(&self) -> u64 {
-        self.prepared.info.memory0.map(|m| m.initial * 65536).unwrap_or(0)
+        self.prepared
+            .info
+            .memory0
+            .map(|m| m.initial * 65536)
+            .unwrap_or(0)
     }
 }
 
@@ -447,7 +565,10 @@ fn load_inputs(spec: &AppSpec, path: &Path) -> Result<Inputs, Error> {
     let dir = path.parent().unwrap_or(Path::new("."));
     Ok(match spec.driver {
         Driver::Native => Inputs::default(),
-        Driver::HashWasm => Inputs { chunk: Stream::new(HASH_SEED).bytes(HASH_CHUNK), ..Inputs::default() },
+        Driver::HashWasm => Inputs {
+            chunk: Stream::new(HASH_SEED).bytes(HASH_CHUNK),
+            ..Inputs::default()
+        },
         Driver::Zstd => Inputs {
             compressed: read(&dir.join("zstd-input.zst"))?,
             original: read(&dir.join("zstd-input.bin"))?,
@@ -467,7 +588,10 @@ impl Shape for AppShape {
         self.steps
     }
     fn declared(&self, _p: &Params) -> Declared {
-        Declared { per: 1, ..Declared::default() }
+        Declared {
+            per: 1,
+            ..Declared::default()
+        }
     }
     fn has_declared_counts(&self) -> bool {
         false
@@ -479,7 +603,8 @@ impl Shape for AppShape {
         Ok(self.prepared.wasm.clone())
     }
     fn wat(&self, _p: &Params, _body: Body) -> String {
-        wasmprinter::print_bytes(&self.prepared.wasm).unwrap_or_else(|e| format!(";; cannot print: {e}"))
+        wasmprinter::print_bytes(&self.prepared.wasm)
+            .unwrap_or_else(|e| format!(";; cannot print: {e}"))
     }
     fn memory_bytes(&self, _p: &Params) -> u64 {
         AppShape::memory_bytes(self)
@@ -490,7 +615,13 @@ impl Shape for AppShape {
     fn reset(&self, _p: &Params, _iters: u64, inst: &mut dyn Instance) -> Result<(), HookError> {
         self.before_rep(inst)
     }
-    fn verify(&self, _p: &Params, iters: u64, ret: Option<i32>, inst: &mut dyn Instance) -> Result<(), HookError> {
+    fn verify(
+        &self,
+        _p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
         self.check(iters, ret, inst)
     }
     fn explain_failure(&self, inst: &mut dyn Instance) -> Option<String> {

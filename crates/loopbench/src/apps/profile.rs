@@ -21,7 +21,8 @@ use std::fmt::Write;
 /// (a few hundred million ops), low enough to stop a runaway.
 pub const APP_FUEL: u64 = 1 << 40;
 
-/// A class's share of a shape (or app) below this is not "priced by" it.
+/// A shape prices a class well when the class is at least this share of
+/// the shape's ops; below it the profile says the match is weak.
 const SHAPE_SHARE: f64 = 0.15;
 /// Classes listed in the profile's "priced by" part: at least this share of the app.
 const HOT_SHARE: f64 = 0.03;
@@ -38,15 +39,25 @@ pub fn count_app(app: &AppShape, steps: u64) -> Result<(Counts, i32), Error> {
     let mut ci = CountingInstance::new(&inst.wasm, Some(APP_FUEL)).map_err(ce)?;
     app.setup(&mut ci).map_err(hook)?;
     app.before_rep(&mut ci).map_err(hook)?;
-    let read = |ci: &mut CountingInstance| inst.decode(|slot| ci.read_counter(Instrumented::COUNTER_EXPORT, slot));
+    let read = |ci: &mut CountingInstance| {
+        inst.decode(|slot| ci.read_counter(Instrumented::COUNTER_EXPORT, slot))
+    };
     let before = read(&mut ci).map_err(ce)?;
-    let ret = match ci.call_values("run", &[wasmi::Val::I32(steps as i32)]).map_err(ce)? {
+    let ret = match ci
+        .call_values("run", &[wasmi::Val::I32(steps as i32)])
+        .map_err(ce)?
+    {
         Ok(v) => v.first().and_then(wasmi::Val::i32),
         Err(Stopped::OutOfFuel) => {
-            return Err(Error::Usage(format!("app {name}: run({steps}) did not finish within {APP_FUEL} units of fuel")))
+            return Err(Error::Usage(format!(
+                "app {name}: run({steps}) did not finish within {APP_FUEL} units of fuel"
+            )))
         }
         Err(Stopped::Trap(m)) => {
-            let why = app.explain(&mut ci).map(|w| format!("; {w}")).unwrap_or_default();
+            let why = app
+                .explain(&mut ci)
+                .map(|w| format!("; {w}"))
+                .unwrap_or_default();
             return Err(Error::Engine {
                 shape: name.into(),
                 arm: "counting run (wasmi)".into(),
@@ -68,20 +79,44 @@ pub struct ShapeMix {
 
 /// Count every built-in shape the counting engine runs, at a small working set.
 pub fn shape_mixes() -> (Vec<ShapeMix>, Vec<String>) {
-    let params = Params { bytes: 64 << 10, iters: None, k: 8 };
+    let params = Params {
+        bytes: 64 << 10,
+        iters: None,
+        k: 8,
+    };
     let mut mixes = Vec::new();
     let mut skipped = Vec::new();
+    let counting = crate::engines::ArmSpec::new(crate::engines::EngineKind::Wasmi);
+    let supported = counting.build().map(|e| e.supports()).unwrap_or_default();
     for s in shapes::catalog() {
         let name = s.name().to_string();
-        let counted = ShapeModule::build(s, &params).and_then(|m| crate::count::count_shape(&m));
+        let module = match ShapeModule::build(s, &params) {
+            Ok(m) => m,
+            Err(e) => {
+                skipped.push(format!("{name} ({e})"));
+                continue;
+            }
+        };
+        let needed = crate::proposals::required(&module.wasm).unwrap_or_default();
+        if let Some(p) = crate::proposals::first_missing(&needed, &supported) {
+            skipped.push(format!("{name} (the counting engine lacks {p})"));
+            continue;
+        }
+        let counted = crate::count::count_shape(&module);
         match counted {
             Ok(c) => {
                 let total = c.delta.total_ops.max(1) as f64;
-                let shares =
-                    OpClass::ALL.into_iter().map(|k| (k, c.delta.class(k) as f64 / total)).filter(|(_, v)| *v > 0.0).collect();
-                mixes.push(ShapeMix { shape: name, shares });
+                let shares = OpClass::ALL
+                    .into_iter()
+                    .map(|k| (k, c.delta.class(k) as f64 / total))
+                    .filter(|(_, v)| *v > 0.0)
+                    .collect();
+                mixes.push(ShapeMix {
+                    shape: name,
+                    shares,
+                });
             }
-            Err(e) => skipped.push(format!("{name}: {e}")),
+            Err(e) => skipped.push(format!("{name} ({e})")),
         }
     }
     (mixes, skipped)
@@ -96,8 +131,8 @@ pub struct HotClass {
     pub priced_by: Vec<(String, f64)>,
 }
 
-/// For every class with at least [`HOT_SHARE`] of the app, the shapes in
-/// which that class is at least [`SHAPE_SHARE`] of the ops.
+/// For every class with at least [`HOT_SHARE`] of the app, the three shapes
+/// in which that class has the largest share of the ops.
 pub fn hot_classes(app: &Counts, mixes: &[ShapeMix]) -> Vec<HotClass> {
     let total = app.total_ops.max(1) as f64;
     let mut hot: Vec<HotClass> = OpClass::ALL
@@ -108,12 +143,19 @@ pub fn hot_classes(app: &Counts, mixes: &[ShapeMix]) -> Vec<HotClass> {
             let mut priced_by: Vec<(String, f64)> = mixes
                 .iter()
                 .filter_map(|m| {
-                    m.shares.iter().find(|(c, _)| *c == class).filter(|(_, s)| *s >= SHAPE_SHARE).map(|(_, s)| (m.shape.clone(), *s))
+                    m.shares
+                        .iter()
+                        .find(|(c, _)| *c == class)
+                        .map(|(_, s)| (m.shape.clone(), *s))
                 })
                 .collect();
             priced_by.sort_by(|a, b| b.1.total_cmp(&a.1));
             priced_by.truncate(3);
-            HotClass { class, app_share, priced_by }
+            HotClass {
+                class,
+                app_share,
+                priced_by,
+            }
         })
         .collect();
     hot.sort_by(|a, b| b.app_share.total_cmp(&a.app_share));
@@ -121,9 +163,18 @@ pub fn hot_classes(app: &Counts, mixes: &[ShapeMix]) -> Vec<HotClass> {
 }
 
 /// The profile as text: the exact mix, then the shapes that price the hot classes.
-pub fn render(app: &AppShape, steps: u64, counts: &Counts, hot: &[HotClass], skipped: &[String]) -> String {
+pub fn render(
+    app: &AppShape,
+    steps: u64,
+    counts: &Counts,
+    hot: &[HotClass],
+    skipped: &[String],
+) -> String {
     let mut out = crate::report::counts::render(
-        &format!("app {} ({}): exact counts of run({steps}), setup excluded", app.spec.name, app.spec.about),
+        &format!(
+            "app {} ({}): exact counts of run({steps}), setup excluded",
+            app.spec.name, app.spec.about
+        ),
         counts,
         Some(steps),
     );
@@ -137,17 +188,37 @@ pub fn render(app: &AppShape, steps: u64, counts: &Counts, hot: &[HotClass], ski
         per_op(counts.bytes_loaded),
         per_op(counts.bytes_stored)
     );
-    let _ = writeln!(out, "\n  hot classes (>= {:.0}% of the app) and the shapes that price them:", HOT_SHARE * 100.0);
+    let _ = writeln!(
+        out,
+        "\n  hot classes (>= {:.0}% of the app) and the shapes that price them:",
+        HOT_SHARE * 100.0
+    );
     for h in hot {
-        let by = if h.priced_by.is_empty() {
-            "no built-in shape is dominated by this class".to_string()
-        } else {
-            h.priced_by.iter().map(|(s, v)| format!("{s} ({:.0}% of its ops)", v * 100.0)).collect::<Vec<_>>().join(", ")
+        let list = h
+            .priced_by
+            .iter()
+            .map(|(s, v)| format!("{s} ({:.0}% of its ops)", v * 100.0))
+            .collect::<Vec<_>>();
+        let by = match h.priced_by.first() {
+            None => "no built-in shape executes this class".to_string(),
+            Some((_, best)) if *best < SHAPE_SHARE => {
+                format!(
+                    "weakly (no shape has it as {:.0}% of its ops): {}",
+                    SHAPE_SHARE * 100.0,
+                    list.join(", ")
+                )
+            }
+            Some(_) => list.join(", "),
         };
-        let _ = writeln!(out, "    {:<14} {:>5.1}% of the app   priced by: {by}", h.class.name(), h.app_share * 100.0);
+        let _ = writeln!(
+            out,
+            "    {:<14} {:>5.1}% of the app   priced by: {by}",
+            h.class.name(),
+            h.app_share * 100.0
+        );
     }
-    for s in skipped {
-        let _ = writeln!(out, "    (shape not counted: {s})");
+    if !skipped.is_empty() {
+        let _ = writeln!(out, "    (shapes not counted: {})", skipped.join(", "));
     }
     out
 }
@@ -159,19 +230,36 @@ mod tests {
 
     #[test]
     fn hot_classes_pick_dominant_shapes() {
-        let mut classes: BTreeMap<OpClass, u64> = OpClass::ALL.into_iter().map(|c| (c, 0)).collect();
+        let mut classes: BTreeMap<OpClass, u64> =
+            OpClass::ALL.into_iter().map(|c| (c, 0)).collect();
         classes.insert(OpClass::Load, 60);
         classes.insert(OpClass::Int, 38);
         classes.insert(OpClass::Float, 2);
-        let app = Counts { total_ops: 100, classes, ..Counts::default() };
+        let app = Counts {
+            total_ops: 100,
+            classes,
+            ..Counts::default()
+        };
         let mixes = vec![
-            ShapeMix { shape: "load_stream".into(), shares: vec![(OpClass::Load, 0.3), (OpClass::Int, 0.1)] },
-            ShapeMix { shape: "add_chain".into(), shares: vec![(OpClass::Int, 0.8)] },
+            ShapeMix {
+                shape: "load_stream".into(),
+                shares: vec![(OpClass::Load, 0.3), (OpClass::Int, 0.1)],
+            },
+            ShapeMix {
+                shape: "add_chain".into(),
+                shares: vec![(OpClass::Int, 0.8)],
+            },
         ];
         let hot = hot_classes(&app, &mixes);
         assert_eq!(hot.len(), 2, "float at 2% is not hot");
         assert_eq!(hot[0].class, OpClass::Load);
         assert_eq!(hot[0].priced_by, vec![("load_stream".to_string(), 0.3)]);
-        assert_eq!(hot[1].priced_by, vec![("add_chain".to_string(), 0.8)], "10% int is below the shape threshold");
+        assert_eq!(
+            hot[1].priced_by,
+            vec![
+                ("add_chain".to_string(), 0.8),
+                ("load_stream".to_string(), 0.1)
+            ]
+        );
     }
 }

@@ -35,15 +35,22 @@ impl Prices {
     pub fn from_model(m: &crate::model::EngineModel) -> Self {
         Prices {
             arm: m.arm.clone(),
-            ns: m.prices.iter().filter(|p| p.identifiable).map(|p| (p.feature.to_string(), p.ns)).collect(),
+            ns: m
+                .prices
+                .iter()
+                .filter(|p| p.identifiable)
+                .map(|p| (p.feature.to_string(), p.ns))
+                .collect(),
         }
     }
 }
 
 /// The app's feature counts for one rep, named like the model's features.
 pub fn app_features(c: &Counts) -> BTreeMap<String, f64> {
-    let mut x: BTreeMap<String, f64> =
-        OpClass::ALL.into_iter().map(|k| (k.name().to_string(), c.class(k) as f64)).collect();
+    let mut x: BTreeMap<String, f64> = OpClass::ALL
+        .into_iter()
+        .map(|k| (k.name().to_string(), c.class(k) as f64))
+        .collect();
     x.insert("taken_branch".into(), c.taken_branches as f64);
     x.insert("bulk_byte".into(), c.bulk_bytes as f64);
     x
@@ -83,7 +90,12 @@ fn is_class(feature: &str) -> bool {
 }
 
 /// The projection arithmetic (see the module docs).
-pub fn project(a: &Prices, b: &Prices, x: &BTreeMap<String, f64>, measured_a_ns: f64) -> Projection {
+pub fn project(
+    a: &Prices,
+    b: &Prices,
+    x: &BTreeMap<String, f64>,
+    measured_a_ns: f64,
+) -> Projection {
     let total_ops: f64 = x.iter().filter(|(f, _)| is_class(f)).map(|(_, v)| *v).sum();
     let mut terms = Vec::new();
     let mut unpriced = Vec::new();
@@ -97,7 +109,13 @@ pub fn project(a: &Prices, b: &Prices, x: &BTreeMap<String, f64>, measured_a_ns:
                 let d = (pb - pa) * count;
                 delta += d;
                 pa_total += pa * count;
-                terms.push(Term { feature: f.clone(), count, price_a: pa, price_b: pb, delta_ns: d });
+                terms.push(Term {
+                    feature: f.clone(),
+                    count,
+                    price_a: pa,
+                    price_b: pb,
+                    delta_ns: d,
+                });
             }
             _ if is_class(f) => unpriced.push((f.clone(), count / total_ops.max(1.0))),
             _ => unpriced.push((f.clone(), f64::NAN)),
@@ -119,7 +137,10 @@ mod tests {
     use super::*;
 
     fn prices(arm: &str, v: &[(&str, f64)]) -> Prices {
-        Prices { arm: arm.into(), ns: v.iter().map(|(k, p)| (k.to_string(), *p)).collect() }
+        Prices {
+            arm: arm.into(),
+            ns: v.iter().map(|(k, p)| (k.to_string(), *p)).collect(),
+        }
     }
 
     #[test]
@@ -127,11 +148,15 @@ mod tests {
         // A: int 1 ns, load 2 ns, taken branch 0.5 ns. B: int 1.5, load 2, taken 1.
         let a = prices("a", &[("int", 1.0), ("load", 2.0), ("taken_branch", 0.5)]);
         let b = prices("b", &[("int", 1.5), ("load", 2.0), ("taken_branch", 1.0)]);
-        let x: BTreeMap<String, f64> =
-            [("int", 1000.0), ("load", 500.0), ("float", 500.0), ("taken_branch", 200.0)]
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect();
+        let x: BTreeMap<String, f64> = [
+            ("int", 1000.0),
+            ("load", 500.0),
+            ("float", 500.0),
+            ("taken_branch", 200.0),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
         // delta = 0.5*1000 + 0*500 + 0.5*200 = 600 ns; A reproduces 1000 + 1000 + 100.
         let p = project(&a, &b, &x, 4000.0);
         assert_eq!(p.predicted_delta_ns, 600.0);
@@ -148,7 +173,10 @@ mod tests {
         // A 100% slower int price moves an app that is 10% int ops by far less than 100%.
         let a = prices("a", &[("int", 1.0), ("load", 1.0)]);
         let b = prices("b", &[("int", 2.0), ("load", 1.0)]);
-        let x: BTreeMap<String, f64> = [("int", 10.0), ("load", 90.0)].iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let x: BTreeMap<String, f64> = [("int", 10.0), ("load", 90.0)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
         let p = project(&a, &b, &x, 100.0);
         assert_eq!(p.predicted_pct, 10.0);
     }

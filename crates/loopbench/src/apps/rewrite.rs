@@ -21,9 +21,9 @@
 use std::collections::HashMap;
 use wasm_encoder::reencode::{Reencode, RoundtripReencoder};
 use wasm_encoder::{
-    CodeSection, ConstExpr, ElementSection, Elements, ExportKind, ExportSection, Function, FunctionSection,
-    GlobalSection, GlobalType, MemorySection, MemoryType, Module, RawSection, TableSection, TableType, TypeSection,
-    ValType,
+    CodeSection, ConstExpr, ElementSection, Elements, ExportKind, ExportSection, Function,
+    FunctionSection, GlobalSection, GlobalType, MemorySection, MemoryType, Module, RawSection,
+    TableSection, TableType, TypeSection, ValType,
 };
 use wasmparser::{ExternalKind, Parser, Payload, TypeRef};
 
@@ -36,7 +36,10 @@ pub struct Sig {
 
 impl Sig {
     pub fn new(params: &[ValType], results: &[ValType]) -> Self {
-        Sig { params: params.to_vec(), results: results.to_vec() }
+        Sig {
+            params: params.to_vec(),
+            results: results.to_vec(),
+        }
     }
 }
 
@@ -93,7 +96,8 @@ impl ModuleInfo {
         match self.exports.get(name) {
             Some((ExternalKind::Func, idx)) => {
                 let sig = self.func_sigs.get(*idx as usize).cloned().flatten();
-                sig.map(|s| (*idx, s)).ok_or_else(|| format!("export `{name}` has no function type"))
+                sig.map(|s| (*idx, s))
+                    .ok_or_else(|| format!("export `{name}` has no function type"))
             }
             Some(_) => Err(format!("export `{name}` is not a function")),
             None => Err(format!("module has no export `{name}`")),
@@ -102,13 +106,23 @@ impl ModuleInfo {
 }
 
 fn val_type(t: wasmparser::ValType) -> Result<ValType, String> {
-    RoundtripReencoder.val_type(t).map_err(|e| format!("unsupported value type: {e:?}"))
+    RoundtripReencoder
+        .val_type(t)
+        .map_err(|e| format!("unsupported value type: {e:?}"))
 }
 
 fn sig_of(f: &wasmparser::FuncType) -> Result<Sig, String> {
     Ok(Sig {
-        params: f.params().iter().map(|t| val_type(*t)).collect::<Result<_, _>>()?,
-        results: f.results().iter().map(|t| val_type(*t)).collect::<Result<_, _>>()?,
+        params: f
+            .params()
+            .iter()
+            .map(|t| val_type(*t))
+            .collect::<Result<_, _>>()?,
+        results: f
+            .results()
+            .iter()
+            .map(|t| val_type(*t))
+            .collect::<Result<_, _>>()?,
     })
 }
 
@@ -116,7 +130,9 @@ fn sig_of(f: &wasmparser::FuncType) -> Result<Sig, String> {
 pub fn inspect(wasm: &[u8]) -> Result<ModuleInfo, String> {
     let mut features = wasmparser::WasmFeatures::all();
     features.remove(wasmparser::WasmFeatures::COMPONENT_MODEL);
-    wasmparser::Validator::new_with_features(features).validate_all(wasm).map_err(|e| format!("invalid module: {e}"))?;
+    wasmparser::Validator::new_with_features(features)
+        .validate_all(wasm)
+        .map_err(|e| format!("invalid module: {e}"))?;
     let mut info = ModuleInfo::default();
     let mut type_sigs: Vec<Option<Sig>> = Vec::new();
     for payload in Parser::new(0).parse_all(wasm) {
@@ -153,15 +169,25 @@ pub fn inspect(wasm: &[u8]) -> Result<ModuleInfo, String> {
                             info.globals += 1;
                             ImportKind::Global
                         }
-                        TypeRef::Tag(_) => return Err(format!("import {}.{} is a tag; not supported", imp.module, imp.name)),
+                        TypeRef::Tag(_) => {
+                            return Err(format!(
+                                "import {}.{} is a tag; not supported",
+                                imp.module, imp.name
+                            ))
+                        }
                     };
-                    info.imports.push(Import { module: imp.module.to_string(), name: imp.name.to_string(), kind });
+                    info.imports.push(Import {
+                        module: imp.module.to_string(),
+                        name: imp.name.to_string(),
+                        kind,
+                    });
                 }
             }
             Payload::FunctionSection(r) => {
                 for t in r {
                     let t = t.map_err(|e| e.to_string())?;
-                    info.func_sigs.push(type_sigs.get(t as usize).cloned().flatten());
+                    info.func_sigs
+                        .push(type_sigs.get(t as usize).cloned().flatten());
                 }
             }
             Payload::TableSection(r) => info.tables += r.count(),
@@ -227,13 +253,24 @@ fn enc<E: std::fmt::Debug>(e: E) -> String {
 /// body per imported function, in import order) for every imported function
 /// and a fresh item for every imported memory, table and global, then append
 /// `add`. The result is validated.
-pub fn rewrite(wasm: &[u8], info: &ModuleInfo, stubs: Vec<Function>, add: &Additions) -> Result<Vec<u8>, String> {
+pub fn rewrite(
+    wasm: &[u8],
+    info: &ModuleInfo,
+    stubs: Vec<Function>,
+    add: &Additions,
+) -> Result<Vec<u8>, String> {
     if stubs.len() != info.imported_funcs as usize {
-        return Err(format!("{} stub bodies for {} imported functions", stubs.len(), info.imported_funcs));
+        return Err(format!(
+            "{} stub bodies for {} imported functions",
+            stubs.len(),
+            info.imported_funcs
+        ));
     }
     for (name, _, _) in &add.exports {
         if info.exports.contains_key(name) {
-            return Err(format!("module already exports `{name}`, a name loopbench needs"));
+            return Err(format!(
+                "module already exports `{name}`, a name loopbench needs"
+            ));
         }
     }
     let mut rt = RoundtripReencoder;
@@ -250,7 +287,8 @@ pub fn rewrite(wasm: &[u8], info: &ModuleInfo, stubs: Vec<Function>, add: &Addit
     let mut datacount: Option<RawSection> = None;
     let mut data: Option<Vec<u8>> = None;
     let mut customs: Vec<(String, Vec<u8>)> = Vec::new();
-    let (mut has_elements, mut has_tables, mut has_memories, mut has_globals) = (false, false, false, false);
+    let (mut has_elements, mut has_tables, mut has_memories, mut has_globals) =
+        (false, false, false, false);
     let mut original_types: Vec<u32> = Vec::new();
     let mut bodies: Vec<(u32, u32)> = Vec::new();
 
@@ -306,9 +344,14 @@ pub fn rewrite(wasm: &[u8], info: &ModuleInfo, stubs: Vec<Function>, add: &Addit
                 rt.parse_element_section(&mut elements, r).map_err(enc)?
             }
             Payload::DataCountSection { range, .. } => {
-                datacount = Some(RawSection { id: 12, data: &wasm[range.start as usize..range.end as usize] })
+                datacount = Some(RawSection {
+                    id: 12,
+                    data: &wasm[range.start as usize..range.end as usize],
+                })
             }
-            Payload::DataSection(r) => data = Some(wasm[r.range().start as usize..r.range().end as usize].to_vec()),
+            Payload::DataSection(r) => {
+                data = Some(wasm[r.range().start as usize..r.range().end as usize].to_vec())
+            }
             Payload::CodeSectionEntry(body) => {
                 let r = body.range();
                 bodies.push((r.start as u32, r.end as u32));
@@ -316,7 +359,10 @@ pub fn rewrite(wasm: &[u8], info: &ModuleInfo, stubs: Vec<Function>, add: &Addit
             Payload::CustomSection(c) => customs.push((c.name().to_string(), c.data().to_vec())),
             Payload::Version { .. } | Payload::CodeSectionStart { .. } | Payload::End(_) => {}
             other => {
-                return Err(format!("unsupported section in app module: {:?}", other.as_section().map(|s| s.0)));
+                return Err(format!(
+                    "unsupported section in app module: {:?}",
+                    other.as_section().map(|s| s.0)
+                ));
             }
         }
     }
@@ -324,7 +370,9 @@ pub fn rewrite(wasm: &[u8], info: &ModuleInfo, stubs: Vec<Function>, add: &Addit
         funcs.function(*t);
     }
     for s in &add.types {
-        types.ty().function(s.params.iter().copied(), s.results.iter().copied());
+        types
+            .ty()
+            .function(s.params.iter().copied(), s.results.iter().copied());
     }
     for (t, _) in &add.functions {
         funcs.function(*t);
@@ -385,7 +433,10 @@ pub fn rewrite(wasm: &[u8], info: &ModuleInfo, stubs: Vec<Function>, add: &Addit
         m.section(&RawSection { id: 11, data: d });
     }
     for (name, d) in &customs {
-        m.section(&wasm_encoder::CustomSection { name: name.into(), data: d.into() });
+        m.section(&wasm_encoder::CustomSection {
+            name: name.into(),
+            data: d.into(),
+        });
     }
     let out = m.finish();
     let mut features = wasmparser::WasmFeatures::all();
@@ -398,7 +449,13 @@ pub fn rewrite(wasm: &[u8], info: &ModuleInfo, stubs: Vec<Function>, add: &Addit
 
 /// Memory type helper for callers building additions.
 pub fn memory_type(pages: u64) -> MemoryType {
-    MemoryType { minimum: pages, maximum: None, memory64: false, shared: false, page_size_log2: None }
+    MemoryType {
+        minimum: pages,
+        maximum: None,
+        memory64: false,
+        shared: false,
+        page_size_log2: None,
+    }
 }
 
 #[cfg(test)]
@@ -423,7 +480,11 @@ mod tests {
         assert_eq!(info.globals, 1);
         assert_eq!(info.memories, 1);
         let mut stub = Function::new([]);
-        stub.instructions().local_get(0).i32_const(100).i32_add().end();
+        stub.instructions()
+            .local_get(0)
+            .i32_const(100)
+            .i32_add()
+            .end();
         let mut add = Additions::default();
         add.exports.push(("memory".into(), ExportKind::Memory, 0));
         let out = rewrite(&wasm, &info, vec![stub], &add).unwrap();
@@ -435,7 +496,9 @@ mod tests {
         let engine = wasmi::Engine::default();
         let module = wasmi::Module::new(&engine, &out[..]).unwrap();
         let mut store = wasmi::Store::new(&engine, ());
-        let inst = wasmi::Linker::<()>::new(&engine).instantiate_and_start(&mut store, &module).unwrap();
+        let inst = wasmi::Linker::<()>::new(&engine)
+            .instantiate_and_start(&mut store, &module)
+            .unwrap();
         let run = inst.get_typed_func::<i32, i32>(&store, "run").unwrap();
         assert_eq!(run.call(&mut store, 5).unwrap(), 105);
         let mem = inst.get_memory(&store, "memory").unwrap();
@@ -448,6 +511,8 @@ mod tests {
         let info = inspect(&wasm).unwrap();
         let mut add = Additions::default();
         add.exports.push(("run".into(), ExportKind::Func, 0));
-        assert!(rewrite(&wasm, &info, vec![], &add).unwrap_err().contains("already exports `run`"));
+        assert!(rewrite(&wasm, &info, vec![], &add)
+            .unwrap_err()
+            .contains("already exports `run`"));
     }
 }

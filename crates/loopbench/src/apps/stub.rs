@@ -40,7 +40,12 @@ fn is_wasi(module: &str) -> bool {
 }
 
 fn mem(offset: u64, align: u32) -> MemArg {
-    MemArg { offset, align, target: wasm_encoder::MemArgTarget::Memory(0), ordering: None }
+    MemArg {
+        offset,
+        align,
+        target: wasm_encoder::MemArgTarget::Memory(0),
+        ordering: None,
+    }
 }
 
 /// What a stub does; decided from the import's name and signature.
@@ -56,10 +61,15 @@ pub enum Behaviour {
 }
 
 pub fn behaviour(imp: &Import, has_memory: bool) -> Behaviour {
-    let ImportKind::Func(sig) = &imp.kind else { return Behaviour::Fail };
+    let ImportKind::Func(sig) = &imp.kind else {
+        return Behaviour::Fail;
+    };
     let i32s = |n: usize| Sig::new(&vec![ValType::I32; n], &[ValType::I32]);
     let name = imp.name.as_str();
-    if imp.module == "env" && name == "emscripten_notify_memory_growth" && *sig == Sig::new(&[ValType::I32], &[]) {
+    if imp.module == "env"
+        && name == "emscripten_notify_memory_growth"
+        && *sig == Sig::new(&[ValType::I32], &[])
+    {
         return Behaviour::Nothing;
     }
     if !is_wasi(&imp.module) {
@@ -67,16 +77,23 @@ pub fn behaviour(imp: &Import, has_memory: bool) -> Behaviour {
     }
     let needs_mem = |b: Behaviour| if has_memory { b } else { Behaviour::Fail };
     match name {
-        "clock_time_get" if *sig == Sig::new(&[ValType::I32, ValType::I64, ValType::I32], &[ValType::I32]) => {
+        "clock_time_get"
+            if *sig == Sig::new(&[ValType::I32, ValType::I64, ValType::I32], &[ValType::I32]) =>
+        {
             needs_mem(Behaviour::ClockZero)
         }
         "clock_res_get" if *sig == i32s(2) => needs_mem(Behaviour::ClockRes),
         "random_get" if *sig == i32s(2) => needs_mem(Behaviour::RandomZero),
-        "args_sizes_get" | "environ_sizes_get" if *sig == i32s(2) => needs_mem(Behaviour::SizesZero),
+        "args_sizes_get" | "environ_sizes_get" if *sig == i32s(2) => {
+            needs_mem(Behaviour::SizesZero)
+        }
         "args_get" | "environ_get" if *sig == i32s(2) => Behaviour::Return(0),
         "sched_yield" if *sig == i32s(0) => Behaviour::Return(0),
         "proc_exit" | "proc_raise" => Behaviour::Fail,
-        n if (n.starts_with("fd_") || n.starts_with("path_") || n.starts_with("sock_") || n == "poll_oneoff")
+        n if (n.starts_with("fd_")
+            || n.starts_with("path_")
+            || n.starts_with("sock_")
+            || n == "poll_oneoff")
             && sig.results == [ValType::I32] =>
         {
             Behaviour::Return(EBADF)
@@ -91,7 +108,11 @@ pub fn behaviour(imp: &Import, has_memory: bool) -> Behaviour {
 pub fn body(imp: &Import, index: u32, err_global: u32, has_memory: bool) -> Function {
     let b = behaviour(imp, has_memory);
     // random_get needs a counter local.
-    let locals: Vec<(u32, ValType)> = if b == Behaviour::RandomZero { vec![(1, ValType::I32)] } else { vec![] };
+    let locals: Vec<(u32, ValType)> = if b == Behaviour::RandomZero {
+        vec![(1, ValType::I32)]
+    } else {
+        vec![]
+    };
     let mut f = Function::new(locals);
     {
         let mut ins = f.instructions();
@@ -101,25 +122,41 @@ pub fn body(imp: &Import, index: u32, err_global: u32, has_memory: bool) -> Func
             }
             Behaviour::Nothing => {}
             Behaviour::ClockZero => {
-                ins.local_get(2).i64_const(0).i64_store(mem(0, 0)).i32_const(0);
+                ins.local_get(2)
+                    .i64_const(0)
+                    .i64_store(mem(0, 0))
+                    .i32_const(0);
             }
             Behaviour::ClockRes => {
-                ins.local_get(1).i64_const(1).i64_store(mem(0, 0)).i32_const(0);
+                ins.local_get(1)
+                    .i64_const(1)
+                    .i64_store(mem(0, 0))
+                    .i32_const(0);
             }
             Behaviour::SizesZero => {
                 ins.local_get(0).i32_const(0).i32_store(mem(0, 0));
-                ins.local_get(1).i32_const(0).i32_store(mem(0, 0)).i32_const(0);
+                ins.local_get(1)
+                    .i32_const(0)
+                    .i32_store(mem(0, 0))
+                    .i32_const(0);
             }
             Behaviour::RandomZero => {
                 // for (i = 0; i < len; i++) buf[i] = 0;
-                ins.block(wasm_encoder::BlockType::Empty).loop_(wasm_encoder::BlockType::Empty);
+                ins.block(wasm_encoder::BlockType::Empty)
+                    .loop_(wasm_encoder::BlockType::Empty);
                 ins.local_get(2).local_get(1).i32_ge_u().br_if(1);
-                ins.local_get(0).local_get(2).i32_add().i32_const(0).i32_store8(mem(0, 0));
+                ins.local_get(0)
+                    .local_get(2)
+                    .i32_add()
+                    .i32_const(0)
+                    .i32_store8(mem(0, 0));
                 ins.local_get(2).i32_const(1).i32_add().local_set(2).br(0);
                 ins.end().end().i32_const(0);
             }
             Behaviour::Fail => {
-                ins.i32_const(index as i32 + 1).global_set(err_global).unreachable();
+                ins.i32_const(index as i32 + 1)
+                    .global_set(err_global)
+                    .unreachable();
             }
         }
         ins.end();
@@ -140,7 +177,10 @@ pub fn explain(code: i32, imports: &[Import]) -> Option<String> {
     if code <= 0 {
         return None;
     }
-    let funcs: Vec<&Import> = imports.iter().filter(|i| matches!(i.kind, ImportKind::Func(_))).collect();
+    let funcs: Vec<&Import> = imports
+        .iter()
+        .filter(|i| matches!(i.kind, ImportKind::Func(_)))
+        .collect();
     let imp = funcs.get(code as usize - 1)?;
     Some(format!(
         "the app called import {}, which loopbench's stub host cannot serve (see apps/README.md, \"stub host\")",
@@ -153,28 +193,63 @@ mod tests {
     use super::*;
 
     fn func(module: &str, name: &str, params: &[ValType], results: &[ValType]) -> Import {
-        Import { module: module.into(), name: name.into(), kind: ImportKind::Func(Sig::new(params, results)) }
+        Import {
+            module: module.into(),
+            name: name.into(),
+            kind: ImportKind::Func(Sig::new(params, results)),
+        }
     }
 
     #[test]
     fn documented_calls_get_fixed_behaviour() {
         use ValType::*;
         let w = "wasi_snapshot_preview1";
-        assert_eq!(behaviour(&func(w, "fd_write", &[I32, I32, I32, I32], &[I32]), true), Behaviour::Return(8));
-        assert_eq!(behaviour(&func(w, "fd_prestat_get", &[I32, I32], &[I32]), true), Behaviour::Return(8));
-        assert_eq!(behaviour(&func(w, "clock_time_get", &[I32, I64, I32], &[I32]), true), Behaviour::ClockZero);
-        assert_eq!(behaviour(&func(w, "clock_time_get", &[I32, I64, I32], &[I32]), false), Behaviour::Fail);
-        assert_eq!(behaviour(&func(w, "proc_exit", &[I32], &[]), true), Behaviour::Fail);
-        assert_eq!(behaviour(&func("env", "emscripten_notify_memory_growth", &[I32], &[]), true), Behaviour::Nothing);
-        assert_eq!(behaviour(&func("env", "something", &[], &[]), true), Behaviour::Fail);
+        assert_eq!(
+            behaviour(&func(w, "fd_write", &[I32, I32, I32, I32], &[I32]), true),
+            Behaviour::Return(8)
+        );
+        assert_eq!(
+            behaviour(&func(w, "fd_prestat_get", &[I32, I32], &[I32]), true),
+            Behaviour::Return(8)
+        );
+        assert_eq!(
+            behaviour(&func(w, "clock_time_get", &[I32, I64, I32], &[I32]), true),
+            Behaviour::ClockZero
+        );
+        assert_eq!(
+            behaviour(&func(w, "clock_time_get", &[I32, I64, I32], &[I32]), false),
+            Behaviour::Fail
+        );
+        assert_eq!(
+            behaviour(&func(w, "proc_exit", &[I32], &[]), true),
+            Behaviour::Fail
+        );
+        assert_eq!(
+            behaviour(
+                &func("env", "emscripten_notify_memory_growth", &[I32], &[]),
+                true
+            ),
+            Behaviour::Nothing
+        );
+        assert_eq!(
+            behaviour(&func("env", "something", &[], &[]), true),
+            Behaviour::Fail
+        );
         // A documented name with an undocumented signature is not guessed at.
-        assert_eq!(behaviour(&func(w, "random_get", &[I32], &[I32]), true), Behaviour::Fail);
+        assert_eq!(
+            behaviour(&func(w, "random_get", &[I32], &[I32]), true),
+            Behaviour::Fail
+        );
     }
 
     #[test]
     fn error_codes_name_the_import() {
         let imps = vec![
-            Import { module: "env".into(), name: "mem".into(), kind: ImportKind::Memory },
+            Import {
+                module: "env".into(),
+                name: "mem".into(),
+                kind: ImportKind::Memory,
+            },
             func("env", "a", &[], &[]),
             func("env", "b", &[], &[]),
         ];

@@ -49,7 +49,10 @@ impl Reencode for Offsets {
     fn type_index(&mut self, ty: u32) -> Result<u32, wasm_encoder::reencode::Error<Self::Error>> {
         Ok(ty + self.types)
     }
-    fn function_index(&mut self, f: u32) -> Result<u32, wasm_encoder::reencode::Error<Self::Error>> {
+    fn function_index(
+        &mut self,
+        f: u32,
+    ) -> Result<u32, wasm_encoder::reencode::Error<Self::Error>> {
         Ok(f + self.funcs)
     }
     fn global_index(&mut self, g: u32) -> Result<u32, wasm_encoder::reencode::Error<Self::Error>> {
@@ -68,10 +71,17 @@ fn enc<E: std::fmt::Debug>(e: E) -> String {
 /// segments to `add`, plus the one-shot entry point and the grow helper.
 /// `info` describes the app with everything added so far; `err_global` is
 /// the app's stub error global.
-pub fn inject_shape(shape_wasm: &[u8], info: &ModuleInfo, err_global: u32, add: &mut Additions) -> Result<(), String> {
+pub fn inject_shape(
+    shape_wasm: &[u8],
+    info: &ModuleInfo,
+    err_global: u32,
+    add: &mut Additions,
+) -> Result<(), String> {
     let shape = super::rewrite::inspect(shape_wasm)?;
     if !shape.imports.is_empty() {
-        return Err("the shape imports something; only self-contained shapes can be injected".into());
+        return Err(
+            "the shape imports something; only self-contained shapes can be injected".into(),
+        );
     }
     match shape.memory0 {
         Some(m) if m.shared => {
@@ -111,7 +121,10 @@ pub fn inject_shape(shape_wasm: &[u8], info: &ModuleInfo, err_global: u32, add: 
                     let mut conv = |v: &[wasmparser::ValType]| -> Result<Vec<ValType>, String> {
                         v.iter().map(|t| rt.val_type(*t).map_err(enc)).collect()
                     };
-                    add.types.push(Sig { params: conv(f.params())?, results: conv(f.results())? });
+                    add.types.push(Sig {
+                        params: conv(f.params())?,
+                        results: conv(f.results())?,
+                    });
                     nshape_types += 1;
                 }
             }
@@ -141,7 +154,11 @@ pub fn inject_shape(shape_wasm: &[u8], info: &ModuleInfo, err_global: u32, add: 
             Payload::ElementSection(r) => {
                 for e in r {
                     let e = e.map_err(|e| e.to_string())?;
-                    let wasmparser::ElementKind::Active { table_index, offset_expr } = e.kind else {
+                    let wasmparser::ElementKind::Active {
+                        table_index,
+                        offset_expr,
+                    } = e.kind
+                    else {
                         return Err("the shape has a passive or declared element segment".into());
                     };
                     let mut ops = offset_expr.get_operators_reader();
@@ -152,12 +169,21 @@ pub fn inject_shape(shape_wasm: &[u8], info: &ModuleInfo, err_global: u32, add: 
                     let wasmparser::ElementItems::Functions(funcs) = e.items else {
                         return Err("the shape's element segment holds expressions".into());
                     };
-                    let funcs: Vec<u32> =
-                        funcs.into_iter().map(|f| f.map(|f| f + off.funcs)).collect::<Result<_, _>>().map_err(|e| e.to_string())?;
-                    add.elements.push(ElemSegment { table: table_index.unwrap_or(0) + off.tables, offset, funcs });
+                    let funcs: Vec<u32> = funcs
+                        .into_iter()
+                        .map(|f| f.map(|f| f + off.funcs))
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| e.to_string())?;
+                    add.elements.push(ElemSegment {
+                        table: table_index.unwrap_or(0) + off.tables,
+                        offset,
+                        funcs,
+                    });
                 }
             }
-            Payload::DataSection(_) => return Err("the shape has data segments; they would overwrite the app".into()),
+            Payload::DataSection(_) => {
+                return Err("the shape has data segments; they would overwrite the app".into())
+            }
             Payload::StartSection { .. } => return Err("the shape has a start function".into()),
             Payload::CodeSectionStart { .. } => {}
             Payload::CodeSectionEntry(body) => {
@@ -166,7 +192,10 @@ pub fn inject_shape(shape_wasm: &[u8], info: &ModuleInfo, err_global: u32, add: 
                 while !reader.eof() {
                     f.instruction(&off.parse_instruction(&mut reader).map_err(enc)?);
                 }
-                let slot = add.functions.get_mut(first_func + filled).ok_or("code entry without a function")?;
+                let slot = add
+                    .functions
+                    .get_mut(first_func + filled)
+                    .ok_or("code entry without a function")?;
                 slot.1 = f;
                 filled += 1;
             }
@@ -181,7 +210,14 @@ pub fn inject_shape(shape_wasm: &[u8], info: &ModuleInfo, err_global: u32, add: 
     let t = info.types + nshape_types;
     add.types.push(Sig::new(&[ValType::I32], &[ValType::I32]));
     let used = info.globals + nshape_globals;
-    add.globals.push((GlobalType { val_type: ValType::I32, mutable: true, shared: false }, ConstExpr::i32_const(0)));
+    add.globals.push((
+        GlobalType {
+            val_type: ValType::I32,
+            mutable: true,
+            shared: false,
+        },
+        ConstExpr::i32_const(0),
+    ));
     let entry_idx = info.funcs() + nshape_funcs;
     let mut entry = Function::new([]);
     entry
@@ -198,7 +234,8 @@ pub fn inject_shape(shape_wasm: &[u8], info: &ModuleInfo, err_global: u32, add: 
         .call(shape_run)
         .end();
     add.functions.push((t, entry));
-    add.exports.push((WARM_RUN.into(), ExportKind::Func, entry_idx));
+    add.exports
+        .push((WARM_RUN.into(), ExportKind::Func, entry_idx));
     let mut grow = Function::new([]);
     grow.instructions()
         .memory_size(0)
@@ -214,13 +251,16 @@ pub fn inject_shape(shape_wasm: &[u8], info: &ModuleInfo, err_global: u32, add: 
         .memory_size(0)
         .end();
     add.functions.push((t, grow));
-    add.exports.push((GROW.into(), ExportKind::Func, entry_idx + 1));
+    add.exports
+        .push((GROW.into(), ExportKind::Func, entry_idx + 1));
     Ok(())
 }
 
 /// The message for a warm-mode stub error code.
 pub fn explain(code: i32) -> Option<String> {
-    (code == REUSED_CODE).then(|| "warm-mode instance reused: the injected loop was called twice on one instance".into())
+    (code == REUSED_CODE).then(|| {
+        "warm-mode instance reused: the injected loop was called twice on one instance".into()
+    })
 }
 
 /// An app with a shape injected, plus the shape module to run it as.
@@ -241,7 +281,10 @@ pub fn setup(spec: &'static super::AppSpec, shape: ShapeModule) -> Result<WarmSe
         .map_err(|e| Error::Usage(format!("warm mode, shape {}: {e}", shape.name())))?;
     let mut module = shape;
     module.wasm = app.prepared.wasm.clone();
-    Ok(WarmSetup { app: Arc::new(app), module })
+    Ok(WarmSetup {
+        app: Arc::new(app),
+        module,
+    })
 }
 
 /// One arm of a warm-mode session: an engine plus the number of app steps
@@ -259,9 +302,22 @@ pub struct WarmArm {
 }
 
 impl WarmArm {
-    pub fn new(spec: &ArmSpec, label: String, app: Arc<AppShape>, after: u64, prefix: Arc<Mutex<Option<i32>>>) -> Result<Self, Error> {
+    pub fn new(
+        spec: &ArmSpec,
+        label: String,
+        app: Arc<AppShape>,
+        after: u64,
+        prefix: Arc<Mutex<Option<i32>>>,
+    ) -> Result<Self, Error> {
         let engine = spec.build().map_err(|e| Error::Usage(e.to_string()))?;
-        Ok(WarmArm { label, engine, app, after, instances: Arc::new(AtomicUsize::new(0)), prefix })
+        Ok(WarmArm {
+            label,
+            engine,
+            app,
+            after,
+            instances: Arc::new(AtomicUsize::new(0)),
+            prefix,
+        })
     }
 }
 
@@ -276,11 +332,14 @@ impl Arm for WarmArm {
         self.engine.supports()
     }
     fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error> {
-        let compiled = self.engine.compile(&shape.wasm).map_err(|source| Error::Engine {
-            shape: shape.name().into(),
-            arm: self.label.clone(),
-            source,
-        })?;
+        let compiled = self
+            .engine
+            .compile(&shape.wasm)
+            .map_err(|source| Error::Engine {
+                shape: shape.name().into(),
+                arm: self.label.clone(),
+                source,
+            })?;
         Ok(Box::new(WarmPrepared {
             arm: self.label.clone(),
             shape: shape.shape_ref(),
@@ -309,11 +368,15 @@ struct WarmPrepared<'a> {
 
 impl WarmPrepared<'_> {
     fn check_prefix(&self, ret: Option<i32>) -> Result<(), HookError> {
-        let what = format!("app {} checksum after {} steps", self.app.spec.name, self.after);
+        let what = format!(
+            "app {} checksum after {} steps",
+            self.app.spec.name, self.after
+        );
         if let Some(want) = self.app.expected(self.after) {
             return crate::shapes::expect_return(&what, want, ret);
         }
-        let got = ret.ok_or_else(|| HookError::Mismatch(Mismatch::new(&what, "a value", "none")))?;
+        let got =
+            ret.ok_or_else(|| HookError::Mismatch(Mismatch::new(&what, "a value", "none")))?;
         let mut first = self.prefix.lock().unwrap_or_else(|p| p.into_inner());
         match *first {
             None => {
@@ -321,7 +384,11 @@ impl WarmPrepared<'_> {
                 Ok(())
             }
             Some(v) if v == got => Ok(()),
-            Some(v) => Err(HookError::Mismatch(Mismatch::new(format!("{what} (same on every rep and engine)"), v, got))),
+            Some(v) => Err(HookError::Mismatch(Mismatch::new(
+                format!("{what} (same on every rep and engine)"),
+                v,
+                got,
+            ))),
         }
     }
 }
@@ -332,12 +399,20 @@ impl PreparedArm for WarmPrepared<'_> {
         let arm = self.arm.clone();
         let err = |e| hook_error(s.name, &arm, rep, e);
         // A fresh instance for every rep: never resumed, never reused.
-        let mut inst = self.compiled.instantiate().map_err(|e| err(HookError::Engine(e)))?;
+        let mut inst = self
+            .compiled
+            .instantiate()
+            .map_err(|e| err(HookError::Engine(e)))?;
         self.instances.fetch_add(1, Ordering::SeqCst);
         let inst = inst.as_mut();
         let explained = |inst: &mut dyn crate::engines::Instance, e: EngineError| -> HookError {
-            let code = inst.call(super::stub::ERROR_EXPORT, None, None).ok().flatten().unwrap_or(0);
-            let why = explain(code).or_else(|| super::stub::explain(code, &self.app.prepared.imports));
+            let code = inst
+                .call(super::stub::ERROR_EXPORT, None, None)
+                .ok()
+                .flatten()
+                .unwrap_or(0);
+            let why =
+                explain(code).or_else(|| super::stub::explain(code, &self.app.prepared.imports));
             HookError::Engine(match why {
                 Some(w) => EngineError::Trap(format!("{e}; {w}")),
                 None => e,
@@ -352,8 +427,13 @@ impl PreparedArm for WarmPrepared<'_> {
             };
             self.check_prefix(ret).map_err(err)?;
         }
-        let pages = inst.call(GROW, Some(self.pages as i32), None).map_err(|e| err(HookError::Engine(e)))?;
-        if pages.map(|p| (p as u32 as u64) < self.pages).unwrap_or(true) {
+        let pages = inst
+            .call(GROW, Some(self.pages as i32), None)
+            .map_err(|e| err(HookError::Engine(e)))?;
+        if pages
+            .map(|p| (p as u32 as u64) < self.pages)
+            .unwrap_or(true)
+        {
             return Err(err(HookError::Mismatch(Mismatch::new(
                 "app memory grown for the shape",
                 format!("{} pages", self.pages),

@@ -1,10 +1,10 @@
 //! Adapter families: one adapter per API family of an engine, picked by the
 //! version being built.
 //!
-//! An engine's API changes across major versions (wasmi 0.31's stack machine
-//! and `Value` vs 1.x/2.x's `Val` and lazy translation; tinywasm 0.10's
-//! `call` returning a `Vec` vs 0.11+'s result slice and separate shared
-//! memories). Each family is a source file in `build/adapters/`, compiled
+//! An engine's API changes across versions (wasmi 0.31's stack machine and
+//! `Value` vs 1.x/2.x's `Val` and lazy translation; tinywasm 0.10's `call`
+//! returning a `Vec` vs 0.11's result slice, and 0.12's shared memories kept
+//! apart from plain ones). Each family is a source file in `build/adapters/`, compiled
 //! only inside a worker against the requested version; it is not a module
 //! of this crate. A version outside every family is refused with the list
 //! of families, before anything is built.
@@ -25,7 +25,10 @@ pub struct Family {
     pub adapter: &'static str,
     /// Whether the engine's default Cargo features stay on.
     pub default_features: bool,
-    /// Features always enabled (tinywasm's default `archive` does not build).
+    /// Features always enabled. tinywasm's default `archive` does not
+    /// build; from 0.11 its parser must have `validate` on whenever another
+    /// crate in the worker (this library) turns on wasmparser's
+    /// `validate`, or its matches on wasmparser enums are not exhaustive.
     pub base_features: &'static [&'static str],
     /// Engine options the adapter accepts after `:`.
     pub options: &'static [(&'static str, &'static str)],
@@ -77,7 +80,7 @@ pub static FAMILIES: [Family; 5] = [
         covers_version: |v| v.major == 0 && v.minor == 11,
         adapter: include_str!("adapters/tinywasm_011.rs"),
         default_features: false,
-        base_features: &["std", "parser"],
+        base_features: &["std", "parser", "validate"],
         options: &[],
     },
     Family {
@@ -87,7 +90,7 @@ pub static FAMILIES: [Family; 5] = [
         covers_version: |v| v.major == 0 && v.minor == 12,
         adapter: include_str!("adapters/tinywasm_012.rs"),
         default_features: false,
-        base_features: &["std", "parser"],
+        base_features: &["std", "parser", "validate"],
         options: &[],
     },
 ];
@@ -121,11 +124,6 @@ pub fn buildable_names() -> String {
     let mut names: Vec<&str> = FAMILIES.iter().map(|f| f.engine.name()).collect();
     names.dedup();
     names.join(", ")
-}
-
-/// Every adapter text of `engine`, for the cache key.
-pub fn adapter_texts(engine: EngineKind) -> impl Iterator<Item = &'static str> {
-    of(engine).map(|f| f.adapter)
 }
 
 #[cfg(test)]

@@ -81,12 +81,7 @@ pub struct ArmContext {
 
 impl ArmContext {
     pub fn new(set: &CounterSet, counters: CounterFactory) -> Self {
-        let worker_counters = set
-            .status()
-            .iter()
-            .filter(|s| s.available)
-            .map(|s| s.counter.to_string())
-            .collect();
+        let worker_counters = set.status().iter().filter(|s| s.available).map(|s| s.counter.to_string()).collect();
         ArmContext { timing: Timing::default(), counters, worker_counters }
     }
 
@@ -173,7 +168,9 @@ pub fn help() -> String {
     for f in &family::FAMILIES {
         let opts: Vec<&str> = f.options.iter().map(|(n, _)| *n).collect();
         let opts = if opts.is_empty() { String::new() } else { format!("  options: {}", opts.join(", ")) };
-        out.push_str(&format!("    {:<9} {:<45}{opts}\n", f.engine.name(), f.covers));
+        let line = format!("    {:<9} {:<45}{opts}", f.engine.name(), f.covers);
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
 }

@@ -190,7 +190,10 @@ pub fn cache_key(engine: EngineKind, build: &BuildSpec, dep: &Dependency) -> Str
         MAIN_TEMPLATE.to_string(),
     ];
     text.extend(build.features.iter().cloned());
-    text.extend(family::adapter_texts(engine).map(str::to_string));
+    for f in family::of(engine) {
+        text.push(format!("{} {} {:?}", f.name, f.default_features, f.base_features));
+        text.push(f.adapter.to_string());
+    }
     let parts: Vec<&[u8]> = text.iter().map(|t| t.as_bytes()).collect();
     format!("{:016x}", super::protocol::fnv1a(&parts))
 }
@@ -460,6 +463,8 @@ fn cargo_build(
     }
     if compiled {
         eprintln!("built worker {label} ({what}) in {:.1} s", started.elapsed().as_secs_f64());
+    } else {
+        eprintln!("worker {label} ({what}) is up to date (checked in {:.1} s)", started.elapsed().as_secs_f64());
     }
     Ok(compiled)
 }
@@ -513,7 +518,7 @@ mod tests {
         let (dep, fam) = locate(e, &b).unwrap();
         let m = manifest(e, &b, &dep, fam, "k", "arm");
         assert!(m.contains(
-            r#"tinywasm = { version = "=0.12.0-beta.0", default-features = false, features = ["std", "parser", "simd-intrinsics"] }"#
+            r#"tinywasm = { version = "=0.12.0-beta.0", default-features = false, features = ["std", "parser", "validate", "simd-intrinsics"] }"#
         ), "{m}");
         assert!(m.contains("resolver = \"3\""));
         assert_eq!(fam.name, "tinywasm_012");

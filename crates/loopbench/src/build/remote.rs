@@ -122,6 +122,12 @@ pub struct WorkerArm {
     built: Result<Built, String>,
     state: Rc<RefCell<State>>,
     timing: Timing,
+    /// Whether a build or startup failure was reported in full already.
+    told: std::cell::Cell<bool>,
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or_default()
 }
 
 struct State {
@@ -152,6 +158,7 @@ impl WorkerArm {
             built,
             state: Rc::new(RefCell::new(state)),
             timing: ctx.timing.clone(),
+            told: std::cell::Cell::new(false),
         };
         if let Err(e) = &arm.built {
             arm.state.borrow_mut().broken = Some(e.clone());
@@ -212,7 +219,14 @@ impl Arm for WorkerArm {
     }
     fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error> {
         if let Some(b) = self.state.borrow().broken.clone() {
-            return Err(self.error(shape.name(), b));
+            // The whole story once; later shapes point back to it.
+            let first = !self.told.replace(true);
+            let detail = if first {
+                b
+            } else {
+                format!("the worker is unavailable (see this arm's first error): {}", first_line(&b))
+            };
+            return Err(self.error(shape.name(), detail));
         }
         if self.state.borrow().process.is_none() {
             self.spawn().map_err(|e| self.error(shape.name(), format!("restarting the worker: {e}")))?;

@@ -39,7 +39,8 @@ pub const CHILD_ENV: &str = "LOOPBENCH_CALLGRIND_DIR";
 /// Name of the reading: instructions executed by the guest (callgrind `Ir`).
 pub const NAME: &str = "callgrind_ir";
 /// How to get valgrind when it is missing.
-pub const INSTALL_HINT: &str = "install it (Debian/Ubuntu: apt-get install valgrind; Fedora: dnf install valgrind)";
+pub const INSTALL_HINT: &str =
+    "install it (Debian/Ubuntu: apt-get install valgrind; Fedora: dnf install valgrind)";
 
 const TOOL_BASE: usize = ((b'C' as usize) << 24) | ((b'T' as usize) << 16);
 const DUMP_STATS_AT: usize = TOOL_BASE + 3;
@@ -121,16 +122,19 @@ pub fn child_dir() -> Option<PathBuf> {
 
 /// `valgrind --version`, or why it cannot run.
 pub fn valgrind_version() -> Result<String, String> {
-    match std::process::Command::new("valgrind").arg("--version").output() {
+    match std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+    {
         Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).trim().to_string()),
         Ok(o) => Err(format!(
             "`valgrind --version` failed ({}): {}",
             o.status,
             String::from_utf8_lossy(&o.stderr).trim()
         )),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(format!("--counters callgrind needs valgrind, which is not on PATH; {INSTALL_HINT}"))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+            "--counters callgrind needs valgrind, which is not on PATH; {INSTALL_HINT}"
+        )),
         Err(e) => Err(format!("cannot run valgrind: {e}")),
     }
 }
@@ -142,7 +146,6 @@ pub fn valgrind_args(dir: &Path) -> Vec<String> {
         "--tool=callgrind".into(),
         "--collect-atstart=no".into(),
         "--dump-instr=no".into(),
-        "--dump-line=no".into(),
         "--compress-strings=no".into(),
         "--compress-pos=no".into(),
         format!("--callgrind-out-file={}/cg.%p", dir.display()),
@@ -154,12 +157,15 @@ pub fn valgrind_args(dir: &Path) -> Vec<String> {
 /// return its exit code. The child prints the results.
 pub fn reexec() -> Result<i32, String> {
     let version = valgrind_version()?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
     let dir = tempfile::Builder::new()
         .prefix("loopbench-callgrind-")
         .tempdir()
         .map_err(|e| format!("cannot create a directory for callgrind output: {e}"))?;
-    eprintln!("counters: running under {version} (callgrind); counts are exact, times are not meaningful");
+    eprintln!(
+        "counters: running under {version} (callgrind); counts are exact, times are not meaningful"
+    );
     let status = std::process::Command::new("valgrind")
         .args(valgrind_args(dir.path()))
         .arg(&exe)
@@ -169,7 +175,9 @@ pub fn reexec() -> Result<i32, String> {
         .map_err(|e| format!("cannot start valgrind: {e}"))?;
     match status.code() {
         Some(c) => Ok(c),
-        None => Err(format!("the callgrind child ended without an exit code ({status})")),
+        None => Err(format!(
+            "the callgrind child ended without an exit code ({status})"
+        )),
     }
 }
 
@@ -214,14 +222,26 @@ pub fn parse_dump(text: &str) -> Result<Dump, String> {
             totals = Some(rest);
         } else if let Some(rest) = line.strip_prefix("desc: Trigger:") {
             let rest = rest.trim();
-            trigger = Some(rest.strip_prefix("Client Request:").unwrap_or(rest).trim().to_string());
+            trigger = Some(
+                rest.strip_prefix("Client Request:")
+                    .unwrap_or(rest)
+                    .trim()
+                    .to_string(),
+            );
         }
     }
     let events = events.ok_or("no `events:` line")?;
-    let col = events.iter().position(|e| *e == "Ir").ok_or("no Ir event in `events:`")?;
-    let line = summary.or(totals).ok_or("no `summary:` or `totals:` line")?;
+    let col = events
+        .iter()
+        .position(|e| *e == "Ir")
+        .ok_or("no Ir event in `events:`")?;
+    let line = summary
+        .or(totals)
+        .ok_or("no `summary:` or `totals:` line")?;
     let ir = match line.split_whitespace().nth(col) {
-        Some(v) => v.parse::<u64>().map_err(|e| format!("bad Ir total `{v}`: {e}"))?,
+        Some(v) => v
+            .parse::<u64>()
+            .map_err(|e| format!("bad Ir total `{v}`: {e}"))?,
         // Trailing zero columns may be omitted.
         None => 0,
     };
@@ -240,10 +260,15 @@ impl CallgrindSetup {
     /// In the child: confirm valgrind and measure the harness overhead.
     pub fn new(dir: PathBuf) -> Result<Self, String> {
         if !running_on_valgrind() {
-            return Err(format!("{CHILD_ENV} is set but this process does not run under valgrind"));
+            return Err(format!(
+                "{CHILD_ENV} is set but this process does not run under valgrind"
+            ));
         }
         if !dir.is_dir() {
-            return Err(format!("callgrind output directory {} does not exist", dir.display()));
+            return Err(format!(
+                "callgrind output directory {} does not exist",
+                dir.display()
+            ));
         }
         let raw = CallgrindSetup { dir, overhead: 0 };
         let mut meter = Meter::new(vec![Box::new(CallgrindCounter::new(&raw))]);
@@ -253,10 +278,16 @@ impl CallgrindSetup {
             meter.start();
             meter.stop();
             let r = meter.take();
-            let v = r.counters.get(NAME).ok_or("the overhead dump could not be read")?;
+            let v = r
+                .counters
+                .get(NAME)
+                .ok_or("the overhead dump could not be read")?;
             least = least.min(*v as u64);
         }
-        Ok(CallgrindSetup { overhead: least, ..raw })
+        Ok(CallgrindSetup {
+            overhead: least,
+            ..raw
+        })
     }
 
     pub fn describe(&self) -> String {
@@ -277,16 +308,23 @@ pub struct CallgrindCounter {
 
 impl CallgrindCounter {
     pub fn new(setup: &CallgrindSetup) -> Self {
-        CallgrindCounter { dir: setup.dir.clone(), overhead: setup.overhead, label: String::new(), seq: 0 }
+        CallgrindCounter {
+            dir: setup.dir.clone(),
+            overhead: setup.overhead,
+            label: String::new(),
+            seq: 0,
+        }
     }
 
     /// Dump, find the file with our trigger, read its Ir and delete it.
     fn collect(&mut self) -> Result<u64, String> {
         self.seq += 1;
         let name = format!("loopbench#{}#{}", self.seq, self.label);
-        let cname = std::ffi::CString::new(name.clone()).map_err(|_| "dump name has a NUL byte".to_string())?;
+        let cname = std::ffi::CString::new(name.clone())
+            .map_err(|_| "dump name has a NUL byte".to_string())?;
         client_request(0, DUMP_STATS_AT, cname.as_ptr() as usize);
-        let entries = std::fs::read_dir(&self.dir).map_err(|e| format!("cannot list {}: {e}", self.dir.display()))?;
+        let entries = std::fs::read_dir(&self.dir)
+            .map_err(|e| format!("cannot list {}: {e}", self.dir.display()))?;
         let pid = std::process::id();
         let prefix = format!("cg.{pid}.");
         for entry in entries.flatten() {
@@ -295,14 +333,18 @@ impl CallgrindCounter {
                 continue;
             }
             let path = entry.path();
-            let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let dump = parse_dump(&text).map_err(|e| format!("{}: {e}", path.display()))?;
             let _ = std::fs::remove_file(&path);
             if dump.trigger.as_deref() == Some(name.as_str()) {
                 return Ok(dump.ir);
             }
         }
-        Err(format!("no callgrind dump named `{name}` in {}", self.dir.display()))
+        Err(format!(
+            "no callgrind dump named `{name}` in {}",
+            self.dir.display()
+        ))
     }
 }
 
@@ -344,13 +386,18 @@ positions: line\nevents: Ir\nsummary: 12345\n\n\nfn=(1) main\n0 12345\n\ntotals:
     fn dumps_are_parsed() {
         let d = parse_dump(SAMPLE).unwrap();
         assert_eq!(d.ir, 12345);
-        assert_eq!(d.trigger.as_deref(), Some("loopbench#3#shape=x arm=y rep=1"));
+        assert_eq!(
+            d.trigger.as_deref(),
+            Some("loopbench#3#shape=x arm=y rep=1")
+        );
         let cache = "events: Dr Ir Dw\nsummary: 7 99 3\n";
         assert_eq!(parse_dump(cache).unwrap().ir, 99);
         let totals_only = "events: Ir\ntotals: 5\n";
         assert_eq!(parse_dump(totals_only).unwrap().ir, 5);
         assert!(parse_dump("summary: 3\n").unwrap_err().contains("events"));
-        assert!(parse_dump("events: Dr\nsummary: 3\n").unwrap_err().contains("Ir"));
+        assert!(parse_dump("events: Dr\nsummary: 3\n")
+            .unwrap_err()
+            .contains("Ir"));
         assert!(parse_dump("events: Ir\nsummary: x\n").is_err());
     }
 

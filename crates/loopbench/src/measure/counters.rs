@@ -85,7 +85,10 @@ impl FromStr for CounterChoice {
         let mut list = Vec::new();
         for part in s.split(',').map(str::trim) {
             if part.is_empty() {
-                return Err(format!("empty name in --counters `{s}` (valid: {})", valid()));
+                return Err(format!(
+                    "empty name in --counters `{s}` (valid: {})",
+                    valid()
+                ));
             }
             let kind = CounterKind::ALL
                 .into_iter()
@@ -145,7 +148,13 @@ impl CounterSet {
                 Ok(d) => (true, Some(d), None),
                 Err(e) => (false, None, Some(e)),
             };
-            CounterStatus { counter: kind.name(), available, reason, detail, metrics: kind.metrics().to_vec() }
+            CounterStatus {
+                counter: kind.name(),
+                available,
+                reason,
+                detail,
+                metrics: kind.metrics().to_vec(),
+            }
         };
         if choice.wants(CounterKind::Callgrind) {
             let r = match callgrind::child_dir() {
@@ -213,10 +222,19 @@ mod tests {
         assert_eq!("none".parse::<CounterChoice>(), Ok(CounterChoice::None));
         assert_eq!(
             "tsc,perf".parse::<CounterChoice>(),
-            Ok(CounterChoice::Only(vec![CounterKind::Tsc, CounterKind::Perf]))
+            Ok(CounterChoice::Only(vec![
+                CounterKind::Tsc,
+                CounterKind::Perf
+            ]))
         );
-        assert!("tsc,bogus".parse::<CounterChoice>().unwrap_err().contains("unknown counter `bogus`"));
-        assert!("tsc,callgrind".parse::<CounterChoice>().unwrap_err().contains("cannot be combined"));
+        assert!("tsc,bogus"
+            .parse::<CounterChoice>()
+            .unwrap_err()
+            .contains("unknown counter `bogus`"));
+        assert!("tsc,callgrind"
+            .parse::<CounterChoice>()
+            .unwrap_err()
+            .contains("cannot be combined"));
         assert!("tsc,".parse::<CounterChoice>().is_err());
         assert!(!CounterChoice::Auto.wants(CounterKind::Callgrind));
     }
@@ -225,7 +243,10 @@ mod tests {
     /// description; and the factory builds only available counters.
     #[test]
     fn unavailable_counters_have_reasons() {
-        let set = CounterSet::resolve(&CounterChoice::Only(vec![CounterKind::Tsc, CounterKind::Perf]));
+        let set = CounterSet::resolve(&CounterChoice::Only(vec![
+            CounterKind::Tsc,
+            CounterKind::Perf,
+        ]));
         assert_eq!(set.status().len(), 2);
         for s in set.status() {
             assert_eq!(s.available, s.reason.is_none(), "{s:?}");

@@ -28,7 +28,12 @@ pub const RUNNING_FRACTION: &str = "perf_running_fraction";
 /// `paranoid` is the value of /proc/sys/kernel/perf_event_paranoid and
 /// `seccomp` the `Seccomp:` mode from /proc/self/status, when readable.
 #[cfg(target_os = "linux")]
-pub fn refusal_reason(err: &std::io::Error, event: &str, paranoid: Option<i64>, seccomp: Option<u32>) -> String {
+pub fn refusal_reason(
+    err: &std::io::Error,
+    event: &str,
+    paranoid: Option<i64>,
+    seccomp: Option<u32>,
+) -> String {
     let errno = err.raw_os_error().unwrap_or(0);
     let name = errno_name(errno);
     match errno {
@@ -68,13 +73,20 @@ fn errno_name(errno: i32) -> String {
 
 /// /proc/sys/kernel/perf_event_paranoid.
 pub fn paranoid() -> Option<i64> {
-    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").ok()?.trim().parse().ok()
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// The `Seccomp:` mode of this process (0 none, 1 strict, 2 filter).
 pub fn seccomp_mode() -> Option<u32> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    status.lines().find_map(|l| l.strip_prefix("Seccomp:")).and_then(|v| v.trim().parse().ok())
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Seccomp:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 #[cfg(target_os = "linux")]
@@ -87,21 +99,35 @@ mod imp {
         group: Group,
         members: Vec<perf_event::Counter>,
         failed: bool,
+        /// Enabled and running time after the previous call: the kernel's
+        /// times are cumulative (a reset clears only the counts).
+        last: (std::time::Duration, std::time::Duration),
     }
 
     impl PerfGroup {
         pub fn open() -> Result<PerfGroup, String> {
-            let why = |e: std::io::Error, event: &str| refusal_reason(&e, event, paranoid(), seccomp_mode());
+            let why = |e: std::io::Error, event: &str| {
+                refusal_reason(&e, event, paranoid(), seccomp_mode())
+            };
             let mut group = Group::new().map_err(|e| why(e, "the group leader"))?;
             let mut members = Vec::new();
-            let events =
-                [Hardware::CPU_CYCLES, Hardware::INSTRUCTIONS, Hardware::BRANCH_INSTRUCTIONS, Hardware::BRANCH_MISSES];
+            let events = [
+                Hardware::CPU_CYCLES,
+                Hardware::INSTRUCTIONS,
+                Hardware::BRANCH_INSTRUCTIONS,
+                Hardware::BRANCH_MISSES,
+            ];
             for (event, name) in events.into_iter().zip(EVENTS) {
                 let mut b = Builder::new(event);
                 b.exclude_kernel(true).exclude_hv(true);
                 members.push(group.add(&b).map_err(|e| why(e, name))?);
             }
-            Ok(PerfGroup { group, members, failed: false })
+            Ok(PerfGroup {
+                group,
+                members,
+                failed: false,
+                last: Default::default(),
+            })
         }
 
         #[inline(always)]
@@ -115,7 +141,14 @@ mod imp {
                 return;
             }
             let Ok(data) = self.group.read() else { return };
-            let (Some(enabled), Some(running)) = (data.time_enabled(), data.time_running()) else { return };
+            let (Some(total_enabled), Some(total_running)) =
+                (data.time_enabled(), data.time_running())
+            else {
+                return;
+            };
+            let enabled = total_enabled.saturating_sub(self.last.0);
+            let running = total_running.saturating_sub(self.last.1);
+            self.last = (total_enabled, total_running);
             if running.is_zero() {
                 // Never scheduled onto the PMU: no value, not a zero.
                 return;
@@ -159,8 +192,14 @@ pub fn probe() -> Result<String, String> {
     }
     g.stop_into(&mut out);
     match out.get("instructions") {
-        Some(v) if *v > 0.0 => Ok("user-space cycles, instructions, branches and branch misses in one perf event group".into()),
-        _ => Err("the perf event group opened but never counted (the PMU is busy or virtualised away)".into()),
+        Some(v) if *v > 0.0 => Ok(
+            "user-space cycles, instructions, branches and branch misses in one perf event group"
+                .into(),
+        ),
+        _ => Err(
+            "the perf event group opened but never counted (the PMU is busy or virtualised away)"
+                .into(),
+        ),
     }
 }
 
@@ -172,7 +211,9 @@ pub struct PerfCounter {
 
 impl PerfCounter {
     pub fn open() -> Result<Self, String> {
-        Ok(PerfCounter { group: PerfGroup::open()? })
+        Ok(PerfCounter {
+            group: PerfGroup::open()?,
+        })
     }
 }
 
@@ -200,15 +241,43 @@ mod tests {
 
     #[test]
     fn refusals_name_their_cause() {
-        let no_pmu = refusal_reason(&Error::from_raw_os_error(libc::ENOENT), "cycles", Some(2), Some(0));
-        assert!(no_pmu.contains("no hardware PMU") && no_pmu.contains("ENOENT"), "{no_pmu}");
-        let unsupported = refusal_reason(&Error::from_raw_os_error(libc::EOPNOTSUPP), "cycles", Some(2), Some(0));
+        let no_pmu = refusal_reason(
+            &Error::from_raw_os_error(libc::ENOENT),
+            "cycles",
+            Some(2),
+            Some(0),
+        );
+        assert!(
+            no_pmu.contains("no hardware PMU") && no_pmu.contains("ENOENT"),
+            "{no_pmu}"
+        );
+        let unsupported = refusal_reason(
+            &Error::from_raw_os_error(libc::EOPNOTSUPP),
+            "cycles",
+            Some(2),
+            Some(0),
+        );
         assert!(unsupported.contains("no hardware PMU"), "{unsupported}");
-        let paranoid = refusal_reason(&Error::from_raw_os_error(libc::EACCES), "cycles", Some(3), Some(0));
+        let paranoid = refusal_reason(
+            &Error::from_raw_os_error(libc::EACCES),
+            "cycles",
+            Some(3),
+            Some(0),
+        );
         assert!(paranoid.contains("perf_event_paranoid = 3"), "{paranoid}");
-        let seccomp = refusal_reason(&Error::from_raw_os_error(libc::EPERM), "cycles", Some(1), Some(2));
+        let seccomp = refusal_reason(
+            &Error::from_raw_os_error(libc::EPERM),
+            "cycles",
+            Some(1),
+            Some(2),
+        );
         assert!(seccomp.contains("seccomp"), "{seccomp}");
-        let nosys = refusal_reason(&Error::from_raw_os_error(libc::ENOSYS), "cycles", None, None);
+        let nosys = refusal_reason(
+            &Error::from_raw_os_error(libc::ENOSYS),
+            "cycles",
+            None,
+            None,
+        );
         assert!(nosys.contains("ENOSYS"), "{nosys}");
     }
 
@@ -228,7 +297,10 @@ mod tests {
                         assert!(*v >= 0.0, "{e} = {v}");
                     }
                 }
-                assert!(out.get("instructions").is_some_and(|v| *v > 0.0), "{detail}: {out:?}");
+                assert!(
+                    out.get("instructions").is_some_and(|v| *v > 0.0),
+                    "{detail}: {out:?}"
+                );
             }
             Err(reason) => {
                 assert!(!reason.is_empty());

@@ -25,12 +25,36 @@ pub struct MetricInfo {
 
 /// The readings that are summarised and compared, in display order.
 pub const METRICS: &[MetricInfo] = &[
-    MetricInfo { key: tsc::NAME, column: "TSC-cyc/op", word: "TSC cycles" },
-    MetricInfo { key: "cycles", column: "cycles/op", word: "cycles" },
-    MetricInfo { key: "instructions", column: "instr/op", word: "instructions" },
-    MetricInfo { key: callgrind::NAME, column: "Ir/op", word: "instructions (callgrind)" },
-    MetricInfo { key: "branches", column: "branch/op", word: "branches" },
-    MetricInfo { key: "branch_misses", column: "br-miss/op", word: "branch misses" },
+    MetricInfo {
+        key: tsc::NAME,
+        column: "TSC-cyc/op",
+        word: "TSC cycles",
+    },
+    MetricInfo {
+        key: "cycles",
+        column: "cycles/op",
+        word: "cycles",
+    },
+    MetricInfo {
+        key: "instructions",
+        column: "instr/op",
+        word: "instructions",
+    },
+    MetricInfo {
+        key: callgrind::NAME,
+        column: "Ir/op",
+        word: "instructions (callgrind)",
+    },
+    MetricInfo {
+        key: "branches",
+        column: "branch/op",
+        word: "branches",
+    },
+    MetricInfo {
+        key: "branch_misses",
+        column: "br-miss/op",
+        word: "branch misses",
+    },
 ];
 
 pub fn metric(key: &str) -> Option<&'static MetricInfo> {
@@ -45,10 +69,16 @@ pub struct MedianMin {
 
 impl MedianMin {
     fn of(xs: &[f64]) -> Option<Self> {
-        (!xs.is_empty()).then(|| MedianMin { median: stats::median(xs), min: stats::min(xs) })
+        (!xs.is_empty()).then(|| MedianMin {
+            median: stats::median(xs),
+            min: stats::min(xs),
+        })
     }
     fn scaled(self, by: f64) -> Self {
-        MedianMin { median: self.median / by, min: self.min / by }
+        MedianMin {
+            median: self.median / by,
+            min: self.min / by,
+        }
     }
 }
 
@@ -95,22 +125,47 @@ impl ArmCounters {
 pub fn summarise_arm(readings: &[&Reading], iters: f64, ops_per_iter: Option<f64>) -> ArmCounters {
     let mut out = ArmCounters::default();
     for m in METRICS {
-        let samples: Vec<Option<f64>> =
-            readings.iter().map(|r| r.counters.get(m.key).copied().filter(|v| v.is_finite()).map(|v| v / iters)).collect();
+        let samples: Vec<Option<f64>> = readings
+            .iter()
+            .map(|r| {
+                r.counters
+                    .get(m.key)
+                    .copied()
+                    .filter(|v| v.is_finite())
+                    .map(|v| v / iters)
+            })
+            .collect();
         let present: Vec<f64> = samples.iter().flatten().copied().collect();
-        let Some(per_iter) = MedianMin::of(&present) else { continue };
-        let per_op = ops_per_iter.filter(|o| *o > 0.0).map(|o| per_iter.scaled(o));
-        out.values.insert(m.key.to_string(), CounterSummary { per_iter, per_op, reps: present.len(), samples_per_iter: samples });
+        let Some(per_iter) = MedianMin::of(&present) else {
+            continue;
+        };
+        let per_op = ops_per_iter
+            .filter(|o| *o > 0.0)
+            .map(|o| per_iter.scaled(o));
+        out.values.insert(
+            m.key.to_string(),
+            CounterSummary {
+                per_iter,
+                per_op,
+                reps: present.len(),
+                samples_per_iter: samples,
+            },
+        );
     }
     let ipc: Vec<f64> = readings
         .iter()
-        .filter_map(|r| match (r.counters.get("instructions"), r.counters.get("cycles")) {
-            (Some(i), Some(c)) if *c > 0.0 => Some(i / c),
-            _ => None,
-        })
+        .filter_map(
+            |r| match (r.counters.get("instructions"), r.counters.get("cycles")) {
+                (Some(i), Some(c)) if *c > 0.0 => Some(i / c),
+                _ => None,
+            },
+        )
         .collect();
     out.ipc = (!ipc.is_empty()).then(|| stats::median(&ipc));
-    let fractions: Vec<f64> = readings.iter().filter_map(|r| r.counters.get(perf::RUNNING_FRACTION).copied()).collect();
+    let fractions: Vec<f64> = readings
+        .iter()
+        .filter_map(|r| r.counters.get(perf::RUNNING_FRACTION).copied())
+        .collect();
     out.perf_running_fraction_min = (!fractions.is_empty()).then(|| stats::min(&fractions));
     out
 }
@@ -130,30 +185,45 @@ pub struct CounterComparison {
 
 /// Pairs of rounds where both arms have a value.
 fn paired(cand: &[Option<f64>], base: &[Option<f64>]) -> (Vec<f64>, Vec<f64>) {
-    cand.iter().zip(base).filter_map(|(c, b)| Some(((*c)?, (*b)?))).unzip()
+    cand.iter()
+        .zip(base)
+        .filter_map(|(c, b)| Some(((*c)?, (*b)?)))
+        .unzip()
 }
 
 /// Per counter: every non-baseline arm against the baseline, and the null
 /// control's change (the floor the verdicts use). `arms` is
 /// `(label, role, counters)` in session order.
-pub fn compare(arms: &[(&str, Role, &ArmCounters)]) -> (Vec<CounterComparison>, BTreeMap<String, NullControl>) {
+pub fn compare(
+    arms: &[(&str, Role, &ArmCounters)],
+) -> (Vec<CounterComparison>, BTreeMap<String, NullControl>) {
     let mut comparisons = Vec::new();
     let mut nulls = BTreeMap::new();
-    let Some((base_label, _, base)) = arms.iter().find(|(_, role, _)| *role == Role::Baseline) else {
+    let Some((base_label, _, base)) = arms.iter().find(|(_, role, _)| *role == Role::Baseline)
+    else {
         return (comparisons, nulls);
     };
     for m in METRICS {
-        let Some(b) = base.values.get(m.key) else { continue };
+        let Some(b) = base.values.get(m.key) else {
+            continue;
+        };
         let change_of = |c: &ArmCounters| {
             let s = c.values.get(m.key)?;
             let (x, y) = paired(&s.samples_per_iter, &b.samples_per_iter);
             stats::paired_change(&x, &y, crate::session::LEVEL)
         };
-        let null = arms.iter().find(|(_, role, _)| *role == Role::Null).and_then(|(_, _, c)| change_of(c));
+        let null = arms
+            .iter()
+            .find(|(_, role, _)| *role == Role::Null)
+            .and_then(|(_, _, c)| change_of(c));
         if let Some(n) = &null {
             nulls.insert(
                 m.key.to_string(),
-                NullControl { median_pct: n.median_pct, ci_pct: n.ci_pct, confidence: n.confidence },
+                NullControl {
+                    median_pct: n.median_pct,
+                    ci_pct: n.ci_pct,
+                    confidence: n.confidence,
+                },
             );
         }
         for (label, role, c) in arms {
@@ -182,21 +252,44 @@ mod tests {
     use super::*;
 
     fn reading(pairs: &[(&str, f64)]) -> Reading {
-        Reading { ns: 1.0, counters: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect() }
+        Reading {
+            ns: 1.0,
+            counters: pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        }
     }
 
     #[test]
     fn missing_values_are_absent_not_zero() {
         let r = [
-            reading(&[(tsc::NAME, 1000.0), ("instructions", 500.0), ("cycles", 250.0)]),
+            reading(&[
+                (tsc::NAME, 1000.0),
+                ("instructions", 500.0),
+                ("cycles", 250.0),
+            ]),
             reading(&[(tsc::NAME, 3000.0)]),
-            reading(&[(tsc::NAME, 2000.0), ("instructions", 700.0), ("cycles", 350.0)]),
+            reading(&[
+                (tsc::NAME, 2000.0),
+                ("instructions", 700.0),
+                ("cycles", 350.0),
+            ]),
         ];
         let refs: Vec<&Reading> = r.iter().collect();
         let s = summarise_arm(&refs, 10.0, Some(4.0));
         let t = &s.values[tsc::NAME];
-        assert_eq!(t.per_iter, MedianMin { median: 200.0, min: 100.0 });
-        assert_eq!(t.per_op, Some(MedianMin { median: 50.0, min: 25.0 }));
+        assert_eq!(
+            t.per_iter,
+            MedianMin {
+                median: 200.0,
+                min: 100.0
+            }
+        );
+        assert_eq!(
+            t.per_op,
+            Some(MedianMin {
+                median: 50.0,
+                min: 25.0
+            })
+        );
         let i = &s.values["instructions"];
         assert_eq!(i.reps, 2);
         assert_eq!(i.samples_per_iter, vec![Some(50.0), None, Some(70.0)]);
@@ -209,14 +302,20 @@ mod tests {
     #[test]
     fn every_counter_is_compared_against_the_null_floor() {
         let arm = |vals: &[f64]| {
-            let r: Vec<Reading> = vals.iter().map(|v| reading(&[(callgrind::NAME, *v)])).collect();
+            let r: Vec<Reading> = vals
+                .iter()
+                .map(|v| reading(&[(callgrind::NAME, *v)]))
+                .collect();
             summarise_arm(&r.iter().collect::<Vec<_>>(), 1.0, None)
         };
         let base = arm(&[100.0; 12]);
         let null = arm(&[100.0; 12]);
         let cand = arm(&[90.0; 12]);
-        let (cmp, nulls) =
-            compare(&[("a", Role::Baseline, &base), ("b", Role::Candidate, &cand), ("a#null", Role::Null, &null)]);
+        let (cmp, nulls) = compare(&[
+            ("a", Role::Baseline, &base),
+            ("b", Role::Candidate, &cand),
+            ("a#null", Role::Null, &null),
+        ]);
         assert_eq!(nulls[callgrind::NAME].median_pct, 0.0);
         let c = cmp.iter().find(|c| c.arm == "b").unwrap();
         assert!((c.median_pct + 10.0).abs() < 1e-9, "{c:?}");

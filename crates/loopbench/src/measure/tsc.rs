@@ -52,7 +52,7 @@ impl TscInfo {
 #[cfg(target_arch = "x86_64")]
 mod arch {
     use core::arch::asm;
-    use core::arch::x86_64::{CpuidResult, __cpuid};
+    use core::arch::x86_64::{__cpuid, CpuidResult};
 
     #[allow(unused_unsafe)]
     fn cpuid(leaf: u32) -> CpuidResult {
@@ -147,7 +147,10 @@ mod arch {
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod arch {
     pub fn check() -> Result<(), String> {
-        Err(format!("no cycle counter support for {}", std::env::consts::ARCH))
+        Err(format!(
+            "no cycle counter support for {}",
+            std::env::consts::ARCH
+        ))
     }
     pub fn start() -> u64 {
         0
@@ -179,7 +182,9 @@ fn one_window(window: Duration) -> f64 {
 
 /// Calibrate the counter's rate: median of three 30 ms windows.
 pub fn calibrate_hz() -> f64 {
-    let mut v: Vec<f64> = (0..3).map(|_| one_window(Duration::from_millis(30))).collect();
+    let mut v: Vec<f64> = (0..3)
+        .map(|_| one_window(Duration::from_millis(30)))
+        .collect();
     v.sort_by(f64::total_cmp);
     v[1]
 }
@@ -188,7 +193,10 @@ pub fn calibrate_hz() -> f64 {
 /// plus the meter's two monotonic-clock reads, which sit inside the TSC
 /// window around every timed call.
 pub fn read_overhead() -> u64 {
-    let mut meter = Meter::new(vec![Box::new(TscCounter { overhead: 0, started: 0 })]);
+    let mut meter = Meter::new(vec![Box::new(TscCounter {
+        overhead: 0,
+        started: 0,
+    })]);
     let mut v: Vec<u64> = (0..1001)
         .map(|_| {
             meter.start();
@@ -210,9 +218,15 @@ pub fn probe() -> Result<TscInfo, String> {
             None => (calibrate_hz(), "calibrated against the monotonic clock"),
         };
         if !(hz.is_finite() && hz > 1e6) {
-            return Err(format!("calibration gave an implausible counter rate of {hz:.0} Hz"));
+            return Err(format!(
+                "calibration gave an implausible counter rate of {hz:.0} Hz"
+            ));
         }
-        Ok(TscInfo { hz, overhead: read_overhead(), source })
+        Ok(TscInfo {
+            hz,
+            overhead: read_overhead(),
+            source,
+        })
     })
     .clone()
 }
@@ -225,7 +239,10 @@ pub struct TscCounter {
 
 impl TscCounter {
     pub fn new(info: &TscInfo) -> Self {
-        TscCounter { overhead: info.overhead, started: 0 }
+        TscCounter {
+            overhead: info.overhead,
+            started: 0,
+        }
     }
 }
 
@@ -251,7 +268,10 @@ impl Counter for TscCounter {
 /// kernel reports nothing usable.
 pub fn kernel_tsc_khz() -> Option<(f64, String)> {
     let sysfs = "/sys/devices/system/cpu/cpu0/tsc_freq_khz";
-    if let Some(k) = std::fs::read_to_string(sysfs).ok().and_then(|s| s.trim().parse::<f64>().ok()) {
+    if let Some(k) = std::fs::read_to_string(sysfs)
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+    {
         return Some((k, sysfs.to_string()));
     }
     if let Some(found) = std::process::Command::new("dmesg")
@@ -266,8 +286,18 @@ pub fn kernel_tsc_khz() -> Option<(f64, String)> {
     let flags = cpuinfo.lines().find(|l| l.starts_with("flags"))?;
     let has = |f: &str| flags.split_whitespace().any(|x| x == f);
     if has("constant_tsc") && has("hypervisor") {
-        let mhz = cpuinfo.lines().find(|l| l.starts_with("cpu MHz"))?.split(':').nth(1)?.trim().parse::<f64>().ok()?;
-        return Some((mhz * 1e3, "/proc/cpuinfo cpu MHz (VM with constant_tsc)".into()));
+        let mhz = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("cpu MHz"))?
+            .split(':')
+            .nth(1)?
+            .trim()
+            .parse::<f64>()
+            .ok()?;
+        return Some((
+            mhz * 1e3,
+            "/proc/cpuinfo cpu MHz (VM with constant_tsc)".into(),
+        ));
     }
     None
 }
@@ -279,12 +309,23 @@ pub fn tsc_khz_from_log(log: &str) -> Option<(f64, String)> {
         let rest = &line[line.find(marker)? + marker.len()..];
         rest.split_whitespace().next()?.parse::<f64>().ok()
     };
-    let refined = log.lines().rev().find_map(|l| mhz_before(l, "tsc: Refined TSC clocksource calibration:"));
+    let refined = log
+        .lines()
+        .rev()
+        .find_map(|l| mhz_before(l, "tsc: Refined TSC clocksource calibration:"));
     if let Some(m) = refined {
-        return Some((m * 1e3, "kernel log: tsc: Refined TSC clocksource calibration".into()));
+        return Some((
+            m * 1e3,
+            "kernel log: tsc: Refined TSC clocksource calibration".into(),
+        ));
     }
     let detected = log.lines().find_map(|l| mhz_before(l, "tsc: Detected"));
-    detected.map(|m| (m * 1e3, "kernel log: tsc: Detected ... MHz processor".into()))
+    detected.map(|m| {
+        (
+            m * 1e3,
+            "kernel log: tsc: Detected ... MHz processor".into(),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -317,8 +358,15 @@ mod tests {
             }
         };
         let calibrated = calibrate_hz();
-        assert!(calibrated > 1e6 && calibrated < 1e11, "implausible rate {calibrated}");
-        assert!((info.hz - calibrated).abs() / calibrated < 0.01, "{} vs {calibrated}", info.hz);
+        assert!(
+            calibrated > 1e6 && calibrated < 1e11,
+            "implausible rate {calibrated}"
+        );
+        assert!(
+            (info.hz - calibrated).abs() / calibrated < 0.01,
+            "{} vs {calibrated}",
+            info.hz
+        );
         match kernel_tsc_khz() {
             Some((khz, source)) => {
                 let kernel = khz * 1e3;

@@ -27,7 +27,11 @@ fn num(x: f64) -> String {
 /// Metrics that have a value for at least one arm of this shape, in
 /// display order.
 fn present(r: &ShapeResult) -> Vec<&'static str> {
-    METRICS.iter().map(|m| m.key).filter(|k| r.arms.iter().any(|a| a.counters.values.contains_key(*k))).collect()
+    METRICS
+        .iter()
+        .map(|m| m.key)
+        .filter(|k| r.arms.iter().any(|a| a.counters.values.contains_key(*k)))
+        .collect()
 }
 
 /// A change in percent; small non-zero changes (exact counts) keep enough
@@ -41,7 +45,11 @@ fn pct(x: f64) -> String {
 }
 
 fn change(c: &CounterComparison) -> String {
-    let mark = if c.verdict == Verdict::WithinNoise { "~" } else { "" };
+    let mark = if c.verdict == Verdict::WithinNoise {
+        "~"
+    } else {
+        ""
+    };
     format!("({mark}{})", pct(c.median_pct))
 }
 
@@ -51,13 +59,29 @@ pub fn render_shape(out: &mut String, r: &ShapeResult) {
     if keys.is_empty() {
         return;
     }
-    let per_op = r.arms.iter().flat_map(|a| a.counters.values.values()).all(|s| s.per_op.is_some());
+    let per_op = r
+        .arms
+        .iter()
+        .flat_map(|a| a.counters.values.values())
+        .all(|s| s.per_op.is_some());
     let ipc = r.arms.iter().any(|a| a.counters.ipc.is_some());
     let width = 22;
-    let mut header = format!("{:<20} {:<18}", "", if per_op { "counters, per op" } else { "counters, per iter" });
+    let mut header = format!(
+        "{:<20} {:<18}",
+        "",
+        if per_op {
+            "counters, per op"
+        } else {
+            "counters, per iter"
+        }
+    );
     for k in &keys {
         let col = metric(k).map(|m| m.column).unwrap_or(k);
-        let col = if per_op { col.to_string() } else { col.replace("/op", "/iter") };
+        let col = if per_op {
+            col.to_string()
+        } else {
+            col.replace("/op", "/iter")
+        };
         let _ = write!(header, " {col:>width$}");
     }
     if ipc {
@@ -70,8 +94,16 @@ pub fn render_shape(out: &mut String, r: &ShapeResult) {
             let cell = match a.counters.values.get(*k) {
                 None => "-".to_string(),
                 Some(s) => {
-                    let v = if per_op { s.per_op.map(|p| p.median).unwrap_or(f64::NAN) } else { s.per_iter.median };
-                    match r.counter_comparisons.iter().find(|c| c.arm == a.arm && c.counter == *k) {
+                    let v = if per_op {
+                        s.per_op.map(|p| p.median).unwrap_or(f64::NAN)
+                    } else {
+                        s.per_iter.median
+                    };
+                    match r
+                        .counter_comparisons
+                        .iter()
+                        .find(|c| c.arm == a.arm && c.counter == *k)
+                    {
                         Some(c) if a.role != Role::Baseline => format!("{} {}", num(v), change(c)),
                         _ => num(v),
                     }
@@ -80,7 +112,14 @@ pub fn render_shape(out: &mut String, r: &ShapeResult) {
             let _ = write!(line, " {cell:>width$}");
         }
         if ipc {
-            let _ = write!(line, " {:>6}", a.counters.ipc.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into()));
+            let _ = write!(
+                line,
+                " {:>6}",
+                a.counters
+                    .ipc
+                    .map(|x| format!("{x:.2}"))
+                    .unwrap_or_else(|| "-".into())
+            );
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
@@ -90,16 +129,30 @@ pub fn render_shape(out: &mut String, r: &ShapeResult) {
             .filter_map(|k| {
                 let n = r.counter_null_control.get(*k)?;
                 let floor = n.ci_pct[0].abs().max(n.ci_pct[1].abs());
-                Some(format!("{} ±{floor:.1}%", metric(k).map(|m| m.word).unwrap_or(k)))
+                Some(format!(
+                    "{} ±{floor:.1}%",
+                    metric(k).map(|m| m.word).unwrap_or(k)
+                ))
             })
             .collect();
-        let _ = writeln!(out, "{:<20} counter null floor: {} (~ marks changes within it)", "", floors.join(", "));
+        let _ = writeln!(
+            out,
+            "{:<20} counter null floor: {} (~ marks changes within it)",
+            "",
+            floors.join(", ")
+        );
     }
     let multiplexed: Vec<String> = r
         .arms
         .iter()
         .filter(|a| a.counters.multiplexed())
-        .map(|a| format!("{} {:.0}%", a.arm, a.counters.perf_running_fraction_min.unwrap_or(1.0) * 100.0))
+        .map(|a| {
+            format!(
+                "{} {:.0}%",
+                a.arm,
+                a.counters.perf_running_fraction_min.unwrap_or(1.0) * 100.0
+            )
+        })
         .collect();
     if !multiplexed.is_empty() {
         let _ = writeln!(
@@ -127,7 +180,11 @@ pub fn render_footer(out: &mut String, report: &Report) {
             _ => {}
         }
     }
-    if report.counters.iter().any(|s| s.available && s.counter == "callgrind") {
+    if report
+        .counters
+        .iter()
+        .any(|s| s.available && s.counter == "callgrind")
+    {
         let _ = writeln!(
             out,
             "callgrind: the session ran under valgrind, so ns columns describe the simulator; Ir counts are exact"
@@ -143,7 +200,10 @@ pub fn summaries(report: &Report) -> Vec<String> {
     let mut candidates: Vec<(String, String)> = Vec::new();
     for r in &report.results {
         for c in &r.counter_comparisons {
-            let is_candidate = r.arms.iter().any(|a| a.arm == c.arm && a.role == Role::Candidate);
+            let is_candidate = r
+                .arms
+                .iter()
+                .any(|a| a.arm == c.arm && a.role == Role::Candidate);
             if is_candidate && !candidates.iter().any(|(a, _)| *a == c.arm) {
                 candidates.push((c.arm.clone(), c.vs.clone()));
             }
@@ -156,8 +216,15 @@ pub fn summaries(report: &Report) -> Vec<String> {
             let cells: Vec<String> = METRICS
                 .iter()
                 .filter_map(|m| {
-                    let c = r.counter_comparisons.iter().find(|c| c.arm == arm && c.counter == m.key)?;
-                    let noise = if c.verdict == Verdict::WithinNoise { " (within noise)" } else { "" };
+                    let c = r
+                        .counter_comparisons
+                        .iter()
+                        .find(|c| c.arm == arm && c.counter == m.key)?;
+                    let noise = if c.verdict == Verdict::WithinNoise {
+                        " (within noise)"
+                    } else {
+                        ""
+                    };
                     Some(format!("{} {}{noise}", pct(c.median_pct), m.word))
                 })
                 .collect();

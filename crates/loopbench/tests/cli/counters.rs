@@ -9,18 +9,26 @@ use std::path::Path;
 
 fn run_json(args: &[&str]) -> Value {
     let (mut cmd, _dir) = loopbench();
-    let out = cmd.args(args).args(["--json", "-", "--quiet"]).output().unwrap();
+    let out = cmd
+        .args(args)
+        .args(["--json", "-", "--quiet"])
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "loopbench {args:?} failed: {}\n{}",
         String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 fn valgrind_present() -> bool {
-    let ok = std::process::Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success());
+    let ok = std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok {
         eprintln!("SKIPPED: valgrind is not installed (apt-get install valgrind); callgrind counts not tested");
     }
@@ -31,22 +39,36 @@ fn valgrind_present() -> bool {
 fn ir_per_rep(report: &Value, arm: &str) -> Vec<u64> {
     let shape = &report["results"][0];
     let iters = shape["iters"].as_f64().unwrap();
-    let a = shape["arms"].as_array().unwrap().iter().find(|a| a["arm"] == arm).unwrap_or_else(|| panic!("no arm {arm}"));
+    let a = shape["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["arm"] == arm)
+        .unwrap_or_else(|| panic!("no arm {arm}"));
     let samples = a["counters"]["values"]["callgrind_ir"]["samples_per_iter"]
         .as_array()
         .unwrap_or_else(|| panic!("no callgrind_ir for {arm}: {a}"));
-    samples.iter().map(|s| (s.as_f64().expect("a rep without a count") * iters).round() as u64).collect()
+    samples
+        .iter()
+        .map(|s| (s.as_f64().expect("a rep without a count") * iters).round() as u64)
+        .collect()
 }
 
 #[test]
 fn bad_counter_names_are_one_line_errors() {
     let (mut cmd, _dir) = loopbench();
-    let out = cmd.args(["run", "--counters", "tsc,cycles"]).output().unwrap();
+    let out = cmd
+        .args(["run", "--counters", "tsc,cycles"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = assert_one_line_error(&out.stderr);
     assert!(err.contains("unknown counter `cycles`"), "{err}");
     let (mut cmd, _dir) = loopbench();
-    let out = cmd.args(["run", "--counters", "tsc,callgrind"]).output().unwrap();
+    let out = cmd
+        .args(["run", "--counters", "tsc,callgrind"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(assert_one_line_error(&out.stderr).contains("cannot be combined"));
 }
@@ -57,8 +79,19 @@ fn bad_counter_names_are_one_line_errors() {
 #[test]
 fn availability_and_reasons_are_reported() {
     let r = run_json(&[
-        "run", "--engines", "wasmi", "--shapes", "add_chain", "--bytes", "64k", "--iters", "2000", "--rounds", "2",
-        "--counters", "tsc,perf",
+        "run",
+        "--engines",
+        "wasmi",
+        "--shapes",
+        "add_chain",
+        "--bytes",
+        "64k",
+        "--iters",
+        "2000",
+        "--rounds",
+        "2",
+        "--counters",
+        "tsc,perf",
     ]);
     let counters = r["counters"].as_array().unwrap();
     assert_eq!(counters.len(), 2, "{counters:?}");
@@ -74,8 +107,14 @@ fn availability_and_reasons_are_reported() {
             for m in c["metrics"].as_array().unwrap() {
                 let v = &arm["counters"]["values"][m.as_str().unwrap()];
                 if available {
-                    assert!(v["per_iter"]["median"].as_f64().is_some_and(|x| x > 0.0), "{m}: {arm}");
-                    assert!(v["per_op"]["median"].as_f64().is_some_and(|x| x > 0.0), "{m}: {arm}");
+                    assert!(
+                        v["per_iter"]["median"].as_f64().is_some_and(|x| x > 0.0),
+                        "{m}: {arm}"
+                    );
+                    assert!(
+                        v["per_op"]["median"].as_f64().is_some_and(|x| x > 0.0),
+                        "{m}: {arm}"
+                    );
                 } else {
                     assert!(v.is_null(), "unavailable {m} has a value: {v}");
                 }
@@ -87,14 +126,57 @@ fn availability_and_reasons_are_reported() {
         assert!(tsc["detail"].as_str().unwrap().contains("not core cycles"));
         // Every counter that ran is compared against the baseline and the null control.
         let cmp = r["results"][0]["counter_comparisons"].as_array().unwrap();
-        assert!(cmp.iter().any(|c| c["counter"] == "tsc_cycles" && c["arm"] == "wasmi#null"), "{cmp:?}");
+        assert!(
+            cmp.iter()
+                .any(|c| c["counter"] == "tsc_cycles" && c["arm"] == "wasmi#null"),
+            "{cmp:?}"
+        );
         assert!(r["results"][0]["counter_null_control"]["tsc_cycles"]["median_pct"].is_number());
     }
 }
 
+/// Without valgrind, `--counters callgrind` says so and how to install it.
+#[test]
+fn callgrind_without_valgrind_says_how_to_install_it() {
+    let (mut cmd, dir) = loopbench();
+    let out = cmd
+        .env("PATH", dir.path())
+        .args([
+            "run",
+            "--engines",
+            "wasmi",
+            "--shapes",
+            "add_chain",
+            "--counters",
+            "callgrind",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = assert_one_line_error(&out.stderr);
+    assert!(
+        err.contains("needs valgrind") && err.contains("apt-get install valgrind"),
+        "{err}"
+    );
+}
+
 #[test]
 fn counters_none_reads_only_the_clock() {
-    let r = run_json(&["run", "--engines", "wasmi", "--shapes", "add_chain", "--bytes", "64k", "--iters", "500", "--rounds", "1", "--counters", "none"]);
+    let r = run_json(&[
+        "run",
+        "--engines",
+        "wasmi",
+        "--shapes",
+        "add_chain",
+        "--bytes",
+        "64k",
+        "--iters",
+        "500",
+        "--rounds",
+        "1",
+        "--counters",
+        "none",
+    ]);
     assert_eq!(r["counters"].as_array().unwrap().len(), 0);
     assert!(r["results"][0]["arms"][0].get("counters").is_none());
 }
@@ -107,17 +189,39 @@ fn callgrind_counts_are_identical_across_runs() {
         return;
     }
     let args = [
-        "run", "--engines", "wasmi", "--shapes", "load_stream", "--bytes", "64k", "--iters", "3000", "--rounds", "2",
-        "--counters", "callgrind",
+        "run",
+        "--engines",
+        "wasmi",
+        "--shapes",
+        "load_stream",
+        "--bytes",
+        "64k",
+        "--iters",
+        "3000",
+        "--rounds",
+        "2",
+        "--counters",
+        "callgrind",
     ];
     let a = run_json(&args);
     let b = run_json(&args);
     let first = ir_per_rep(&a, "wasmi");
-    assert!(first.iter().all(|&c| c > 3000), "fewer instructions than iterations: {first:?}");
+    assert!(
+        first.iter().all(|&c| c > 3000),
+        "fewer instructions than iterations: {first:?}"
+    );
     assert_eq!(first, ir_per_rep(&b, "wasmi"));
     assert_eq!(first, ir_per_rep(&a, "wasmi#null"));
-    assert!(first.windows(2).all(|w| w[0] == w[1]), "reps differ: {first:?}");
-    let cg = a["counters"].as_array().unwrap().iter().find(|c| c["counter"] == "callgrind").unwrap();
+    assert!(
+        first.windows(2).all(|w| w[0] == w[1]),
+        "reps differ: {first:?}"
+    );
+    let cg = a["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["counter"] == "callgrind")
+        .unwrap();
     assert_eq!(cg["available"], true, "{cg}");
 }
 
@@ -131,15 +235,29 @@ fn callgrind_counts_scale_with_iterations() {
     let count = |iters: u64| {
         let it = iters.to_string();
         let r = run_json(&[
-            "run", "--engines", "wasmi,tinywasm", "--shapes", "store_stream", "--bytes", "64k", "--iters", &it,
-            "--rounds", "1", "--counters", "callgrind",
+            "run",
+            "--engines",
+            "wasmi,tinywasm",
+            "--shapes",
+            "store_stream",
+            "--bytes",
+            "64k",
+            "--iters",
+            &it,
+            "--rounds",
+            "1",
+            "--counters",
+            "callgrind",
         ]);
         (ir_per_rep(&r, "wasmi")[0], ir_per_rep(&r, "tinywasm")[0])
     };
     let (n, n2, n3) = (count(1000), count(2000), count(3000));
     assert_eq!(n3.0 - n2.0, n2.0 - n.0, "wasmi: {n:?} {n2:?} {n3:?}");
     assert_eq!(n3.1 - n2.1, n2.1 - n.1, "tinywasm: {n:?} {n2:?} {n3:?}");
-    assert!(n2.0 - n.0 >= 1000, "less than one instruction per iteration");
+    assert!(
+        n2.0 - n.0 >= 1000,
+        "less than one instruction per iteration"
+    );
 }
 
 const LOOP: &str = r#"(module
@@ -165,10 +283,18 @@ fn callgrind_excludes_setup_and_verify() {
     }
     let dir = tempfile::tempdir().unwrap();
     let busy = "(loop $w (local.set $k (i32.add (local.get $k) (i32.const 1))) (br_if $w (i32.lt_u (local.get $k) (i32.const 200000))))";
-    let busy_setup = busy.replace("(local.set $k", "(i32.store (i32.const 0) (local.get $k)) (local.set $k");
+    let busy_setup = busy.replace(
+        "(local.set $k",
+        "(i32.store (i32.const 0) (local.get $k)) (local.set $k",
+    );
     let write = |name: &str, setup: &str, verify: &str| {
         let p = dir.path().join(format!("{name}.wat"));
-        std::fs::write(&p, LOOP.replace("SETUP_WORK", setup).replace("VERIFY_WORK", verify)).unwrap();
+        std::fs::write(
+            &p,
+            LOOP.replace("SETUP_WORK", setup)
+                .replace("VERIFY_WORK", verify),
+        )
+        .unwrap();
         p
     };
     let cheap = write("cheap", "", "");
@@ -176,7 +302,17 @@ fn callgrind_excludes_setup_and_verify() {
     let counts = |p: &Path| {
         let f = p.to_str().unwrap();
         let r = run_json(&[
-            "run", "--engines", "wasmi", "--shape-file", f, "--iters", "2000", "--rounds", "2", "--counters", "callgrind",
+            "run",
+            "--engines",
+            "wasmi",
+            "--shape-file",
+            f,
+            "--iters",
+            "2000",
+            "--rounds",
+            "2",
+            "--counters",
+            "callgrind",
         ]);
         ir_per_rep(&r, "wasmi")
     };
