@@ -124,17 +124,26 @@ for r in range(1, repeat + 1):
         rows.append(("loopbench", x, row["true_time_pct"], row["median_pct"], row["ci_pct"][0], row["ci_pct"][1],
                      f"95% order-statistics CI of the paired median ({row['pairs']} rounds); null {null['median_pct']:+.2f}% [{null['ci_pct'][0]:+.2f}, {null['ci_pct'][1]:+.2f}]",
                      m["wall"], m["load"]))
+        # The same loopbench session by thread CPU time (same reps).
+        cpu = [w for w in l["rows"] if w.get("metric") == "thread_cpu"]
+        if cpu:
+            row = next(w for w in cpu if w["true_pct"] == t)
+            null = next(w for w in cpu if w["true_pct"] == 0)
+            rows.append(("loopbench (CPU time)", x, row["true_time_pct"], row["median_pct"], row["ci_pct"][0],
+                         row["ci_pct"][1], f"as above, thread CPU time; null {null['median_pct']:+.2f}% [{null['ci_pct'][0]:+.2f}, {null['ci_pct'][1]:+.2f}]",
+                         m["wall"], m["load"]))
 print(f"process without calls (hyperfine): {c_proc*1e3:.1f} ms; a hyperfine run does {calls} calls\n")
 print("| tool | rep | true % | measured % | error (points) | 95% interval | width | covers truth | wall s | load1m | interval |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
+per_rep = len(rows) // repeat
 for i, (tool, x, truth, meas, lo, hi, kind, wall, ld) in enumerate(rows):
-    rep = i // (3 * len(effects)) + 1
+    rep = i // per_rep + 1
     print(f"| {tool} | {rep} | {truth:+.3f} | {meas:+.3f} | {meas - truth:+.3f} | [{lo:+.2f}, {hi:+.2f}] | {hi - lo:.2f} | "
           f"{'yes' if lo <= truth <= hi else 'NO'} | {wall:.1f} | {ld:.2f} | {kind} |")
 print()
 print("| tool | effect | mean abs error (points) | median width | covered | median wall s |")
 print("|---|---|---|---|---|---|")
-for tool in ("criterion", "hyperfine", "loopbench"):
+for tool in dict.fromkeys(w[0] for w in rows):
     for x in effects:
         sel = [w for w in rows if w[0] == tool and w[1] == x]
         err = st.mean(abs(w[3] - w[2]) for w in sel)

@@ -340,7 +340,7 @@ impl ThreadCpu {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: clock_gettime writes one timespec through a valid pointer.
         let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        (rc == 0).then(|| ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64)
+        (rc == 0).then_some(ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64)
     }
 }
 

@@ -48,7 +48,8 @@ fn every_shape_verifies_on_every_engine() {
             ran += 1;
         }
     }
-    assert!(ran >= 14 * 4, "only {ran} shape/arm pairs ran");
+    // 14 plain shapes on wasmi, wasmi:fuel, tinywasm; 12 on wasm3 (no bulk memory).
+    assert!(ran >= 14 * 3 + 12, "only {ran} shape/arm pairs ran");
 }
 
 #[test]

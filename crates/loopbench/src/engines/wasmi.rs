@@ -36,7 +36,7 @@ impl Engine for WasmiEngine {
         format!("wasmi {}", crate::versions::WASMI)
     }
     fn supports(&self) -> Proposals {
-        support(&[Proposal::BulkMemory, Proposal::Simd, Proposal::TailCall])
+        support(&[Proposal::BulkMemory, Proposal::TailCall])
     }
     fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError> {
         let module = Module::new(&self.engine, wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
