@@ -28,7 +28,10 @@ fn locked_version(lock: &str, krate: &str) -> String {
     let mut lines = lock.lines();
     while let Some(line) = lines.next() {
         if line.trim() == format!("name = \"{krate}\"") {
-            if let Some(v) = lines.next().and_then(|l| l.trim().strip_prefix("version = \"")) {
+            if let Some(v) = lines
+                .next()
+                .and_then(|l| l.trim().strip_prefix("version = \""))
+            {
                 let v = v.trim_end_matches('"').to_string();
                 if best.as_ref().is_none_or(|b| semver_key(&v) > semver_key(b)) {
                     best = Some(v);
@@ -40,5 +43,7 @@ fn locked_version(lock: &str, krate: &str) -> String {
 }
 
 fn semver_key(v: &str) -> Vec<u64> {
-    v.split(['.', '-']).map(|p| p.parse().unwrap_or(0)).collect()
+    v.split(['.', '-'])
+        .map(|p| p.parse().unwrap_or(0))
+        .collect()
 }

@@ -40,19 +40,25 @@ fn fail(e: impl std::fmt::Display) -> ! {
 fn main() {
     let shape_name = var("LOOPBENCH_CAL_SHAPE", "add_chain");
     let engine = var("LOOPBENCH_CAL_ENGINE", "wasmi");
-    let effect: Effect = var("LOOPBENCH_CAL_EFFECT", "0").parse().unwrap_or_else(|e| fail(e));
+    let effect: Effect = var("LOOPBENCH_CAL_EFFECT", "0")
+        .parse()
+        .unwrap_or_else(|e| fail(e));
     let spec: ArmSpec = engine.parse().unwrap_or_else(|e| fail(e));
-    let bytes = loopbench::units::working_set(&var("LOOPBENCH_CAL_BYTES", "8m")).unwrap_or_else(|e| fail(e));
-    let iters = std::env::var("LOOPBENCH_CAL_ITERS")
-        .ok()
-        .map(|s| s.parse::<u64>().unwrap_or_else(|_| fail(format!("bad LOOPBENCH_CAL_ITERS `{s}`"))));
-    let shape = shapes::find(&shape_name).unwrap_or_else(|| fail(format!("unknown shape `{shape_name}`")));
+    let bytes = loopbench::units::working_set(&var("LOOPBENCH_CAL_BYTES", "8m"))
+        .unwrap_or_else(|e| fail(e));
+    let iters = std::env::var("LOOPBENCH_CAL_ITERS").ok().map(|s| {
+        s.parse::<u64>()
+            .unwrap_or_else(|_| fail(format!("bad LOOPBENCH_CAL_ITERS `{s}`")))
+    });
+    let shape =
+        shapes::find(&shape_name).unwrap_or_else(|| fail(format!("unknown shape `{shape_name}`")));
     let mut params = Params { bytes, iters, k: 8 };
     let mut effects: Vec<Effect> = [50, 100, 200, 500].map(Effect::from_bp).to_vec();
     effects.push(effect);
     params.iters = Some(base_iters(shape.as_ref(), &params, &effects).unwrap_or_else(|e| fail(e)));
     let module = ShapeModule::build(shape, &params).unwrap_or_else(|e| fail(e));
-    let arm = ScaledArm::new(&spec, format!("{spec}{effect}"), Work::Scaled(effect)).unwrap_or_else(|e| fail(e));
+    let arm = ScaledArm::new(&spec, format!("{spec}{effect}"), Work::Scaled(effect))
+        .unwrap_or_else(|e| fail(e));
     let mut prepared = arm.prepare_scaled(&module).unwrap_or_else(|e| fail(e));
     eprintln!(
         "criterion arm: {shape_name} on {spec}, effect {effect}, {} iterations per call (base {})",

@@ -40,8 +40,10 @@ pub struct Rep {
 
 /// Why an arm does not run a shape.
 pub fn skip_reason(arm: &dyn Arm, shape: &ShapeModule) -> Result<Option<String>, Error> {
-    let needed = proposals::required(&shape.wasm).map_err(|e| Error::Usage(format!("shape {}: {e}", shape.name())))?;
-    Ok(proposals::first_missing(&needed, &arm.supports()).map(|p| format!("{} lacks {p}", arm.label())))
+    let needed = proposals::required(&shape.wasm)
+        .map_err(|e| Error::Usage(format!("shape {}: {e}", shape.name())))?;
+    Ok(proposals::first_missing(&needed, &arm.supports())
+        .map(|p| format!("{} lacks {p}", arm.label())))
 }
 
 /// An engine compiled into this binary.
@@ -54,16 +56,25 @@ pub struct InProcessArm {
 
 /// Makes the extra counters of one prepared arm (they may hold configuration,
 /// e.g. the TSC calibration).
-pub type CounterFactory = std::sync::Arc<dyn Fn() -> Vec<Box<dyn crate::measure::Counter>> + Send + Sync>;
+pub type CounterFactory =
+    std::sync::Arc<dyn Fn() -> Vec<Box<dyn crate::measure::Counter>> + Send + Sync>;
 
 impl InProcessArm {
     pub fn new(spec: &ArmSpec, label: String) -> Result<Self, EngineError> {
-        Ok(InProcessArm { label, engine: spec.build()?, counters: std::sync::Arc::new(Vec::new) })
+        Ok(InProcessArm {
+            label,
+            engine: spec.build()?,
+            counters: std::sync::Arc::new(Vec::new),
+        })
     }
 
     /// An arm around an engine made elsewhere (a worker's adapter).
     pub fn from_engine(engine: Box<dyn Engine>, label: String) -> Self {
-        InProcessArm { label, engine, counters: std::sync::Arc::new(Vec::new) }
+        InProcessArm {
+            label,
+            engine,
+            counters: std::sync::Arc::new(Vec::new),
+        }
     }
 
     pub fn with_counters(mut self, counters: CounterFactory) -> Self {
@@ -83,12 +94,20 @@ impl Arm for InProcessArm {
         self.engine.supports()
     }
     fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error> {
-        let engine_err = |source| Error::Engine { shape: shape.name().to_string(), arm: self.label.clone(), source };
+        let engine_err = |source| Error::Engine {
+            shape: shape.name().to_string(),
+            arm: self.label.clone(),
+            source,
+        };
         use crate::phases::{time, Phase};
-        let compiled = time(Phase::Compile, || self.engine.compile(&shape.wasm)).map_err(engine_err)?;
-        let mut instance = time(Phase::Instantiate, || compiled.instantiate()).map_err(engine_err)?;
-        time(Phase::Setup, || shape.shape.init(&shape.params, instance.as_mut()))
-            .map_err(|e| self.hook_error(shape, 0, e))?;
+        let compiled =
+            time(Phase::Compile, || self.engine.compile(&shape.wasm)).map_err(engine_err)?;
+        let mut instance =
+            time(Phase::Instantiate, || compiled.instantiate()).map_err(engine_err)?;
+        time(Phase::Setup, || {
+            shape.shape.init(&shape.params, instance.as_mut())
+        })
+        .map_err(|e| self.hook_error(shape, 0, e))?;
         Ok(Box::new(InProcessPrepared {
             arm: self.label.clone(),
             shape: shape.shape_ref(),
@@ -107,10 +126,17 @@ impl InProcessArm {
 
 pub fn hook_error(shape: &str, arm: &str, rep: usize, e: HookError) -> Error {
     match e {
-        HookError::Engine(source) => Error::Engine { shape: shape.to_string(), arm: arm.to_string(), source },
-        HookError::Mismatch(m) => {
-            Error::Verify { shape: shape.to_string(), arm: arm.to_string(), rep, detail: m.to_string() }
-        }
+        HookError::Engine(source) => Error::Engine {
+            shape: shape.to_string(),
+            arm: arm.to_string(),
+            source,
+        },
+        HookError::Mismatch(m) => Error::Verify {
+            shape: shape.to_string(),
+            arm: arm.to_string(),
+            rep,
+            detail: m.to_string(),
+        },
     }
 }
 
@@ -137,8 +163,14 @@ impl PreparedArm for InProcessPrepared<'_> {
                 None => err(HookError::Engine(e)),
             })?;
         let reading = self.meter.take();
-        record(Phase::TimedRun, std::time::Duration::from_nanos(reading.ns as u64));
-        time(Phase::Verify, || s.shape.verify(s.params, s.iters, ret, inst)).map_err(err)?;
+        record(
+            Phase::TimedRun,
+            std::time::Duration::from_nanos(reading.ns as u64),
+        );
+        time(Phase::Verify, || {
+            s.shape.verify(s.params, s.iters, ret, inst)
+        })
+        .map_err(err)?;
         Ok(Rep { reading })
     }
 }

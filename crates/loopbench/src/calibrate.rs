@@ -118,7 +118,9 @@ impl FromStr for Effect {
     /// `0`, `0.5`, `1`, `2.25`, `5%`: a percentage with at most two decimals.
     fn from_str(s: &str) -> Result<Self, String> {
         let t = s.trim().trim_end_matches('%').trim_start_matches('+');
-        let bad = || format!("bad effect `{s}`: expected a percentage with at most two decimals, e.g. 0.5, 1 or 2.25");
+        let bad = || {
+            format!("bad effect `{s}`: expected a percentage with at most two decimals, e.g. 0.5, 1 or 2.25")
+        };
         let (int, frac) = t.split_once('.').unwrap_or((t, ""));
         if int.is_empty() && frac.is_empty()
             || frac.len() > 2
@@ -127,9 +129,16 @@ impl FromStr for Effect {
         {
             return Err(bad());
         }
-        let int: u64 = if int.is_empty() { 0 } else { int.parse().map_err(|_| bad())? };
+        let int: u64 = if int.is_empty() {
+            0
+        } else {
+            int.parse().map_err(|_| bad())?
+        };
         let frac: u64 = format!("{frac:0<2}").parse().map_err(|_| bad())?;
-        let bp = int.checked_mul(100).and_then(|i| i.checked_add(frac)).ok_or_else(bad)?;
+        let bp = int
+            .checked_mul(100)
+            .and_then(|i| i.checked_add(frac))
+            .ok_or_else(bad)?;
         if bp > u64::from(MAX_BP) {
             return Err(format!("bad effect `{s}`: at most {}%", MAX_BP / 100));
         }
@@ -179,7 +188,11 @@ pub struct ScaledArm {
 impl ScaledArm {
     pub fn new(spec: &ArmSpec, label: String, work: Work) -> Result<Self, Error> {
         let engine = spec.build().map_err(|e| Error::Usage(e.to_string()))?;
-        Ok(ScaledArm { label, engine, work })
+        Ok(ScaledArm {
+            label,
+            engine,
+            work,
+        })
     }
 
     pub fn work(&self) -> Work {
@@ -190,12 +203,18 @@ impl ScaledArm {
     pub fn iters_for(&self, base: u64) -> Result<u64, Error> {
         let n = match self.work {
             Work::Scaled(e) => e.scale(base).ok_or_else(|| {
-                Error::Usage(format!("{base} iterations do not scale exactly by {e}: use a multiple of {}", e.unit(1)))
+                Error::Usage(format!(
+                    "{base} iterations do not scale exactly by {e}: use a multiple of {}",
+                    e.unit(1)
+                ))
             })?,
             Work::Fixed(n) => n,
         };
         if n == 0 || n > i32::MAX as u64 {
-            return Err(Error::Usage(format!("arm {}: {n} iterations do not fit run(i32)", self.label)));
+            return Err(Error::Usage(format!(
+                "arm {}: {n} iterations do not fit run(i32)",
+                self.label
+            )));
         }
         Ok(n)
     }
@@ -211,10 +230,17 @@ impl ScaledArm {
                 shape.name()
             )));
         }
-        let engine_err = |source| Error::Engine { shape: shape.name().to_string(), arm: self.label.clone(), source };
+        let engine_err = |source| Error::Engine {
+            shape: shape.name().to_string(),
+            arm: self.label.clone(),
+            source,
+        };
         let compiled = self.engine.compile(&shape.wasm).map_err(engine_err)?;
         let mut instance = compiled.instantiate().map_err(engine_err)?;
-        shape.shape.init(&shape.params, instance.as_mut()).map_err(|e| hook_error(shape.name(), &self.label, 0, e))?;
+        shape
+            .shape
+            .init(&shape.params, instance.as_mut())
+            .map_err(|e| hook_error(shape.name(), &self.label, 0, e))?;
         Ok(ScaledPrepared {
             arm: self.label.clone(),
             shape: shape.shape_ref(),
@@ -276,7 +302,9 @@ impl PreparedArm for ScaledPrepared<'_> {
         let err = |e| hook_error(s.name, &self.arm, rep, e);
         s.shape.reset(s.params, n, inst).map_err(err)?;
         self.meter.context(s.name, &self.arm, rep);
-        let ret = inst.call("run", Some(n as i32), Some(&mut self.meter)).map_err(|e| err(HookError::Engine(e)))?;
+        let ret = inst
+            .call("run", Some(n as i32), Some(&mut self.meter))
+            .map_err(|e| err(HookError::Engine(e)))?;
         let reading = self.meter.take();
         self.last_return = ret;
         s.shape.verify(s.params, n, ret, inst).map_err(err)?;
@@ -300,7 +328,9 @@ impl BusyLoad {
                     let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ i as u64;
                     while !stop.load(Ordering::Relaxed) {
                         for _ in 0..4096 {
-                            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+                            x = std::hint::black_box(
+                                x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1),
+                            );
                         }
                     }
                 })
@@ -337,7 +367,10 @@ pub struct ThreadCpu {
 #[cfg(target_os = "linux")]
 impl ThreadCpu {
     fn now() -> Option<f64> {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         // SAFETY: clock_gettime writes one timespec through a valid pointer.
         let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
         (rc == 0).then_some(ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64)
@@ -407,7 +440,9 @@ impl Metric {
 
     /// Per arm, the metric of every rep; `None` if any rep lacks it.
     fn samples(self, reps: &[Vec<Rep>]) -> Option<Vec<Vec<f64>>> {
-        reps.iter().map(|arm| arm.iter().map(|r| self.value(r)).collect()).collect()
+        reps.iter()
+            .map(|arm| arm.iter().map(|r| self.value(r)).collect())
+            .collect()
     }
 }
 
@@ -609,7 +644,9 @@ fn arm_reps(outcomes: Vec<ArmOutcome>) -> Result<Vec<Vec<Rep>>, Error> {
         .into_iter()
         .map(|o| match o {
             ArmOutcome::Ran(reps) => Ok(reps),
-            ArmOutcome::Skipped(reason) => Err(Error::Usage(format!("calibration arm skipped: {reason}"))),
+            ArmOutcome::Skipped(reason) => {
+                Err(Error::Usage(format!("calibration arm skipped: {reason}")))
+            }
             ArmOutcome::Failed { error, .. } => Err(error),
         })
         .collect()
@@ -620,7 +657,11 @@ pub fn coverage(intervals: &[[f64; 2]], truth: f64) -> f64 {
     if intervals.is_empty() {
         return f64::NAN;
     }
-    intervals.iter().filter(|[lo, hi]| *lo <= truth && truth <= *hi).count() as f64 / intervals.len() as f64
+    intervals
+        .iter()
+        .filter(|[lo, hi]| *lo <= truth && truth <= *hi)
+        .count() as f64
+        / intervals.len() as f64
 }
 
 /// Whether an interval resolves an effect of sign `truth` (for `truth == 0`,
@@ -641,7 +682,11 @@ pub fn reliable_threshold(repetitions: usize) -> usize {
 }
 
 /// Summaries per effect from the rows, and the smallest reliable effect.
-pub fn summarise(effects: &[Effect], rows: &[Row], reps: &[Repetition]) -> (Vec<EffectSummary>, Option<Reliable>) {
+pub fn summarise(
+    effects: &[Effect],
+    rows: &[Row],
+    reps: &[Repetition],
+) -> (Vec<EffectSummary>, Option<Reliable>) {
     let mut out = Vec::new();
     for e in effects {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.true_pct == e.pct()).collect();
@@ -658,12 +703,18 @@ pub fn summarise(effects: &[Effect], rows: &[Row], reps: &[Repetition]) -> (Vec<
             covered: mine.iter().filter(|r| r.covered).count(),
             coverage: coverage(&intervals, e.pct()),
             detected,
-            detection_rate: if n == 0 { f64::NAN } else { detected as f64 / n as f64 },
+            detection_rate: if n == 0 {
+                f64::NAN
+            } else {
+                detected as f64 / n as f64
+            },
             reliably_detected: !e.is_null() && n > 0 && detected >= reliable_threshold(n),
             median_pct: stats::median(&medians),
-            mean_abs_error_pct: medians.iter().map(|m| (m - e.pct()).abs()).sum::<f64>() / n.max(1) as f64,
+            mean_abs_error_pct: medians.iter().map(|m| (m - e.pct()).abs()).sum::<f64>()
+                / n.max(1) as f64,
             min_pct: stats::median(&mins),
-            mean_abs_error_min_pct: mins.iter().map(|m| (m - e.pct()).abs()).sum::<f64>() / n.max(1) as f64,
+            mean_abs_error_min_pct: mins.iter().map(|m| (m - e.pct()).abs()).sum::<f64>()
+                / n.max(1) as f64,
             median_ci_width_pct: stats::median(&widths),
             overhead_bias_pct: stats::median(&bias),
         });
@@ -696,7 +747,11 @@ fn call_overhead(module: &ShapeModule, spec: &ArmSpec, warmup: usize) -> Result<
     let arms: [&dyn Arm; 1] = [&arm];
     let outcomes = schedule::run_shape(module, &arms, &[None], warmup.max(1), 31, &mut ());
     let reps = arm_reps(outcomes)?;
-    Ok(Metric::ALL.map(|m| m.samples(&reps).map(|s| stats::median(&s[0])).unwrap_or(f64::NAN)))
+    Ok(Metric::ALL.map(|m| {
+        m.samples(&reps)
+            .map(|s| stats::median(&s[0]))
+            .unwrap_or(f64::NAN)
+    }))
 }
 
 /// Run the calibration: overhead, `repeat` interleaved sessions of all
@@ -710,16 +765,27 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
 
     let mut arms: Vec<ScaledArm> = vec![
         ScaledArm::new(&s.engine, s.engine.to_string(), Work::Scaled(Effect::NULL))?,
-        ScaledArm::new(&s.engine, session::null_label(&s.engine), Work::Scaled(Effect::NULL))?,
+        ScaledArm::new(
+            &s.engine,
+            session::null_label(&s.engine),
+            Work::Scaled(Effect::NULL),
+        )?,
     ];
     for e in &s.effects {
-        arms.push(ScaledArm::new(&s.engine, format!("{}{e}", s.engine), Work::Scaled(*e))?);
+        arms.push(ScaledArm::new(
+            &s.engine,
+            format!("{}{e}", s.engine),
+            Work::Scaled(*e),
+        )?);
     }
     let refs: Vec<&dyn Arm> = arms.iter().map(|a| a as &dyn Arm).collect();
     let mut iters = Vec::new();
     for a in &arms {
         if let Some(reason) = skip_reason(a, &module)? {
-            return Err(Error::Usage(format!("cannot calibrate on shape {}: {reason}", s.shape)));
+            return Err(Error::Usage(format!(
+                "cannot calibrate on shape {}: {reason}",
+                s.shape
+            )));
         }
         iters.push(a.iters_for(base)?);
     }
@@ -750,7 +816,9 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
         let reps = arm_reps(outcomes)?;
         let mut t_wall = f64::NAN;
         for (m, metric) in Metric::ALL.into_iter().enumerate() {
-            let Some(samples) = metric.samples(&reps) else { continue };
+            let Some(samples) = metric.samples(&reps) else {
+                continue;
+            };
             let base_ns = &samples[0];
             let t_base = stats::median(base_ns);
             if metric == Metric::Wall {
@@ -759,8 +827,12 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
             base_calls[m].extend_from_slice(base_ns);
             let null_change = stats::paired_change(&samples[1], base_ns, LEVEL);
             for (i, arm) in arms.iter().enumerate().skip(1) {
-                let Work::Scaled(e) = arm.work() else { continue };
-                let Some(c) = stats::paired_change(&samples[i], base_ns, LEVEL) else { continue };
+                let Work::Scaled(e) = arm.work() else {
+                    continue;
+                };
+                let Some(c) = stats::paired_change(&samples[i], base_ns, LEVEL) else {
+                    continue;
+                };
                 // Exact by construction: iters * 10000 == base * (10000 + bp).
                 debug_assert_eq!(
                     u128::from(iters[i]) * u128::from(BP),
@@ -798,13 +870,23 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
             load_start,
             load_end,
         });
-        let load = load_end.map(|l| format!("{:.2}", l[0])).unwrap_or_else(|| "?".into());
-        progress.note(&format!("calibrate: repetition {rep}/{} took {secs:.1} s (load {load})", s.repeat));
+        let load = load_end
+            .map(|l| format!("{:.2}", l[0]))
+            .unwrap_or_else(|| "?".into());
+        progress.note(&format!(
+            "calibrate: repetition {rep}/{} took {secs:.1} s (load {load})",
+            s.repeat
+        ));
     }
 
     let mut all_effects = vec![Effect::NULL];
     all_effects.extend(&s.effects);
-    let of = |m: Metric| rows.iter().filter(|r| r.metric == m).cloned().collect::<Vec<Row>>();
+    let of = |m: Metric| {
+        rows.iter()
+            .filter(|r| r.metric == m)
+            .cloned()
+            .collect::<Vec<Row>>()
+    };
     let (effects, smallest_reliable) = summarise(&all_effects, &of(Metric::Wall), &repetitions);
     let cpu_rows = of(Metric::ThreadCpu);
     let thread_cpu = (!cpu_rows.is_empty()).then(|| {
@@ -820,7 +902,9 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
 
     let mut toggle = Vec::new();
     for name in &s.toggle_shapes {
-        progress.note(&format!("calibrate: known-sign toggle wasmi vs wasmi:fuel on {name}"));
+        progress.note(&format!(
+            "calibrate: known-sign toggle wasmi vs wasmi:fuel on {name}"
+        ));
         toggle.push(fuel_toggle(name, s)?);
     }
     machine.finish();
@@ -867,7 +951,10 @@ fn fuel_toggle(name: &str, s: &Settings) -> Result<ToggleRow, Error> {
     let plan = session::Plan {
         shapes: vec![shape],
         arms: vec![base, fuel.clone()],
-        params: Params { iters: None, ..s.params.clone() },
+        params: Params {
+            iters: None,
+            ..s.params.clone()
+        },
         rounds: s.rounds,
         warmup: s.warmup,
         counters: Default::default(),
@@ -876,7 +963,10 @@ fn fuel_toggle(name: &str, s: &Settings) -> Result<ToggleRow, Error> {
     if let Some(e) = report.errors.first() {
         return Err(Error::Usage(format!("known-sign toggle on {name}: {e}")));
     }
-    let result = report.results.first().ok_or_else(|| Error::Usage(format!("toggle on {name} produced no result")))?;
+    let result = report
+        .results
+        .first()
+        .ok_or_else(|| Error::Usage(format!("toggle on {name} produced no result")))?;
     let c = result
         .comparisons
         .iter()
@@ -901,13 +991,22 @@ fn fuel_toggle(name: &str, s: &Settings) -> Result<ToggleRow, Error> {
 }
 
 fn unknown_shape(name: &str) -> Error {
-    Error::Usage(format!("unknown shape `{name}` (valid: {})", shapes::names().join(", ")))
+    Error::Usage(format!(
+        "unknown shape `{name}` (valid: {})",
+        shapes::names().join(", ")
+    ))
 }
 
 /// One process's worth of work for tools that time whole processes
 /// (hyperfine): compile, instantiate and initialise, then `calls` verified
 /// calls at effect `effect`. `calls == 0` prices the process and setup alone.
-pub fn one_shot(shape: &str, spec: &ArmSpec, params: &Params, effect: Effect, calls: usize) -> Result<u64, Error> {
+pub fn one_shot(
+    shape: &str,
+    spec: &ArmSpec,
+    params: &Params,
+    effect: Effect,
+    calls: usize,
+) -> Result<u64, Error> {
     let shape = shapes::find(shape).ok_or_else(|| unknown_shape(shape))?;
     let module = ShapeModule::build(shape, params)?;
     let arm = ScaledArm::new(spec, format!("{spec}{effect}"), Work::Scaled(effect))?;
@@ -926,7 +1025,8 @@ fn pct(x: f64) -> String {
 }
 
 fn load1(l: Option<[f64; 3]>) -> String {
-    l.map(|l| format!("{:.2}", l[0])).unwrap_or_else(|| "?".into())
+    l.map(|l| format!("{:.2}", l[0]))
+        .unwrap_or_else(|| "?".into())
 }
 
 /// The terminal report.
@@ -966,9 +1066,16 @@ pub fn render(c: &Calibration) -> String {
     }
     let _ = writeln!(o, "{head}");
     for r in &c.repetitions {
-        let mut line = format!("{:>4} {:>7} {:>8.1}", r.repetition, load1(r.load_start), r.session_seconds);
+        let mut line = format!(
+            "{:>4} {:>7} {:>8.1}",
+            r.repetition,
+            load1(r.load_start),
+            r.session_seconds
+        );
         for e in &s.effects_pct {
-            match c.rows.iter().find(|x| x.metric == Metric::Wall && x.repetition == r.repetition && x.true_pct == *e) {
+            match c.rows.iter().find(|x| {
+                x.metric == Metric::Wall && x.repetition == r.repetition && x.true_pct == *e
+            }) {
                 Some(x) => {
                     let cell = format!(
                         "{} [{},{}]{}",
@@ -1008,7 +1115,13 @@ pub fn render(c: &Calibration) -> String {
         let _ = writeln!(
             o,
             "{:<14} {:<28} {:<10} {:<13} {:<28} {:>6} {:>7}",
-            "shape", "change % [95% CI]", "sign", "verdict", "null control % [95% CI]", "secs", "load1m"
+            "shape",
+            "change % [95% CI]",
+            "sign",
+            "verdict",
+            "null control % [95% CI]",
+            "secs",
+            "load1m"
         );
         for t in &c.toggle {
             let null = match (t.null_median_pct, t.null_ci_pct) {
@@ -1019,7 +1132,12 @@ pub fn render(c: &Calibration) -> String {
                 o,
                 "{:<14} {:<28} {:<10} {:<13} {:<28} {:>6.1} {:>7}",
                 t.shape,
-                format!("{} [{},{}]", pct(t.median_pct), pct(t.ci_pct[0]), pct(t.ci_pct[1])),
+                format!(
+                    "{} [{},{}]",
+                    pct(t.median_pct),
+                    pct(t.ci_pct[0]),
+                    pct(t.ci_pct[1])
+                ),
                 if t.sign_ok { "+ (ok)" } else { "NOT > 0" },
                 t.verdict.to_string(),
                 null,
@@ -1037,13 +1155,25 @@ fn render_effects(o: &mut String, effects: &[EffectSummary], smallest: Option<&R
     let _ = writeln!(
         o,
         "{:>8} {:>10} {:>10} {:>10} {:>14} {:>22} {:>9} {:>10}",
-        "true %", "median %", "mean |err|", "CI width", "coverage", "detected (CI excl. 0)", "min %", "min |err|"
+        "true %",
+        "median %",
+        "mean |err|",
+        "CI width",
+        "coverage",
+        "detected (CI excl. 0)",
+        "min %",
+        "min |err|"
     );
     for e in effects {
         let det = if e.true_pct == 0.0 {
             format!("{}/{} false alarms", e.detected, e.repetitions)
         } else {
-            format!("{}/{}{}", e.detected, e.repetitions, if e.reliably_detected { " reliable" } else { "" })
+            format!(
+                "{}/{}{}",
+                e.detected,
+                e.repetitions,
+                if e.reliably_detected { " reliable" } else { "" }
+            )
         };
         let _ = writeln!(
             o,
@@ -1141,7 +1271,11 @@ impl Progress for Stderr {
 
 impl CalibrateArgs {
     fn shape_params(&self) -> Params {
-        Params { bytes: self.params.bytes, iters: self.params.iters, k: self.params.k }
+        Params {
+            bytes: self.params.bytes,
+            iters: self.params.iters,
+            k: self.params.k,
+        }
     }
 
     pub fn settings(&self) -> Result<Settings, Error> {
@@ -1153,8 +1287,12 @@ impl CalibrateArgs {
                 engine.engine.feature()
             )));
         }
-        let mut effects: Vec<Effect> =
-            self.effects.iter().map(|e| e.parse::<Effect>()).collect::<Result<_, _>>().map_err(Error::Usage)?;
+        let mut effects: Vec<Effect> = self
+            .effects
+            .iter()
+            .map(|e| e.parse::<Effect>())
+            .collect::<Result<_, _>>()
+            .map_err(Error::Usage)?;
         effects.retain(|e| !e.is_null());
         effects.sort();
         effects.dedup();
@@ -1167,7 +1305,11 @@ impl CalibrateArgs {
         let shape = shapes::find(&self.shape).ok_or_else(|| unknown_shape(&self.shape))?;
         let mut params = self.shape_params();
         params.iters = Some(base_iters(shape.as_ref(), &params, &effects)?);
-        let toggle_shapes = if self.no_toggle { Vec::new() } else { self.toggle_shapes.clone() };
+        let toggle_shapes = if self.no_toggle {
+            Vec::new()
+        } else {
+            self.toggle_shapes.clone()
+        };
         for t in &toggle_shapes {
             shapes::find(t).ok_or_else(|| unknown_shape(t))?;
         }
@@ -1200,9 +1342,15 @@ impl CalibrateArgs {
         if let Some(j) = &json {
             j.check()?;
         }
-        let cal = if self.quiet { run(&settings, &mut ())? } else { run(&settings, &mut Stderr)? };
+        let cal = if self.quiet {
+            run(&settings, &mut ())?
+        } else {
+            run(&settings, &mut Stderr)?
+        };
         match &json {
-            Some(JsonTarget::Stdout) => print!("{}", String::from_utf8_lossy(&report::json::to_json(&cal)?)),
+            Some(JsonTarget::Stdout) => {
+                print!("{}", String::from_utf8_lossy(&report::json::to_json(&cal)?))
+            }
             Some(JsonTarget::File(p)) => {
                 report::write_atomic(p, &report::json::to_json(&cal)?)?;
                 print!("{}", render(&cal));
@@ -1254,16 +1402,27 @@ mod tests {
     fn base_iters_are_a_common_unit() {
         let shape = shapes::find("add_chain").unwrap();
         let effects: Vec<Effect> = [50, 100, 200, 500].map(Effect::from_bp).to_vec();
-        let p = Params { bytes: 8 << 20, iters: None, k: 8 };
+        let p = Params {
+            bytes: 8 << 20,
+            iters: None,
+            k: 8,
+        };
         let n = base_iters(shape.as_ref(), &p, &effects).unwrap();
         assert_eq!(n % 200, 0);
         assert!(n.abs_diff(shape.default_iters(&p)) <= 100);
         for e in &effects {
             assert!(e.scale(n).is_some());
         }
-        let bad = Params { iters: Some(1000 + 1), ..p.clone() };
+        let bad = Params {
+            iters: Some(1000 + 1),
+            ..p.clone()
+        };
         assert!(base_iters(shape.as_ref(), &bad, &effects).is_err());
-        let small = Params { bytes: 64 << 10, iters: None, k: 8 };
+        let small = Params {
+            bytes: 64 << 10,
+            iters: None,
+            k: 8,
+        };
         assert_eq!(base_iters(shape.as_ref(), &small, &effects).unwrap(), 4000);
     }
 
@@ -1281,8 +1440,16 @@ mod tests {
         let mut null = Vec::new();
         for rep in 0..10 {
             let base: Vec<f64> = (0..n).map(|i| 1e6 * (1.0 + 0.01 * i as f64)).collect();
-            let cand: Vec<f64> = base.iter().enumerate().map(|(i, b)| b * 1.02 * noise(i, rep)).collect();
-            let same: Vec<f64> = base.iter().enumerate().map(|(i, b)| b * noise(i, rep + 3)).collect();
+            let cand: Vec<f64> = base
+                .iter()
+                .enumerate()
+                .map(|(i, b)| b * 1.02 * noise(i, rep))
+                .collect();
+            let same: Vec<f64> = base
+                .iter()
+                .enumerate()
+                .map(|(i, b)| b * noise(i, rep + 3))
+                .collect();
             shifted.push(stats::paired_change(&cand, &base, LEVEL).unwrap().ci_pct);
             null.push(stats::paired_change(&same, &base, LEVEL).unwrap().ci_pct);
         }
@@ -1293,7 +1460,10 @@ mod tests {
         // A truth outside every interval has zero coverage; a wrong sign is never a detection.
         assert_eq!(coverage(&shifted, 3.0), 0.0);
         assert!(!detects([1.0, 3.0], -2.0));
-        assert_eq!(coverage(&[[0.0, 1.0], [2.0, 3.0], [0.5, 2.5], [-1.0, -0.5]], 0.75), 0.5);
+        assert_eq!(
+            coverage(&[[0.0, 1.0], [2.0, 3.0], [0.5, 2.5], [-1.0, -0.5]], 0.75),
+            0.5
+        );
     }
 
     fn row(rep: usize, truth: f64, ci: [f64; 2]) -> Row {
@@ -1326,9 +1496,17 @@ mod tests {
         for rep in 1..=10 {
             rows.push(row(rep, 0.0, [-0.2, 0.2]));
             // 0.5%: detected in 8 of 10 only.
-            rows.push(row(rep, 0.5, if rep <= 8 { [0.1, 0.9] } else { [-0.1, 0.9] }));
+            rows.push(row(
+                rep,
+                0.5,
+                if rep <= 8 { [0.1, 0.9] } else { [-0.1, 0.9] },
+            ));
             // 1%: detected in 9 of 10, and covered in 9.
-            rows.push(row(rep, 1.0, if rep == 1 { [-0.1, 0.9] } else { [0.5, 1.5] }));
+            rows.push(row(
+                rep,
+                1.0,
+                if rep == 1 { [-0.1, 0.9] } else { [0.5, 1.5] },
+            ));
             rows.push(row(rep, 2.0, [1.5, 2.5]));
         }
         let reps: Vec<Repetition> = (1..=10)

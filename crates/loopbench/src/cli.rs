@@ -66,7 +66,11 @@ pub struct ShapeParams {
 
 impl ShapeParams {
     fn params(&self) -> Params {
-        Params { bytes: self.bytes, iters: self.iters, k: self.k }
+        Params {
+            bytes: self.bytes,
+            iters: self.iters,
+            k: self.k,
+        }
     }
 }
 
@@ -122,7 +126,9 @@ pub struct RunArgs {
 }
 
 pub fn parse_arms(list: &[String]) -> Result<Vec<ArmSpec>, Error> {
-    list.iter().map(|s| s.parse::<ArmSpec>().map_err(Error::Usage)).collect()
+    list.iter()
+        .map(|s| s.parse::<ArmSpec>().map_err(Error::Usage))
+        .collect()
 }
 
 /// Resolve `--shapes` and `--shape-file` into shapes, or say which names are valid.
@@ -134,7 +140,10 @@ pub fn select_shapes(names: &[String], files: &[PathBuf]) -> Result<Vec<Box<dyn 
     } else {
         for n in names {
             out.push(shapes::find(n).ok_or_else(|| {
-                Error::Usage(format!("unknown shape `{n}` (valid: {}, all)", shapes::names().join(", ")))
+                Error::Usage(format!(
+                    "unknown shape `{n}` (valid: {}, all)",
+                    shapes::names().join(", ")
+                ))
             })?);
         }
     }
@@ -146,7 +155,11 @@ pub fn select_shapes(names: &[String], files: &[PathBuf]) -> Result<Vec<Box<dyn 
 
 impl RunArgs {
     pub fn plan(&self) -> Result<Plan, Error> {
-        let mut arms = if self.engines.is_empty() { EngineKind::defaults() } else { parse_arms(&self.engines)? };
+        let mut arms = if self.engines.is_empty() {
+            EngineKind::defaults()
+        } else {
+            parse_arms(&self.engines)?
+        };
         if let Some(b) = &self.baseline {
             let b: ArmSpec = b.parse().map_err(Error::Usage)?;
             arms.retain(|a| *a != b);
@@ -154,7 +167,9 @@ impl RunArgs {
         }
         for (i, a) in arms.iter().enumerate() {
             if arms[..i].contains(a) {
-                return Err(Error::Usage(format!("arm {a} is listed twice; the null control is added automatically")));
+                return Err(Error::Usage(format!(
+                    "arm {a} is listed twice; the null control is added automatically"
+                )));
             }
             if a.worker.is_some() {
                 crate::build::check(a).map_err(Error::Usage)?;
@@ -199,13 +214,17 @@ impl RunArgs {
         if let Some(j) = &json {
             j.check()?;
         }
-        let quiet = self.quiet || json == Some(JsonTarget::Stdout) || !std::io::stderr().is_terminal();
+        let quiet =
+            self.quiet || json == Some(JsonTarget::Stdout) || !std::io::stderr().is_terminal();
         let mut sink = TerminalSink::new(quiet, json.clone());
         let started = Instant::now();
         let report = session::run(plan, &mut sink)?;
         sink.finish();
         match &json {
-            Some(JsonTarget::Stdout) => print!("{}", String::from_utf8_lossy(&report::json::to_json(&report)?)),
+            Some(JsonTarget::Stdout) => print!(
+                "{}",
+                String::from_utf8_lossy(&report::json::to_json(&report)?)
+            ),
             Some(JsonTarget::File(p)) => {
                 report::write_atomic(p, &report::json::to_json(&report)?)?;
                 print!("{}", report::table::render(&report));
@@ -241,10 +260,18 @@ struct TerminalSink {
 impl TerminalSink {
     fn new(quiet: bool, json: Option<JsonTarget>) -> Self {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
-        if let Ok(style) = ProgressStyle::with_template("{elapsed:>4} {bar:30} {pos}/{len} reps  {msg}") {
+        if let Ok(style) =
+            ProgressStyle::with_template("{elapsed:>4} {bar:30} {pos}/{len} reps  {msg}")
+        {
             bar.set_style(style);
         }
-        TerminalSink { bar, quiet, started: Instant::now(), shown: false, json }
+        TerminalSink {
+            bar,
+            quiet,
+            started: Instant::now(),
+            shown: false,
+            json,
+        }
     }
     fn finish(&self) {
         self.bar.finish_and_clear();
@@ -277,8 +304,15 @@ impl crate::schedule::Progress for TerminalSink {
 
 pub fn list() -> Result<bool, Error> {
     let p = Params::default();
-    println!("Shapes (declared per-iteration counts at --bytes {}, K = {}):", crate::units::format_bytes(p.bytes), p.k);
-    println!("  {:<20} {:>6} {:>6} {:>5} {:>6} {:>5} {:>6}  prices", "name", "ops", "taken", "loads", "stores", "calls", "bytes");
+    println!(
+        "Shapes (declared per-iteration counts at --bytes {}, K = {}):",
+        crate::units::format_bytes(p.bytes),
+        p.k
+    );
+    println!(
+        "  {:<20} {:>6} {:>6} {:>5} {:>6} {:>5} {:>6}  prices",
+        "name", "ops", "taken", "loads", "stores", "calls", "bytes"
+    );
     for s in shapes::catalog() {
         let d = s.declared(&p);
         let per = d.per.max(1) as f64;
@@ -303,7 +337,9 @@ pub fn list() -> Result<bool, Error> {
         );
     }
     println!();
-    println!("Engines (arm syntax: engine[:option,...]; the first arm or --baseline is the baseline):");
+    println!(
+        "Engines (arm syntax: engine[:option,...]; the first arm or --baseline is the baseline):"
+    );
     for k in EngineKind::ALL {
         let status = if k.compiled_in() {
             match ArmSpec::new(k).build() {
@@ -326,7 +362,11 @@ pub fn list() -> Result<bool, Error> {
 impl ShowArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let shape = shapes::find(&self.shape).ok_or_else(|| {
-            Error::Usage(format!("unknown shape `{}` (valid: {})", self.shape, shapes::names().join(", ")))
+            Error::Usage(format!(
+                "unknown shape `{}` (valid: {})",
+                self.shape,
+                shapes::names().join(", ")
+            ))
         })?;
         let p = self.params.params();
         let d = shape.declared(&p);
@@ -385,7 +425,10 @@ impl CountArgs {
         use crate::count;
         let (counts, iters, stopped) = if let Some(shape) = shapes::find(&self.target) {
             if self.invoke.is_some() {
-                return Err(Error::Usage(format!("`{}` is a shape; --invoke is for module files", self.target)));
+                return Err(Error::Usage(format!(
+                    "`{}` is a shape; --invoke is for module files",
+                    self.target
+                )));
             }
             let module = shapes::ShapeModule::build(shape, &self.params.params())?;
             let inst = count::instrumented(&module.wasm)?;
@@ -400,11 +443,16 @@ impl CountArgs {
                     shapes::names().join(", ")
                 )));
             }
-            let export = self.invoke.as_deref().ok_or_else(|| Error::Usage("a module file needs --invoke EXPORT".into()))?;
+            let export = self
+                .invoke
+                .as_deref()
+                .ok_or_else(|| Error::Usage("a module file needs --invoke EXPORT".into()))?;
             let wasm = load_module(path)?;
             let probe = crate::engines::wasmi::CountingInstance::new(&wasm, None)
                 .map_err(|e| Error::Usage(format!("{}: {e}", self.target)))?;
-            let (types, _) = probe.signature(export).map_err(|e| Error::Usage(e.to_string()))?;
+            let (types, _) = probe
+                .signature(export)
+                .map_err(|e| Error::Usage(e.to_string()))?;
             let args = parse_values(export, &types, &self.args)?;
             let run = count::count_call(&wasm, export, &args, self.fuel)?;
             (run.counts, None, run.stopped)
@@ -417,20 +465,32 @@ impl CountArgs {
             stopped: stopped.clone(),
         };
         match self.json.as_deref().map(JsonTarget::parse) {
-            Some(JsonTarget::Stdout) => print!("{}", String::from_utf8_lossy(&report::json::to_json(&out)?)),
+            Some(JsonTarget::Stdout) => {
+                print!("{}", String::from_utf8_lossy(&report::json::to_json(&out)?))
+            }
             other => {
                 if let Some(JsonTarget::File(p)) = other {
                     report::write_atomic(&p, &report::json::to_json(&out)?)?;
                 }
                 let title = match iters {
-                    Some(n) => format!("{}: {n} iterations (exact counting run in wasmi)", self.target),
-                    None => format!("{} {}: exact counting run in wasmi", self.target, self.invoke.as_deref().unwrap_or("")),
+                    Some(n) => format!(
+                        "{}: {n} iterations (exact counting run in wasmi)",
+                        self.target
+                    ),
+                    None => format!(
+                        "{} {}: exact counting run in wasmi",
+                        self.target,
+                        self.invoke.as_deref().unwrap_or("")
+                    ),
                 };
                 print!("{}", report::counts::render(&title, &counts, iters));
             }
         }
         if let Some(s) = stopped {
-            eprintln!("error: {} stopped early ({s}); the counts above are what executed up to there", self.target);
+            eprintln!(
+                "error: {} stopped early ({s}); the counts above are what executed up to there",
+                self.target
+            );
             return Ok(false);
         }
         Ok(true)
@@ -439,32 +499,55 @@ impl CountArgs {
 
 /// Read a .wasm or .wat file into module bytes.
 pub fn load_module(path: &std::path::Path) -> Result<Vec<u8>, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     if bytes.starts_with(b"\0asm") {
         Ok(bytes)
     } else {
         wat::parse_bytes(&bytes)
             .map(|b| b.into_owned())
-            .map_err(|e| Error::Usage(format!("{}: malformed WAT: {}", path.display(), e.to_string().replace('\n', " "))))
+            .map_err(|e| {
+                Error::Usage(format!(
+                    "{}: malformed WAT: {}",
+                    path.display(),
+                    e.to_string().replace('\n', " ")
+                ))
+            })
     }
 }
 
-fn parse_values(export: &str, types: &[wasmi::ValType], args: &[String]) -> Result<Vec<wasmi::Val>, Error> {
+fn parse_values(
+    export: &str,
+    types: &[wasmi::ValType],
+    args: &[String],
+) -> Result<Vec<wasmi::Val>, Error> {
     use wasmi::{Val, ValType};
     if types.len() != args.len() {
-        return Err(Error::Usage(format!("export `{export}` takes {} argument(s) {types:?}, got {}", types.len(), args.len())));
+        return Err(Error::Usage(format!(
+            "export `{export}` takes {} argument(s) {types:?}, got {}",
+            types.len(),
+            args.len()
+        )));
     }
     types
         .iter()
         .zip(args)
         .map(|(t, a)| {
-            let bad = || Error::Usage(format!("argument `{a}` is not a valid {t:?} for `{export}`"));
+            let bad = || {
+                Error::Usage(format!(
+                    "argument `{a}` is not a valid {t:?} for `{export}`"
+                ))
+            };
             Ok(match t {
                 ValType::I32 => Val::I32(a.parse().map_err(|_| bad())?),
                 ValType::I64 => Val::I64(a.parse().map_err(|_| bad())?),
                 ValType::F32 => Val::F32(a.parse::<f32>().map_err(|_| bad())?.into()),
                 ValType::F64 => Val::F64(a.parse::<f64>().map_err(|_| bad())?.into()),
-                _ => return Err(Error::Usage(format!("export `{export}` takes a {t:?}, which the command line cannot pass"))),
+                _ => {
+                    return Err(Error::Usage(format!(
+                        "export `{export}` takes a {t:?}, which the command line cannot pass"
+                    )))
+                }
             })
         })
         .collect()
@@ -483,7 +566,8 @@ impl ModelArgs {
         if let Some(j) = &json {
             j.check()?;
         }
-        let quiet = self.run.quiet || json == Some(JsonTarget::Stdout) || !std::io::stderr().is_terminal();
+        let quiet =
+            self.run.quiet || json == Some(JsonTarget::Stdout) || !std::io::stderr().is_terminal();
         let mut sink = TerminalSink::new(quiet, None);
         let report = session::run(plan, &mut sink)?;
         sink.finish();
@@ -494,9 +578,15 @@ impl ModelArgs {
             session: &'a Report,
             models: &'a [crate::model::EngineModel],
         }
-        let out = Out { schema: "loopbench-model/1", session: &report, models: &models };
+        let out = Out {
+            schema: "loopbench-model/1",
+            session: &report,
+            models: &models,
+        };
         match &json {
-            Some(JsonTarget::Stdout) => print!("{}", String::from_utf8_lossy(&report::json::to_json(&out)?)),
+            Some(JsonTarget::Stdout) => {
+                print!("{}", String::from_utf8_lossy(&report::json::to_json(&out)?))
+            }
             other => {
                 if let Some(JsonTarget::File(p)) = other {
                     report::write_atomic(p, &report::json::to_json(&out)?)?;

@@ -40,15 +40,22 @@ fn engine_err(e: EngineError) -> Error {
 }
 
 pub fn instrumented(wasm: &[u8]) -> Result<Instrumented, Error> {
-    instrument(wasm).map_err(|e| Error::Usage(format!("cannot instrument the module for counting: {e}")))
+    instrument(wasm)
+        .map_err(|e| Error::Usage(format!("cannot instrument the module for counting: {e}")))
 }
 
 fn decode(inst: &Instrumented, instance: &mut CountingInstance) -> Result<Counts, Error> {
-    inst.decode(|slot| instance.read_counter(Instrumented::COUNTER_EXPORT, slot)).map_err(engine_err)
+    inst.decode(|slot| instance.read_counter(Instrumented::COUNTER_EXPORT, slot))
+        .map_err(engine_err)
 }
 
 /// Count one call of `export` with `args` in any module.
-pub fn count_call(wasm: &[u8], export: &str, args: &[wasmi::Val], fuel: Option<u64>) -> Result<CountRun, Error> {
+pub fn count_call(
+    wasm: &[u8],
+    export: &str,
+    args: &[wasmi::Val],
+    fuel: Option<u64>,
+) -> Result<CountRun, Error> {
     let inst = instrumented(wasm)?;
     let mut instance = CountingInstance::new(&inst.wasm, fuel).map_err(engine_err)?;
     let outcome = instance.call_values(export, args).map_err(engine_err)?;
@@ -56,9 +63,16 @@ pub fn count_call(wasm: &[u8], export: &str, args: &[wasmi::Val], fuel: Option<u
     let (results, stopped) = match outcome {
         Ok(r) => (r, None),
         Err(Stopped::Trap(m)) => (Vec::new(), Some(format!("trap: {m}"))),
-        Err(Stopped::OutOfFuel) => (Vec::new(), Some(format!("out of fuel after {} units", fuel.unwrap_or(0)))),
+        Err(Stopped::OutOfFuel) => (
+            Vec::new(),
+            Some(format!("out of fuel after {} units", fuel.unwrap_or(0))),
+        ),
     };
-    Ok(CountRun { counts, stopped, results })
+    Ok(CountRun {
+        counts,
+        stopped,
+        results,
+    })
 }
 
 /// Per-iteration counts of a shape, measured.
@@ -78,7 +92,11 @@ impl ShapeCounts {
 
 /// Run the shape's instrumented module for `n` iterations on a fresh
 /// instance, with the shape's own init, reset and verify.
-pub fn count_shape_once(module: &ShapeModule, inst: &Instrumented, n: u64) -> Result<Counts, Error> {
+pub fn count_shape_once(
+    module: &ShapeModule,
+    inst: &Instrumented,
+    n: u64,
+) -> Result<Counts, Error> {
     let name = module.name().to_string();
     let hook = |e| crate::arm::hook_error(&name, "counting run (wasmi)", 0, e);
     let mut instance = CountingInstance::new(&inst.wasm, Some(SHAPE_FUEL)).map_err(engine_err)?;
@@ -106,7 +124,8 @@ pub fn count_shape_once(module: &ShapeModule, inst: &Instrumented, n: u64) -> Re
     // may only know the session's iteration count, so it runs in the timed
     // reps, not here.
     if module.declared.is_some() {
-        s.verify(&module.params, n, ret, &mut instance).map_err(hook)?;
+        s.verify(&module.params, n, ret, &mut instance)
+            .map_err(hook)?;
     }
     decode(inst, &mut instance)
 }
@@ -118,11 +137,18 @@ pub fn count_shape(module: &ShapeModule) -> Result<ShapeCounts, Error> {
     let n = per * COUNT_GROUPS;
     let short = count_shape_once(module, &inst, n)?;
     let long = count_shape_once(module, &inst, 2 * n)?;
-    Ok(ShapeCounts { iters: n, delta: long.delta(&short) })
+    Ok(ShapeCounts {
+        iters: n,
+        delta: long.delta(&short),
+    })
 }
 
 /// Compare counted with declared, exactly: `counted * per == declared * n`.
-pub fn check_declared(shape: &str, declared: &Declared, counted: &ShapeCounts) -> Result<(), Error> {
+pub fn check_declared(
+    shape: &str,
+    declared: &Declared,
+    counted: &ShapeCounts,
+) -> Result<(), Error> {
     let d = &counted.delta;
     let n = counted.iters;
     let per = declared.per.max(1);
@@ -133,7 +159,11 @@ pub fn check_declared(shape: &str, declared: &Declared, counted: &ShapeCounts) -
         ("stores", d.class(OpClass::Store), declared.stores),
         ("atomics", d.class(OpClass::Atomic), declared.atomics),
         ("calls", d.calls, declared.calls),
-        ("bytes", d.bytes_loaded + d.bytes_stored + d.bulk_bytes, declared.bytes),
+        (
+            "bytes",
+            d.bytes_loaded + d.bytes_stored + d.bulk_bytes,
+            declared.bytes,
+        ),
     ];
     let wrong: Vec<String> = pairs
         .iter()
@@ -149,7 +179,10 @@ pub fn check_declared(shape: &str, declared: &Declared, counted: &ShapeCounts) -
     if wrong.is_empty() {
         Ok(())
     } else {
-        Err(Error::Counts { shape: shape.to_string(), detail: wrong.join(", ") })
+        Err(Error::Counts {
+            shape: shape.to_string(),
+            detail: wrong.join(", "),
+        })
     }
 }
 
@@ -160,5 +193,8 @@ fn trim(x: f64) -> String {
 
 /// Class counts keyed by the class's lowercase name.
 pub fn class_map(classes: &BTreeMap<OpClass, f64>) -> BTreeMap<String, f64> {
-    classes.iter().map(|(c, v)| (c.name().to_string(), *v)).collect()
+    classes
+        .iter()
+        .map(|(c, v)| (c.name().to_string(), *v))
+        .collect()
 }

@@ -7,7 +7,10 @@ use thiserror::Error;
 #[derive(Debug, Error, Clone)]
 pub enum EngineError {
     #[error("{engine} is not compiled into this binary; rebuild with --features {feature}")]
-    NotCompiled { engine: &'static str, feature: &'static str },
+    NotCompiled {
+        engine: &'static str,
+        feature: &'static str,
+    },
     #[error("compile failed: {0}")]
     Compile(String),
     #[error("instantiation failed: {0}")]
@@ -32,7 +35,12 @@ pub enum Error {
     Usage(String),
     /// A rep produced the wrong result: a hard error.
     #[error("verify failed: shape {shape}, arm {arm}, rep {rep}: {detail}")]
-    Verify { shape: String, arm: String, rep: usize, detail: String },
+    Verify {
+        shape: String,
+        arm: String,
+        rep: usize,
+        detail: String,
+    },
     /// The engine trapped or failed while running a shape.
     #[error("shape {shape}, arm {arm}: {source}")]
     Engine {
@@ -52,11 +60,18 @@ pub enum Error {
     Counts { shape: String, detail: String },
     /// A build arm's worker failed to build, crashed, hung or misbehaved.
     #[error("shape {shape}, arm {arm}: {detail}")]
-    Worker { shape: String, arm: String, detail: String },
+    Worker {
+        shape: String,
+        arm: String,
+        detail: String,
+    },
 }
 
 impl Error {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        Error::Io { context: context.into(), source }
+        Error::Io {
+            context: context.into(),
+            source,
+        }
     }
 }

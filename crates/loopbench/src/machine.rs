@@ -16,7 +16,9 @@ pub struct Machine {
 }
 
 fn read(path: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 pub fn load_average() -> Option<[f64; 3]> {
@@ -30,7 +32,11 @@ impl Machine {
         let cpu = read("/proc/cpuinfo")
             .and_then(|t| {
                 t.lines()
-                    .find(|l| l.starts_with("model name") || l.starts_with("Model") || l.starts_with("Hardware"))
+                    .find(|l| {
+                        l.starts_with("model name")
+                            || l.starts_with("Model")
+                            || l.starts_with("Hardware")
+                    })
                     .and_then(|l| l.split_once(':').map(|(_, v)| v.trim().to_string()))
             })
             .unwrap_or_else(|| "unknown".into());
@@ -41,7 +47,9 @@ impl Machine {
         );
         Machine {
             cpu,
-            cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            cores: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
             os: os.trim().to_string(),
             arch: std::env::consts::ARCH,
             hostname: read("/proc/sys/kernel/hostname").unwrap_or_default(),
@@ -55,7 +63,10 @@ impl Machine {
     }
 
     pub fn summary(&self) -> String {
-        let load = |l: Option<[f64; 3]>| l.map(|l| format!("{:.2}", l[0])).unwrap_or_else(|| "?".into());
+        let load = |l: Option<[f64; 3]>| {
+            l.map(|l| format!("{:.2}", l[0]))
+                .unwrap_or_else(|| "?".into())
+        };
         format!(
             "{} ({} cores, {}, {}), load {} -> {}",
             self.cpu,

@@ -17,7 +17,9 @@ fn main() -> ExitCode {
     match cli.execute() {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
-        Err(loopbench::error::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+        Err(loopbench::error::Error::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
             ExitCode::SUCCESS
         }
         Err(e) => {

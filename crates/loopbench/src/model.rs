@@ -46,7 +46,14 @@ pub const FEATURES: &[&str] = &[
 pub const HELD_OUT: &[&str] = &["br_if_ladder", "br_table_switch"];
 
 /// Classes the counting run can report that no built-in shape exercises.
-pub const UNEXERCISED: &[&str] = &["float", "conversion", "simd", "return", "other", "bulk_memory (per op)"];
+pub const UNEXERCISED: &[&str] = &[
+    "float",
+    "conversion",
+    "simd",
+    "return",
+    "other",
+    "bulk_memory (per op)",
+];
 
 const BOOTSTRAP: usize = 200;
 
@@ -79,11 +86,15 @@ pub fn nnls(a: &[Vec<f64>], b: &[f64]) -> Vec<f64> {
     let grad = |x: &[f64]| -> Vec<f64> {
         // w = A^T (b - A x)
         let r: Vec<f64> = a.iter().zip(b).map(|(row, bi)| bi - dot(row, x)).collect();
-        (0..n).map(|j| a.iter().zip(&r).map(|(row, ri)| row[j] * ri).sum()).collect()
+        (0..n)
+            .map(|j| a.iter().zip(&r).map(|(row, ri)| row[j] * ri).sum())
+            .collect()
     };
     for _ in 0..3 * n + 10 {
         let w = grad(&x);
-        let candidate = (0..n).filter(|&j| !passive[j] && w[j] > tol).max_by(|&i, &j| w[i].total_cmp(&w[j]));
+        let candidate = (0..n)
+            .filter(|&j| !passive[j] && w[j] > tol)
+            .max_by(|&i, &j| w[i].total_cmp(&w[j]));
         let Some(j) = candidate else { break };
         passive[j] = true;
         loop {
@@ -151,7 +162,9 @@ fn restricted_lstsq(a: &[Vec<f64>], b: &[f64], passive: &[bool]) -> Vec<f64> {
 fn solve(mut m: Vec<Vec<f64>>, mut v: Vec<f64>) -> Vec<f64> {
     let n = v.len();
     for c in 0..n {
-        let p = (c..n).max_by(|&i, &j| m[i][c].abs().total_cmp(&m[j][c].abs())).unwrap_or(c);
+        let p = (c..n)
+            .max_by(|&i, &j| m[i][c].abs().total_cmp(&m[j][c].abs()))
+            .unwrap_or(c);
         m.swap(c, p);
         v.swap(c, p);
         let d = m[c][c];
@@ -171,7 +184,11 @@ fn solve(mut m: Vec<Vec<f64>>, mut v: Vec<f64>) -> Vec<f64> {
     let mut x = vec![0.0; n];
     for c in (0..n).rev() {
         let s: f64 = (c + 1..n).map(|k| m[c][k] * x[k]).sum();
-        x[c] = if m[c][c].abs() < 1e-300 { 0.0 } else { (v[c] - s) / m[c][c] };
+        x[c] = if m[c][c].abs() < 1e-300 {
+            0.0
+        } else {
+            (v[c] - s) / m[c][c]
+        };
     }
     x
 }
@@ -265,7 +282,10 @@ pub struct EngineModel {
 
 /// Samples (ns/iter per round) of one arm on one shape.
 fn samples<'a>(r: &'a ShapeResult, arm: &str) -> Option<&'a [f64]> {
-    r.arms.iter().find(|a| a.arm == arm && !a.samples_ns_per_iter.is_empty()).map(|a| a.samples_ns_per_iter.as_slice())
+    r.arms
+        .iter()
+        .find(|a| a.arm == arm && !a.samples_ns_per_iter.is_empty())
+        .map(|a| a.samples_ns_per_iter.as_slice())
 }
 
 /// A deterministic generator for the bootstrap (splitmix64).
@@ -297,7 +317,12 @@ pub fn build(report: &Report) -> Vec<EngineModel> {
     let arms: Vec<String> = report
         .results
         .iter()
-        .flat_map(|r| r.arms.iter().filter(|a| a.role != Role::Null).map(|a| a.arm.clone()))
+        .flat_map(|r| {
+            r.arms
+                .iter()
+                .filter(|a| a.role != Role::Null)
+                .map(|a| a.arm.clone())
+        })
         .fold(Vec::new(), |mut v, a| {
             if !v.contains(&a) {
                 v.push(a);
@@ -314,26 +339,38 @@ fn model_arm(report: &Report, arm: &str) -> EngineModel {
         .iter()
         .filter_map(|r| Some((r, features(r)?, samples(r, arm)?)))
         .collect();
-    let fitted: Vec<&(&ShapeResult, Vec<f64>, &[f64])> =
-        rows.iter().filter(|(r, _, _)| !HELD_OUT.contains(&r.shape.as_str())).collect();
+    let fitted: Vec<&(&ShapeResult, Vec<f64>, &[f64])> = rows
+        .iter()
+        .filter(|(r, _, _)| !HELD_OUT.contains(&r.shape.as_str()))
+        .collect();
     let a: Vec<Vec<f64>> = fitted.iter().map(|(_, x, _)| x.clone()).collect();
     let b: Vec<f64> = fitted.iter().map(|(_, _, s)| stats::median(s)).collect();
     let unidentifiable = not_identifiable(&a);
-    let identifiable: Vec<bool> = (0..FEATURES.len()).map(|j| !unidentifiable.contains(&j)).collect();
+    let identifiable: Vec<bool> = (0..FEATURES.len())
+        .map(|j| !unidentifiable.contains(&j))
+        .collect();
     // Weighted by 1/measured: minimise relative error, so a 3 us shape does
     // not drown a 10 ns one.
     let fit_with = |b: &[f64]| -> Vec<f64> {
         let a_w: Vec<Vec<f64>> = a
             .iter()
             .zip(b)
-            .map(|(r, y)| r.iter().enumerate().map(|(j, v)| if identifiable[j] { v / y } else { 0.0 }).collect())
+            .map(|(r, y)| {
+                r.iter()
+                    .enumerate()
+                    .map(|(j, v)| if identifiable[j] { v / y } else { 0.0 })
+                    .collect()
+            })
             .collect();
         nnls(&a_w, &vec![1.0; b.len()])
     };
     let x = fit_with(&b);
     let boots: Vec<Vec<f64>> = (0..BOOTSTRAP)
         .map(|_| {
-            let bb: Vec<f64> = fitted.iter().map(|(_, _, s)| rng.resampled_median(s)).collect();
+            let bb: Vec<f64> = fitted
+                .iter()
+                .map(|(_, _, s)| rng.resampled_median(s))
+                .collect();
             fit_with(&bb)
         })
         .collect();
@@ -342,7 +379,12 @@ fn model_arm(report: &Report, arm: &str) -> EngineModel {
         .enumerate()
         .map(|(j, f)| {
             let col: Vec<f64> = boots.iter().map(|p| p[j]).collect();
-            Price { feature: f, ns: x[j], ci: [percentile(col.clone(), 0.025), percentile(col, 0.975)], identifiable: identifiable[j] }
+            Price {
+                feature: f,
+                ns: x[j],
+                ci: [percentile(col.clone(), 0.025), percentile(col, 0.975)],
+                identifiable: identifiable[j],
+            }
         })
         .collect();
     let residuals = rows
@@ -355,7 +397,11 @@ fn model_arm(report: &Report, arm: &str) -> EngineModel {
                 measured_ns: measured,
                 reproduced_ns: reproduced,
                 residual_pct: (reproduced - measured) / measured * 100.0,
-                kind: if HELD_OUT.contains(&r.shape.as_str()) { "held_out" } else { "fit" },
+                kind: if HELD_OUT.contains(&r.shape.as_str()) {
+                    "held_out"
+                } else {
+                    "fit"
+                },
             }
         })
         .collect();
@@ -370,22 +416,67 @@ fn model_arm(report: &Report, arm: &str) -> EngineModel {
 
 /// The explicit subtraction pairs, with bootstrap intervals over rounds.
 fn pairs(report: &Report, arm: &str, rng: &mut Rng) -> Vec<Pair> {
-    let find = |name: &str| report.results.iter().find(|r| r.shape == name).and_then(|r| Some((r, samples(r, arm)?)));
+    let find = |name: &str| {
+        report
+            .results
+            .iter()
+            .find(|r| r.shape == name)
+            .and_then(|r| Some((r, samples(r, arm)?)))
+    };
     let mut out = Vec::new();
-    let mut add = |name, unit, f: &dyn Fn(f64, f64) -> f64, x: Option<(&ShapeResult, &[f64])>, y: Option<(&ShapeResult, &[f64])>| {
+    let mut add = |name,
+                   unit,
+                   f: &dyn Fn(f64, f64) -> f64,
+                   x: Option<(&ShapeResult, &[f64])>,
+                   y: Option<(&ShapeResult, &[f64])>| {
         if let (Some((_, xs)), Some((_, ys))) = (x, y) {
             let value = f(stats::median(xs), stats::median(ys));
-            let boots: Vec<f64> = (0..BOOTSTRAP).map(|_| f(rng.resampled_median(xs), rng.resampled_median(ys))).collect();
-            out.push(Pair { name, value, ci: [percentile(boots.clone(), 0.025), percentile(boots, 0.975)], unit });
+            let boots: Vec<f64> = (0..BOOTSTRAP)
+                .map(|_| f(rng.resampled_median(xs), rng.resampled_median(ys)))
+                .collect();
+            out.push(Pair {
+                name,
+                value,
+                ci: [percentile(boots.clone(), 0.025), percentile(boots, 0.975)],
+                unit,
+            });
         }
     };
     let k = report.session.k as f64;
-    add("taken branch = (br_chain - add_chain) / K", "ns", &|br, add| (br - add) / k, find("br_chain"), find("add_chain"));
-    add("shared store / plain store (per iteration)", "ratio", &|s, p| s / p, find("shared_store_stream"), find("store_stream"));
-    add("shared load / plain load (per iteration)", "ratio", &|s, p| s / p, find("shared_load_stream"), find("load_stream"));
-    let per_byte = |name: &str| find(name).and_then(|(r, _)| r.bytes_per_iter).unwrap_or(1.0);
+    add(
+        "taken branch = (br_chain - add_chain) / K",
+        "ns",
+        &|br, add| (br - add) / k,
+        find("br_chain"),
+        find("add_chain"),
+    );
+    add(
+        "shared store / plain store (per iteration)",
+        "ratio",
+        &|s, p| s / p,
+        find("shared_store_stream"),
+        find("store_stream"),
+    );
+    add(
+        "shared load / plain load (per iteration)",
+        "ratio",
+        &|s, p| s / p,
+        find("shared_load_stream"),
+        find("load_stream"),
+    );
+    let per_byte = |name: &str| {
+        find(name)
+            .and_then(|(r, _)| r.bytes_per_iter)
+            .unwrap_or(1.0)
+    };
     let (sb, cb) = (per_byte("store_stream"), per_byte("memory_copy"));
-    add("store path / memory.copy, ns per byte", "ratio", &|s, c| (s / sb) / (c / cb), find("store_stream"), find("memory_copy"));
+    add(
+        "store path / memory.copy, ns per byte",
+        "ratio",
+        &|s, c| (s / sb) / (c / cb),
+        find("store_stream"),
+        find("memory_copy"),
+    );
     out
 }
 
@@ -425,7 +516,12 @@ mod tests {
         // Column 2 is never used; column 0 = column 3 - column 1 is taken
         // after local/const in priority order, so it is the one flagged;
         // column 1 (branch) stays independent of const.
-        let a = vec![vec![1.0, 0.0, 0.0, 1.0], vec![0.0, 1.0, 0.0, 1.0], vec![1.0, 1.0, 0.0, 2.0], vec![2.0, 1.0, 0.0, 3.0]];
+        let a = vec![
+            vec![1.0, 0.0, 0.0, 1.0],
+            vec![0.0, 1.0, 0.0, 1.0],
+            vec![1.0, 1.0, 0.0, 2.0],
+            vec![2.0, 1.0, 0.0, 3.0],
+        ];
         // In FEATURES order, columns 0..4 are control, branch, local, const:
         // priority takes local (2) and const (3) before branch (1) and control (0).
         let ni = not_identifiable(&a);

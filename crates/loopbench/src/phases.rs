@@ -68,12 +68,22 @@ pub fn set_arm(label: &str) {
 
 pub fn record(phase: Phase, d: Duration) {
     let arm = CURRENT.with(|c| c.borrow().clone());
-    let arm = if arm.is_empty() { SESSION.to_string() } else { arm };
+    let arm = if arm.is_empty() {
+        SESSION.to_string()
+    } else {
+        arm
+    };
     record_for(&arm, phase, d);
 }
 
 pub fn record_for(arm: &str, phase: Phase, d: Duration) {
-    TOTALS.with(|t| *t.borrow_mut().entry(arm.to_string()).or_default().entry(phase).or_default() += d);
+    TOTALS.with(|t| {
+        *t.borrow_mut()
+            .entry(arm.to_string())
+            .or_default()
+            .entry(phase)
+            .or_default() += d
+    });
 }
 
 /// Run `f` and record its wall time under `phase`.
@@ -98,23 +108,37 @@ pub fn take(wall: Duration) -> Breakdown {
     let totals = TOTALS.with(|t| std::mem::take(&mut *t.borrow_mut()));
     let mut arms = BTreeMap::new();
     for (arm, phases) in totals {
-        let mut secs: BTreeMap<Phase, f64> = phases.iter().map(|(p, d)| (*p, d.as_secs_f64())).collect();
+        let mut secs: BTreeMap<Phase, f64> =
+            phases.iter().map(|(p, d)| (*p, d.as_secs_f64())).collect();
         if let Some(outer) = secs.get(&Phase::Harness).copied() {
-            let inner: f64 = [Phase::Compile, Phase::Instantiate, Phase::Setup, Phase::TimedRun, Phase::Verify]
-                .iter()
-                .filter_map(|p| secs.get(p))
-                .sum();
+            let inner: f64 = [
+                Phase::Compile,
+                Phase::Instantiate,
+                Phase::Setup,
+                Phase::TimedRun,
+                Phase::Verify,
+            ]
+            .iter()
+            .filter_map(|p| secs.get(p))
+            .sum();
             secs.insert(Phase::Harness, (outer - inner).max(0.0));
         }
         arms.insert(arm, secs);
     }
-    Breakdown { arms, wall_seconds: wall.as_secs_f64() }
+    Breakdown {
+        arms,
+        wall_seconds: wall.as_secs_f64(),
+    }
 }
 
 impl Breakdown {
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "\nwhere the session's {:.1} s went (seconds, share of the session):", self.wall_seconds);
+        let _ = writeln!(
+            out,
+            "\nwhere the session's {:.1} s went (seconds, share of the session):",
+            self.wall_seconds
+        );
         let mut head = format!("  {:<22}", "arm");
         for p in Phase::ALL {
             head += &format!(" {:>14}", p.name());
@@ -131,7 +155,11 @@ impl Breakdown {
             }
             let _ = writeln!(out, "{line}");
         }
-        let total_timed: f64 = self.arms.values().filter_map(|p| p.get(&Phase::TimedRun)).sum();
+        let total_timed: f64 = self
+            .arms
+            .values()
+            .filter_map(|p| p.get(&Phase::TimedRun))
+            .sum();
         let _ = writeln!(
             out,
             "  timed runs are {:.1}% of the session; the rest is setup, verification, compilation and bookkeeping.",

@@ -8,7 +8,9 @@ use std::collections::BTreeSet;
 use std::fmt;
 use wasmparser::{Operator, Parser, Payload, ValType};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Proposal {
     /// Shared memory and atomics.
@@ -34,7 +36,9 @@ pub type Proposals = BTreeSet<Proposal>;
 /// Validate `wasm` (all features on) and list the proposals it uses.
 pub fn required(wasm: &[u8]) -> Result<Proposals, String> {
     let mut validator = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all());
-    validator.validate_all(wasm).map_err(|e| format!("invalid wasm: {e}"))?;
+    validator
+        .validate_all(wasm)
+        .map_err(|e| format!("invalid wasm: {e}"))?;
     let mut used = Proposals::new();
     for payload in Parser::new(0).parse_all(wasm) {
         match payload.map_err(|e| e.to_string())? {
@@ -56,7 +60,10 @@ pub fn required(wasm: &[u8]) -> Result<Proposals, String> {
             }
             Payload::DataSection(r) => {
                 for d in r {
-                    if matches!(d.map_err(|e| e.to_string())?.kind, wasmparser::DataKind::Passive) {
+                    if matches!(
+                        d.map_err(|e| e.to_string())?.kind,
+                        wasmparser::DataKind::Passive
+                    ) {
                         used.insert(Proposal::BulkMemory);
                     }
                 }
@@ -83,13 +90,24 @@ pub fn required(wasm: &[u8]) -> Result<Proposals, String> {
 fn proposal_of(op: &Operator) -> Option<Proposal> {
     use Operator::*;
     match op {
-        MemoryCopy { .. } | MemoryFill { .. } | MemoryInit { .. } | DataDrop { .. } | TableCopy { .. }
-        | TableInit { .. } | ElemDrop { .. } => Some(Proposal::BulkMemory),
-        ReturnCall { .. } | ReturnCallIndirect { .. } | ReturnCallRef { .. } => Some(Proposal::TailCall),
+        MemoryCopy { .. }
+        | MemoryFill { .. }
+        | MemoryInit { .. }
+        | DataDrop { .. }
+        | TableCopy { .. }
+        | TableInit { .. }
+        | ElemDrop { .. } => Some(Proposal::BulkMemory),
+        ReturnCall { .. } | ReturnCallIndirect { .. } | ReturnCallRef { .. } => {
+            Some(Proposal::TailCall)
+        }
         _ => {
             let name = format!("{op:?}");
-            if name.starts_with("V128") || name.starts_with("I8x16") || name.starts_with("I16x8")
-                || name.starts_with("I32x4") || name.starts_with("I64x2") || name.starts_with("F32x4")
+            if name.starts_with("V128")
+                || name.starts_with("I8x16")
+                || name.starts_with("I16x8")
+                || name.starts_with("I32x4")
+                || name.starts_with("I64x2")
+                || name.starts_with("F32x4")
                 || name.starts_with("F64x2")
             {
                 Some(Proposal::Simd)

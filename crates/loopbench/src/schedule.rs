@@ -29,7 +29,10 @@ pub enum ArmOutcome {
     Ran(Vec<Rep>),
     Skipped(String),
     /// The arm failed; the reps it completed before are kept.
-    Failed { error: Error, completed: Vec<Rep> },
+    Failed {
+        error: Error,
+        completed: Vec<Rep>,
+    },
 }
 
 /// Per-rep notification for progress displays.
@@ -60,14 +63,17 @@ pub fn run_shape(
             None => {
                 crate::phases::set_arm(arm.label());
                 match crate::phases::time(crate::phases::Phase::Harness, || arm.prepare(shape)) {
-                Ok(p) => {
-                    prepared.push(Some(p));
-                    outcomes.push(ArmOutcome::Ran(Vec::new()));
-                }
-                Err(error) => {
-                    prepared.push(None);
-                    outcomes.push(ArmOutcome::Failed { error, completed: Vec::new() });
-                }
+                    Ok(p) => {
+                        prepared.push(Some(p));
+                        outcomes.push(ArmOutcome::Ran(Vec::new()));
+                    }
+                    Err(error) => {
+                        prepared.push(None);
+                        outcomes.push(ArmOutcome::Failed {
+                            error,
+                            completed: Vec::new(),
+                        });
+                    }
                 }
             }
         }
@@ -75,7 +81,9 @@ pub fn run_shape(
     let n = arms.len();
     for round in 0..warmup + rounds {
         for i in rotation(round, n) {
-            let Some(p) = prepared[i].as_mut() else { continue };
+            let Some(p) = prepared[i].as_mut() else {
+                continue;
+            };
             crate::phases::set_arm(arms[i].label());
             let result = crate::phases::time(crate::phases::Phase::Harness, || p.rep(round));
             progress.rep_done();
@@ -89,7 +97,10 @@ pub fn run_shape(
                 }
                 Err(error) => {
                     prepared[i] = None;
-                    let completed = match std::mem::replace(&mut outcomes[i], ArmOutcome::Skipped(String::new())) {
+                    let completed = match std::mem::replace(
+                        &mut outcomes[i],
+                        ArmOutcome::Skipped(String::new()),
+                    ) {
                         ArmOutcome::Ran(reps) => reps,
                         _ => Vec::new(),
                     };
@@ -116,13 +127,20 @@ mod tests {
                 let order = rotation(r, arms);
                 let mut seen = order.clone();
                 seen.sort();
-                assert_eq!(seen, (0..arms).collect::<Vec<_>>(), "each arm once per round");
+                assert_eq!(
+                    seen,
+                    (0..arms).collect::<Vec<_>>(),
+                    "each arm once per round"
+                );
                 for (slot, &arm) in order.iter().enumerate() {
                     slots[arm][slot] += 1;
                 }
             }
             for row in &slots {
-                assert!(row.iter().all(|&c| c == rounds / arms), "{arms} arms: {slots:?}");
+                assert!(
+                    row.iter().all(|&c| c == rounds / arms),
+                    "{arms} arms: {slots:?}"
+                );
             }
         }
     }

@@ -153,7 +153,10 @@ pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
     }
     let needed = crate::proposals::required(&module.wasm).map_err(Error::Usage)?;
     let counting: crate::engines::ArmSpec = "wasmi".parse().map_err(Error::Usage)?;
-    let supported = counting.build().map_err(|e| Error::Usage(e.to_string()))?.supports();
+    let supported = counting
+        .build()
+        .map_err(|e| Error::Usage(e.to_string()))?
+        .supports();
     if let Some(p) = crate::proposals::first_missing(&needed, &supported) {
         return Ok(module.declared.as_ref().map(|d| IterCounts {
             note: Some(format!("declared: the counting engine (wasmi) lacks {p}")),
@@ -239,7 +242,11 @@ pub fn null_label(baseline: &ArmSpec) -> String {
 /// `errors` and do not stop other arms or shapes.
 pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
     let started = std::time::Instant::now();
-    let baseline = plan.arms.first().ok_or_else(|| Error::Usage("no engines given".into()))?.clone();
+    let baseline = plan
+        .arms
+        .first()
+        .ok_or_else(|| Error::Usage("no engines given".into()))?
+        .clone();
     let mut arms: Vec<(Box<dyn Arm>, Role)> = Vec::new();
     let counter_set = plan.counters.clone();
     let make_counters: crate::arm::CounterFactory = std::sync::Arc::new(move || counter_set.make());
@@ -247,7 +254,11 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
     let ctx = crate::build::ArmContext::new(&plan.counters, make_counters);
     for (i, spec) in plan.arms.iter().enumerate() {
         let arm = ctx.make(spec, spec.to_string())?;
-        arms.push(if i == 0 { (ctx.record(arm), Role::Baseline) } else { (arm, Role::Candidate) });
+        arms.push(if i == 0 {
+            (ctx.record(arm), Role::Baseline)
+        } else {
+            (arm, Role::Candidate)
+        });
     }
     // The null control: a second, separately built copy of the baseline (for
     // a build, a second worker process of the same binary).
@@ -265,7 +276,13 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
             bytes: plan.params.bytes,
             k: plan.params.k,
             iters_override: plan.params.iters,
-            engines: arms.iter().map(|(a, _)| EngineInfo { arm: a.label().to_string(), version: a.version() }).collect(),
+            engines: arms
+                .iter()
+                .map(|(a, _)| EngineInfo {
+                    arm: a.label().to_string(),
+                    version: a.version(),
+                })
+                .collect(),
             build_profile: crate::versions::BUILD_PROFILE,
             confidence_level: LEVEL,
             rotation: "cyclic Latin square over all arms, null control included",
@@ -279,10 +296,13 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
 
     for shape in plan.shapes {
         let module = ShapeModule::build(shape, &plan.params)?;
-        let counts = crate::phases::time(crate::phases::Phase::CountingRun, || shape_counts(&module))?;
+        let counts =
+            crate::phases::time(crate::phases::Phase::CountingRun, || shape_counts(&module))?;
         let arm_refs: Vec<&dyn Arm> = arms.iter().map(|(a, _)| a.as_ref()).collect();
-        let skips: Vec<Option<String>> =
-            arm_refs.iter().map(|a| skip_reason(*a, &module)).collect::<Result<_, _>>()?;
+        let skips: Vec<Option<String>> = arm_refs
+            .iter()
+            .map(|a| skip_reason(*a, &module))
+            .collect::<Result<_, _>>()?;
         let running = skips.iter().filter(|s| s.is_none()).count();
         sink.shape_started(module.name(), running * (plan.warmup + rounds));
         let outcomes = schedule::run_shape(&module, &arm_refs, &skips, plan.warmup, rounds, sink);
@@ -317,7 +337,10 @@ fn summarise(
             }
         };
         let samples: Vec<f64> = reps.iter().map(|r| r.reading.ns / iters).collect();
-        let ns = (!samples.is_empty()).then(|| MinMedian { min: stats::min(&samples), median: stats::median(&samples) });
+        let ns = (!samples.is_empty()).then(|| MinMedian {
+            min: stats::min(&samples),
+            median: stats::median(&samples),
+        });
         let ns_per_op = match (&ns, &counts) {
             (Some(t), Some(c)) if c.ops > 0.0 => Some(t.median / c.ops),
             _ => None,
@@ -327,7 +350,8 @@ fn summarise(
             _ => None,
         };
         let readings: Vec<&crate::measure::Reading> = reps.iter().map(|r| &r.reading).collect();
-        let arm_counters = counter_summary::summarise_arm(&readings, iters, counts.as_ref().map(|c| c.ops));
+        let arm_counters =
+            counter_summary::summarise_arm(&readings, iters, counts.as_ref().map(|c| c.ops));
         results.push(ArmResult {
             counters: arm_counters,
             arm: arm.label().to_string(),
@@ -342,13 +366,19 @@ fn summarise(
             samples_ns_per_iter: samples,
         });
     }
-    let base = results.iter().find(|r| r.role == Role::Baseline).map(|r| r.samples_ns_per_iter.clone());
+    let base = results
+        .iter()
+        .find(|r| r.role == Role::Baseline)
+        .map(|r| r.samples_ns_per_iter.clone());
     let change_of = |r: &ArmResult| -> Option<Change> {
         let b = base.as_ref()?;
         let n = b.len().min(r.samples_ns_per_iter.len());
         stats::paired_change(&r.samples_ns_per_iter[..n], &b[..n], LEVEL)
     };
-    let null_change = results.iter().find(|r| r.role == Role::Null).and_then(change_of);
+    let null_change = results
+        .iter()
+        .find(|r| r.role == Role::Null)
+        .and_then(change_of);
     let mut comparisons = Vec::new();
     let baseline_label = results.first().map(|r| r.arm.clone()).unwrap_or_default();
     for r in results.iter().filter(|r| r.role != Role::Baseline) {
@@ -364,8 +394,10 @@ fn summarise(
             });
         }
     }
-    let counter_arms: Vec<(&str, Role, &ArmCounters)> =
-        results.iter().map(|r| (r.arm.as_str(), r.role, &r.counters)).collect();
+    let counter_arms: Vec<(&str, Role, &ArmCounters)> = results
+        .iter()
+        .map(|r| (r.arm.as_str(), r.role, &r.counters))
+        .collect();
     let (counter_comparisons, counter_null_control) = counter_summary::compare(&counter_arms);
     ShapeResult {
         counter_comparisons,
@@ -377,7 +409,10 @@ fn summarise(
         counts_per_iter: counts,
         arms: results,
         comparisons,
-        null_control: null_change
-            .map(|c| NullControl { median_pct: c.median_pct, ci_pct: c.ci_pct, confidence: c.confidence }),
+        null_control: null_change.map(|c| NullControl {
+            median_pct: c.median_pct,
+            ci_pct: c.ci_pct,
+            confidence: c.confidence,
+        }),
     }
 }

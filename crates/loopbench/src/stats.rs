@@ -75,7 +75,11 @@ pub fn median_interval(xs: &[f64], level: f64) -> Option<Interval> {
         }
     }
     let confidence = (1.0 - 2.0 * binom_half_cdf(n, k - 1)).max(0.0);
-    Some(Interval { lo: v[k - 1], hi: v[n - k], confidence })
+    Some(Interval {
+        lo: v[k - 1],
+        hi: v[n - k],
+        confidence,
+    })
 }
 
 /// Per-round ratios `candidate[i] / baseline[i]`.
@@ -187,17 +191,41 @@ mod tests {
         let null_change = paired_change(&null, &base, 0.95).unwrap();
         let change = paired_change(&cand, &base, 0.95).unwrap();
         assert!(change.ci_pct[0] <= 5.0 && 5.0 <= change.ci_pct[1] + 1.0);
-        assert!(change.ci_pct[0] > 3.0 && change.ci_pct[1] < 7.0, "{change:?}");
+        assert!(
+            change.ci_pct[0] > 3.0 && change.ci_pct[1] < 7.0,
+            "{change:?}"
+        );
         assert_eq!(verdict(&change, Some(&null_change)), Verdict::Slower);
-        assert_eq!(verdict(&null_change, Some(&null_change)), Verdict::WithinNoise);
+        assert_eq!(
+            verdict(&null_change, Some(&null_change)),
+            Verdict::WithinNoise
+        );
         let faster: Vec<f64> = base.iter().map(|b| b * 0.9).collect();
-        assert_eq!(verdict(&paired_change(&faster, &base, 0.95).unwrap(), Some(&null_change)), Verdict::Faster);
+        assert_eq!(
+            verdict(
+                &paired_change(&faster, &base, 0.95).unwrap(),
+                Some(&null_change)
+            ),
+            Verdict::Faster
+        );
     }
 
     #[test]
     fn change_inside_the_null_floor_is_noise() {
-        let c = Change { median_pct: 0.8, ci_pct: [0.2, 1.4], confidence: 0.96, ratio: 1.008, pairs: 12 };
-        let n = Change { median_pct: 0.1, ci_pct: [-1.0, 1.2], confidence: 0.96, ratio: 1.001, pairs: 12 };
+        let c = Change {
+            median_pct: 0.8,
+            ci_pct: [0.2, 1.4],
+            confidence: 0.96,
+            ratio: 1.008,
+            pairs: 12,
+        };
+        let n = Change {
+            median_pct: 0.1,
+            ci_pct: [-1.0, 1.2],
+            confidence: 0.96,
+            ratio: 1.001,
+            pairs: 12,
+        };
         assert_eq!(verdict(&c, Some(&n)), Verdict::WithinNoise);
         assert_eq!(verdict(&c, None), Verdict::WithinNoise);
     }

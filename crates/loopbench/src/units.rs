@@ -3,15 +3,23 @@
 /// Parse a byte size: a number with an optional k/m/g suffix (binary units).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let t = s.trim().to_ascii_lowercase();
-    let t = t.strip_suffix("ib").or_else(|| t.strip_suffix('b')).unwrap_or(&t);
+    let t = t
+        .strip_suffix("ib")
+        .or_else(|| t.strip_suffix('b'))
+        .unwrap_or(&t);
     let (num, mult) = match t.chars().last() {
         Some('k') => (&t[..t.len() - 1], 1u64 << 10),
         Some('m') => (&t[..t.len() - 1], 1 << 20),
         Some('g') => (&t[..t.len() - 1], 1 << 30),
         _ => (t, 1),
     };
-    let n: u64 = num.trim().parse().map_err(|_| format!("bad size `{s}`: expected e.g. 8m, 64k, 1g or 4096"))?;
-    n.checked_mul(mult).filter(|&b| b > 0).ok_or_else(|| format!("bad size `{s}`: must be positive and fit in 64 bits"))
+    let n: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad size `{s}`: expected e.g. 8m, 64k, 1g or 4096"))?;
+    n.checked_mul(mult)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| format!("bad size `{s}`: must be positive and fit in 64 bits"))
 }
 
 /// Validate a working-set size: a power of two, at least 64 KiB.

@@ -45,12 +45,18 @@ fn session(engines: &str, env: &[(&str, &str)]) -> (bool, Value, String) {
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!stderr.contains("panicked"), "{stderr}");
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let json: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     (out.status.success(), json, stderr)
 }
 
 fn arm<'a>(shape: &'a Value, label: &str) -> &'a Value {
-    shape["arms"].as_array().unwrap().iter().find(|a| a["arm"] == label).unwrap_or_else(|| panic!("no arm {label}"))
+    shape["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["arm"] == label)
+        .unwrap_or_else(|| panic!("no arm {label}"))
 }
 
 #[test]
@@ -63,14 +69,25 @@ fn two_registry_builds_compare_with_a_null_control_and_stay_cached() {
     assert_eq!(json["errors"].as_array().unwrap().len(), 0, "{stderr}");
     let null = format!("{OLD}#null");
     assert_eq!(json["session"]["null_arm"], null.as_str());
-    let versions: Vec<&str> =
-        json["session"]["engines"].as_array().unwrap().iter().map(|e| e["version"].as_str().unwrap()).collect();
+    let versions: Vec<&str> = json["session"]["engines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["version"].as_str().unwrap())
+        .collect();
     assert!(
-        versions[0].starts_with("wasmi 0.31.") && versions[0].contains("[worker: crates.io 0.31, profile dev"),
+        versions[0].starts_with("wasmi 0.31.")
+            && versions[0].contains("[worker: crates.io 0.31, profile dev"),
         "{versions:?}"
     );
-    assert!(versions[1].starts_with("wasmi 2.") && versions[1].contains("adapter wasmi_1x"), "{versions:?}");
-    assert_eq!(versions[2], versions[0], "the null control is the same build");
+    assert!(
+        versions[1].starts_with("wasmi 2.") && versions[1].contains("adapter wasmi_1x"),
+        "{versions:?}"
+    );
+    assert_eq!(
+        versions[2], versions[0],
+        "the null control is the same build"
+    );
     let results = json["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
     for shape in results {
@@ -81,7 +98,12 @@ fn two_registry_builds_compare_with_a_null_control_and_stay_cached() {
             assert!(a["error"].is_null());
         }
         let comparisons = shape["comparisons"].as_array().unwrap();
-        assert!(comparisons.iter().any(|c| c["arm"] == NEW && c["vs"] == OLD), "{comparisons:?}");
+        assert!(
+            comparisons
+                .iter()
+                .any(|c| c["arm"] == NEW && c["vs"] == OLD),
+            "{comparisons:?}"
+        );
         assert!(shape["null_control"]["median_pct"].is_number(), "{shape}");
     }
 
@@ -104,8 +126,14 @@ fn a_worker_that_dies_mid_session_is_reported_and_the_rest_completes() {
         let failed = arm(shape, NEW);
         let error = failed["error"].as_str().unwrap();
         assert!(error.contains(&format!("arm {NEW}")), "{error}");
-        assert!(error.contains("the worker exited during rep 2 (exit status: 86)"), "{error}");
-        assert!(error.contains("exiting at rep 2"), "stderr tail missing: {error}");
+        assert!(
+            error.contains("the worker exited during rep 2 (exit status: 86)"),
+            "{error}"
+        );
+        assert!(
+            error.contains("exiting at rep 2"),
+            "stderr tail missing: {error}"
+        );
         // Rep 0 is warm-up, rep 1 measured, rep 2 killed it.
         assert_eq!(failed["verified_reps"], 1);
         for label in ["wasmi", "wasmi#null"] {
@@ -120,14 +148,23 @@ fn a_worker_that_dies_mid_session_is_reported_and_the_rest_completes() {
 fn a_worker_that_hangs_is_killed_at_its_deadline() {
     let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
     let hook = format!("{OLD}@1");
-    let env = [("LOOPBENCH_WORKER_HANG", hook.as_str()), ("LOOPBENCH_WORKER_DEADLINE_FLOOR_MS", "1500")];
+    let env = [
+        ("LOOPBENCH_WORKER_HANG", hook.as_str()),
+        ("LOOPBENCH_WORKER_DEADLINE_FLOOR_MS", "1500"),
+    ];
     let (ok, json, stderr) = session(&format!("wasmi,{OLD}"), &env);
     assert!(!ok);
     assert_eq!(json["complete"], true, "{stderr}");
     for shape in json["results"].as_array().unwrap() {
         let error = arm(shape, OLD)["error"].as_str().unwrap().to_string();
-        assert!(error.contains("the worker did not answer rep 1 within"), "{error}");
-        assert!(error.contains("killed it") && error.contains("hanging at rep 1"), "{error}");
+        assert!(
+            error.contains("the worker did not answer rep 1 within"),
+            "{error}"
+        );
+        assert!(
+            error.contains("killed it") && error.contains("hanging at rep 1"),
+            "{error}"
+        );
         assert_eq!(arm(shape, "wasmi")["verified_reps"], ROUNDS);
     }
 }
@@ -143,33 +180,56 @@ fn a_build_that_fails_is_reported_with_cargos_output_and_the_rest_completes() {
     )
     .unwrap();
     std::fs::create_dir(checkout.path().join("src")).unwrap();
-    std::fs::write(checkout.path().join("src/lib.rs"), "compile_error!(\"this branch does not build\");\n").unwrap();
+    std::fs::write(
+        checkout.path().join("src/lib.rs"),
+        "compile_error!(\"this branch does not build\");\n",
+    )
+    .unwrap();
     let broken = format!("wasmi=path:{}+profile:dev", checkout.path().display());
     let (ok, json, stderr) = session(&format!("wasmi,{broken}"), &[]);
     assert!(!ok);
     assert_eq!(json["complete"], true, "{stderr}");
     let results = json["results"].as_array().unwrap();
-    let first = arm(&results[0], &broken)["error"].as_str().unwrap().to_string();
+    let first = arm(&results[0], &broken)["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(first.contains("building the worker failed"), "{first}");
-    assert!(first.contains("this branch does not build"), "cargo's output missing: {first}");
-    let later = arm(&results[1], &broken)["error"].as_str().unwrap().to_string();
+    assert!(
+        first.contains("this branch does not build"),
+        "cargo's output missing: {first}"
+    );
+    let later = arm(&results[1], &broken)["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(later.contains("see this arm's first error"), "{later}");
     for shape in results {
         assert_eq!(arm(shape, "wasmi")["verified_reps"], ROUNDS);
         assert_eq!(arm(shape, "wasmi#null")["verified_reps"], ROUNDS);
     }
     let version = &json["session"]["engines"][1]["version"];
-    assert!(version.as_str().unwrap().contains("worker unavailable"), "{version}");
+    assert!(
+        version.as_str().unwrap().contains("worker unavailable"),
+        "{version}"
+    );
 }
 
 #[test]
 fn a_path_without_a_crate_is_refused_before_any_work() {
     let empty = tempfile::tempdir().unwrap();
     let arg = format!("wasmi,wasmi=path:{}", empty.path().display());
-    let out = Command::cargo_bin("loopbench").unwrap().args(["run", "--engines", &arg]).output().unwrap();
+    let out = Command::cargo_bin("loopbench")
+        .unwrap()
+        .args(["run", "--engines", &arg])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error: ")).collect();
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
     assert_eq!(errors.len(), 1, "{stderr}");
     assert!(errors[0].contains("no Cargo.toml there"), "{stderr}");
     assert!(!stderr.contains("building worker"));
@@ -180,7 +240,11 @@ fn a_path_without_a_crate_is_refused_before_any_work() {
         ("wasmi@0.31:eager", "takes no option `eager`"),
         ("wasmi=path:/no/such/dir", "no such directory"),
     ] {
-        let out = Command::cargo_bin("loopbench").unwrap().args(["run", "--engines", arg]).output().unwrap();
+        let out = Command::cargo_bin("loopbench")
+            .unwrap()
+            .args(["run", "--engines", arg])
+            .output()
+            .unwrap();
         assert!(!out.status.success(), "{arg}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(needle), "{arg}: {stderr}");
@@ -199,16 +263,30 @@ fn the_cache_key_changes_with_the_features() {
     let plain = key("wasmi@2");
     assert_eq!(plain, key("wasmi@2"));
     assert_ne!(plain, key("wasmi@2+feature:simd"));
-    assert_ne!(key("wasmi@2+feature:simd"), key("wasmi@2+feature:simd+feature:extra-checks"));
+    assert_ne!(
+        key("wasmi@2+feature:simd"),
+        key("wasmi@2+feature:simd+feature:extra-checks")
+    );
     assert_ne!(plain, key("wasmi@2+profile:lto"));
     assert_ne!(plain, key("wasmi@2+rustflags:-Ctarget-cpu=native"));
 }
 
 #[test]
 fn list_explains_build_arms() {
-    let out = Command::cargo_bin("loopbench").unwrap().arg("list").output().unwrap();
+    let out = Command::cargo_bin("loopbench")
+        .unwrap()
+        .arg("list")
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    for needle in ["Build arms", "ENGINE@REQ", "=path:DIR", "+ignore-rust-version", "0.31.x", "0.12.x"] {
+    for needle in [
+        "Build arms",
+        "ENGINE@REQ",
+        "=path:DIR",
+        "+ignore-rust-version",
+        "0.31.x",
+        "0.12.x",
+    ] {
         assert!(stdout.contains(needle), "{needle}: {stdout}");
     }
 }

@@ -17,7 +17,11 @@ fn effects() -> Vec<Effect> {
 
 fn module(shape: &str) -> ShapeModule {
     let s = shapes::find(shape).unwrap();
-    let mut p = Params { bytes: 64 << 10, iters: None, k: 8 };
+    let mut p = Params {
+        bytes: 64 << 10,
+        iters: None,
+        k: 8,
+    };
     p.iters = Some(base_iters(s.as_ref(), &p, &effects()).unwrap());
     ShapeModule::build(s, &p).unwrap()
 }
@@ -35,21 +39,30 @@ fn scaled_arms_do_exactly_the_claimed_work() {
             let mut p = arm.prepare_scaled(&m).unwrap();
             let n = p.iters();
             // The ratio of iteration counts is exactly 1 + x/100.
-            assert_eq!(u128::from(n) * 10_000, u128::from(base) * (10_000 + u128::from(e.bp())), "{shape} {e}");
+            assert_eq!(
+                u128::from(n) * 10_000,
+                u128::from(base) * (10_000 + u128::from(e.bp())),
+                "{shape} {e}"
+            );
             // Three reps, each reset and verified with the scaled count.
             for rep in 0..3 {
-                p.rep(rep).unwrap_or_else(|err| panic!("{shape} {e} rep {rep}: {err}"));
+                p.rep(rep)
+                    .unwrap_or_else(|err| panic!("{shape} {e} rep {rep}: {err}"));
             }
             let ret = p.last_return();
             // The shape's own verify accepts that result for n and rejects it
             // for the base count: the arm really ran n iterations.
             let s = m.shape.as_ref();
-            s.verify(&m.params, n, ret, p.instance()).unwrap_or_else(|_| panic!("{shape} {e}: verify at n"));
+            s.verify(&m.params, n, ret, p.instance())
+                .unwrap_or_else(|_| panic!("{shape} {e}: verify at n"));
             let at_base = s.verify(&m.params, base, ret, p.instance());
             if e.is_null() {
                 assert!(at_base.is_ok(), "{shape}: the null runs the base count");
             } else {
-                assert!(matches!(at_base, Err(HookError::Mismatch(_))), "{shape} {e}: result equals the base count's");
+                assert!(
+                    matches!(at_base, Err(HookError::Mismatch(_))),
+                    "{shape} {e}: result equals the base count's"
+                );
             }
         }
     }
@@ -73,9 +86,25 @@ fn fixed_arm_runs_its_own_count() {
 fn inexact_scaling_is_refused() {
     let wasmi: ArmSpec = "wasmi".parse().unwrap();
     let s = shapes::find("add_chain").unwrap();
-    let m = ShapeModule::build(s, &Params { bytes: 64 << 10, iters: Some(1001), k: 8 }).unwrap();
-    let arm = ScaledArm::new(&wasmi, "wasmi+1%".into(), Work::Scaled(Effect::from_bp(100))).unwrap();
-    let err = arm.prepare_scaled(&m).err().expect("1001 iterations cannot grow by exactly 1%");
+    let m = ShapeModule::build(
+        s,
+        &Params {
+            bytes: 64 << 10,
+            iters: Some(1001),
+            k: 8,
+        },
+    )
+    .unwrap();
+    let arm = ScaledArm::new(
+        &wasmi,
+        "wasmi+1%".into(),
+        Work::Scaled(Effect::from_bp(100)),
+    )
+    .unwrap();
+    let err = arm
+        .prepare_scaled(&m)
+        .err()
+        .expect("1001 iterations cannot grow by exactly 1%");
     assert!(err.to_string().contains("multiple of 100"), "{err}");
 }
 
@@ -122,19 +151,33 @@ fn calibrate_runs_with_tiny_settings_and_writes_json() {
         assert_eq!(all.len(), 2 * 2 * 4);
         assert_eq!(v["thread_cpu"]["effects"].as_array().unwrap().len(), 4);
     }
-    let mut truths: Vec<f64> = rows.iter().map(|r| r["true_pct"].as_f64().unwrap()).collect();
+    let mut truths: Vec<f64> = rows
+        .iter()
+        .map(|r| r["true_pct"].as_f64().unwrap())
+        .collect();
     truths.sort_by(f64::total_cmp);
     truths.dedup();
     assert_eq!(truths, vec![0.0, 0.5, 1.0, 5.0]);
     for r in &rows {
-        for key in ["true_pct", "median_pct", "ci_pct", "covered", "detected", "load_start", "session_seconds"] {
+        for key in [
+            "true_pct",
+            "median_pct",
+            "ci_pct",
+            "covered",
+            "detected",
+            "load_start",
+            "session_seconds",
+        ] {
             assert!(r.get(key).is_some(), "row lacks {key}: {r}");
         }
         let ci = r["ci_pct"].as_array().unwrap();
         let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
         let t = r["true_pct"].as_f64().unwrap();
         assert_eq!(r["covered"].as_bool().unwrap(), lo <= t && t <= hi);
-        assert_eq!(r["iters"].as_u64().unwrap() * 10_000, 4000 * (10_000 + (t * 100.0).round() as u64));
+        assert_eq!(
+            r["iters"].as_u64().unwrap() * 10_000,
+            4000 * (10_000 + (t * 100.0).round() as u64)
+        );
     }
     let effects = v["effects"].as_array().unwrap();
     assert_eq!(effects.len(), 4);
@@ -178,7 +221,12 @@ fn calibrate_with_load_thread_records_it() {
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["settings"]["load_threads"], 1);
     assert_eq!(v["toggle"].as_array().unwrap().len(), 0);
-    let wall = v["rows"].as_array().unwrap().iter().filter(|r| r["metric"] == "wall").count();
+    let wall = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"] == "wall")
+        .count();
     assert_eq!(wall, 2);
 }
 
@@ -186,10 +234,21 @@ fn calibrate_with_load_thread_records_it() {
 fn one_shot_runs_the_scaled_count() {
     let (mut cmd, _dir) = loopbench();
     // 64k on add_chain: 4096 default iterations, rounded to 4100 for 1%; 4141 per call.
-    cmd.args(["calibrate", "--one-shot", "1", "--bytes", "64k", "--calls", "3"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains(format!("{} iterations verified", 3 * 4141)));
+    cmd.args([
+        "calibrate",
+        "--one-shot",
+        "1",
+        "--bytes",
+        "64k",
+        "--calls",
+        "3",
+    ])
+    .assert()
+    .success()
+    .stdout(predicate::str::contains(format!(
+        "{} iterations verified",
+        3 * 4141
+    )));
 }
 
 #[test]
@@ -203,7 +262,13 @@ fn bad_calibration_input_is_one_line_error() {
         &["calibrate", "--toggle-shapes", "nope"],
     ] {
         let (mut cmd, _dir) = loopbench();
-        let out = cmd.args(args).assert().failure().get_output().stderr.clone();
+        let out = cmd
+            .args(args)
+            .assert()
+            .failure()
+            .get_output()
+            .stderr
+            .clone();
         let s = String::from_utf8_lossy(&out);
         assert!(!s.contains("panicked"), "{args:?}: {s}");
         assert!(s.trim_start().starts_with("error"), "{args:?}: {s}");

@@ -6,12 +6,20 @@ use loopbench::count::{check_declared, count_shape, count_shape_once, instrument
 use loopbench::shapes::{catalog, Params, ShapeModule};
 
 fn params(iters: Option<u64>) -> Params {
-    Params { bytes: 64 << 10, iters, k: 8 }
+    Params {
+        bytes: 64 << 10,
+        iters,
+        k: 8,
+    }
 }
 
 /// Shapes wasmi (the counting engine) can run.
 fn countable() -> Vec<String> {
-    catalog().iter().map(|s| s.name().to_string()).filter(|n| !n.starts_with("shared_") && n != "atomic_rmw").collect()
+    catalog()
+        .iter()
+        .map(|s| s.name().to_string())
+        .filter(|n| !n.starts_with("shared_") && n != "atomic_rmw")
+        .collect()
 }
 
 #[test]
@@ -19,39 +27,63 @@ fn counted_equals_declared_for_every_shape() {
     for name in countable() {
         let m = ShapeModule::build(loopbench::shapes::find(&name).unwrap(), &params(None)).unwrap();
         let counted = count_shape(&m).unwrap_or_else(|e| panic!("{name}: {e}"));
-        check_declared(&name, m.declared.as_ref().unwrap(), &counted).unwrap_or_else(|e| panic!("{e}"));
+        check_declared(&name, m.declared.as_ref().unwrap(), &counted)
+            .unwrap_or_else(|e| panic!("{e}"));
     }
 }
 
 #[test]
 fn absolute_counts_are_linear_in_iterations() {
     for name in countable() {
-        let per = loopbench::shapes::find(&name).unwrap().declared(&params(None)).per;
+        let per = loopbench::shapes::find(&name)
+            .unwrap()
+            .declared(&params(None))
+            .per;
         let counts: Vec<_> = [8, 24, 40]
             .iter()
             .map(|g| {
-                let m = ShapeModule::build(loopbench::shapes::find(&name).unwrap(), &params(Some(g * per))).unwrap();
+                let m = ShapeModule::build(
+                    loopbench::shapes::find(&name).unwrap(),
+                    &params(Some(g * per)),
+                )
+                .unwrap();
                 let inst = instrumented(&m.wasm).unwrap();
                 count_shape_once(&m, &inst, m.iters).unwrap_or_else(|e| panic!("{name}: {e}"))
             })
             .collect();
-        let d = loopbench::shapes::find(&name).unwrap().declared(&params(None));
+        let d = loopbench::shapes::find(&name)
+            .unwrap()
+            .declared(&params(None));
         // 16 more groups of `per` iterations add exactly 16 declared groups.
         for w in counts.windows(2) {
             assert_eq!(w[1].total_ops - w[0].total_ops, 16 * d.ops, "{name} ops");
-            assert_eq!(w[1].taken_branches - w[0].taken_branches, 16 * d.taken_branches, "{name} taken");
+            assert_eq!(
+                w[1].taken_branches - w[0].taken_branches,
+                16 * d.taken_branches,
+                "{name} taken"
+            );
             assert_eq!(w[1].calls - w[0].calls, 16 * d.calls, "{name} calls");
         }
-        assert_eq!(counts[0].total_ops, counts[0].classes.values().sum::<u64>(), "{name}: classes sum to total");
+        assert_eq!(
+            counts[0].total_ops,
+            counts[0].classes.values().sum::<u64>(),
+            "{name}: classes sum to total"
+        );
     }
 }
 
 #[test]
 fn a_wrong_declaration_is_a_hard_error_naming_both() {
-    let m = ShapeModule::build(loopbench::shapes::find("store_stream").unwrap(), &params(None)).unwrap();
+    let m = ShapeModule::build(
+        loopbench::shapes::find("store_stream").unwrap(),
+        &params(None),
+    )
+    .unwrap();
     let counted = count_shape(&m).unwrap();
     let mut wrong = *m.declared.as_ref().unwrap();
     wrong.ops -= 1;
-    let err = check_declared("store_stream", &wrong, &counted).unwrap_err().to_string();
+    let err = check_declared("store_stream", &wrong, &counted)
+        .unwrap_err()
+        .to_string();
     assert_eq!(err, "counts for shape store_stream differ from its declaration: ops/iter counted 37 vs declared 36");
 }

@@ -25,7 +25,10 @@ fn optional_arms() -> Vec<ArmSpec> {
     if cfg!(feature = "wasmer") {
         names.extend(["wasmer:singlepass", "wasmer:cranelift"]);
     }
-    names.into_iter().map(|n| n.parse().expect("arm spec parses")).collect()
+    names
+        .into_iter()
+        .map(|n| n.parse().expect("arm spec parses"))
+        .collect()
 }
 
 fn in_process(spec: &ArmSpec) -> InProcessArm {
@@ -35,7 +38,11 @@ fn in_process(spec: &ArmSpec) -> InProcessArm {
 /// A small working set, and an iteration count that is a multiple of the
 /// shape's declared group size.
 fn small_module(shape: Box<dyn shapes::Shape>) -> ShapeModule {
-    let mut params = Params { bytes: 64 << 10, iters: None, k: 8 };
+    let mut params = Params {
+        bytes: 64 << 10,
+        iters: None,
+        k: 8,
+    };
     let per = shape.declared(&params).per.max(1);
     params.iters = Some(per * 512u64.div_ceil(per));
     ShapeModule::build(shape, &params).unwrap_or_else(|e| panic!("{e}"))
@@ -53,11 +60,14 @@ fn every_arm_runs_and_verifies_every_shape_it_supports() {
                 skipped.push(format!("{} on {spec}: {reason}", module.name()));
                 continue;
             }
-            let mut prepared =
-                arm.prepare(&module).unwrap_or_else(|e| panic!("prepare {} on {spec}: {e}", module.name()));
+            let mut prepared = arm
+                .prepare(&module)
+                .unwrap_or_else(|e| panic!("prepare {} on {spec}: {e}", module.name()));
             for rep in 0..2 {
                 // Each rep resets, runs and verifies; a wrong result is an Err.
-                prepared.rep(rep).unwrap_or_else(|e| panic!("rep {rep} of {} on {spec}: {e}", module.name()));
+                prepared
+                    .rep(rep)
+                    .unwrap_or_else(|e| panic!("rep {rep} of {} on {spec}: {e}", module.name()));
             }
             ran += 1;
         }
@@ -66,7 +76,11 @@ fn every_arm_runs_and_verifies_every_shape_it_supports() {
     // no built-in shape uses SIMD or tail calls, and every other arm runs
     // shared memory.
     let expected_skips = if cfg!(feature = "wasmtime") { 3 } else { 0 };
-    assert_eq!(skipped.len(), expected_skips, "unexpected skips: {skipped:#?}");
+    assert_eq!(
+        skipped.len(),
+        expected_skips,
+        "unexpected skips: {skipped:#?}"
+    );
     let shapes = shapes::catalog().len();
     assert_eq!(ran + skipped.len(), optional_arms().len() * shapes);
 }
@@ -79,10 +93,18 @@ fn shared_shapes_run_on_cranelift_and_are_skipped_on_pulley() {
     let pulley = in_process(&"wasmtime:pulley".parse().unwrap());
     for name in shared {
         let module = small_module(shapes::find(name).unwrap_or_else(|| panic!("no shape {name}")));
-        assert_eq!(arm::skip_reason(&cranelift, &module).unwrap(), None, "{name} skipped on cranelift");
-        let reason =
-            arm::skip_reason(&pulley, &module).unwrap().unwrap_or_else(|| panic!("{name} not skipped on pulley"));
-        assert!(reason.starts_with("wasmtime:pulley lacks threads"), "{name}: reason was `{reason}`");
+        assert_eq!(
+            arm::skip_reason(&cranelift, &module).unwrap(),
+            None,
+            "{name} skipped on cranelift"
+        );
+        let reason = arm::skip_reason(&pulley, &module)
+            .unwrap()
+            .unwrap_or_else(|| panic!("{name} not skipped on pulley"));
+        assert!(
+            reason.starts_with("wasmtime:pulley lacks threads"),
+            "{name}: reason was `{reason}`"
+        );
     }
 }
 
@@ -149,7 +171,12 @@ fn probes_use_exactly_their_proposal() {
     for p in &PROBES {
         let wasm = wat::parse_str(p.wat).unwrap();
         let needed = proposals::required(&wasm).unwrap();
-        assert_eq!(needed.into_iter().collect::<Vec<_>>(), vec![p.proposal], "probe for {}", p.proposal);
+        assert_eq!(
+            needed.into_iter().collect::<Vec<_>>(),
+            vec![p.proposal],
+            "probe for {}",
+            p.proposal
+        );
     }
 }
 
@@ -162,13 +189,20 @@ fn declared_support_matches_what_each_engine_does() {
         let claimed = engine.supports();
         for p in &PROBES {
             let wasm = wat::parse_str(p.wat).unwrap();
-            let outcome =
-                engine.compile(&wasm).and_then(|c| c.instantiate()).and_then(|mut i| i.call("run", Some(p.arg), None));
+            let outcome = engine
+                .compile(&wasm)
+                .and_then(|c| c.instantiate())
+                .and_then(|mut i| i.call("run", Some(p.arg), None));
             if claimed.contains(&p.proposal) {
-                let got = outcome.unwrap_or_else(|e| panic!("{spec} claims {} but failed: {e}", p.proposal));
+                let got = outcome
+                    .unwrap_or_else(|e| panic!("{spec} claims {} but failed: {e}", p.proposal));
                 assert_eq!(got, Some(p.expected), "{spec}, {}", p.proposal);
             } else {
-                assert!(outcome.is_err(), "{spec} does not claim {} but ran it: {outcome:?}", p.proposal);
+                assert!(
+                    outcome.is_err(),
+                    "{spec} does not claim {} but ran it: {outcome:?}",
+                    p.proposal
+                );
             }
         }
     }
@@ -180,7 +214,10 @@ fn host_memory_access_round_trips_on_ordinary_and_shared_memory() {
         let engine = spec.build().unwrap();
         for (kind, wat) in [
             ("ordinary", r#"(module (memory (export "memory") 2))"#),
-            ("shared", r#"(module (memory (export "memory") 2 2 shared))"#),
+            (
+                "shared",
+                r#"(module (memory (export "memory") 2 2 shared))"#,
+            ),
         ] {
             let wasm = wat::parse_str(wat).unwrap();
             let shared = kind == "shared";
@@ -192,11 +229,28 @@ fn host_memory_access_round_trips_on_ordinary_and_shared_memory() {
             // Straddles the page boundary and ends on the memory's last byte.
             inst.write_memory(65536 - 100, &data).unwrap();
             inst.write_memory(2 * 65536 - 4, &[9, 8, 7, 6]).unwrap();
-            assert_eq!(inst.read_memory(65536 - 100, 300).unwrap(), data, "{spec}, {kind}");
-            assert_eq!(inst.read_memory(2 * 65536 - 4, 4).unwrap(), [9, 8, 7, 6], "{spec}, {kind}");
-            assert!(inst.write_memory(2 * 65536 - 3, &[0; 4]).is_err(), "{spec}, {kind}: write past the end");
-            assert!(inst.read_memory(2 * 65536, 1).is_err(), "{spec}, {kind}: read past the end");
-            assert!(inst.read_memory(u64::MAX, 1).is_err(), "{spec}, {kind}: offset overflow");
+            assert_eq!(
+                inst.read_memory(65536 - 100, 300).unwrap(),
+                data,
+                "{spec}, {kind}"
+            );
+            assert_eq!(
+                inst.read_memory(2 * 65536 - 4, 4).unwrap(),
+                [9, 8, 7, 6],
+                "{spec}, {kind}"
+            );
+            assert!(
+                inst.write_memory(2 * 65536 - 3, &[0; 4]).is_err(),
+                "{spec}, {kind}: write past the end"
+            );
+            assert!(
+                inst.read_memory(2 * 65536, 1).is_err(),
+                "{spec}, {kind}: read past the end"
+            );
+            assert!(
+                inst.read_memory(u64::MAX, 1).is_err(),
+                "{spec}, {kind}: offset overflow"
+            );
         }
     }
 }
@@ -206,7 +260,10 @@ fn versions_name_the_backend_and_two_backends_are_refused() {
     for spec in optional_arms() {
         let version = spec.build().unwrap().version();
         let backend = &spec.options[0];
-        assert!(version.ends_with(&format!("({backend})")), "{spec}: {version}");
+        assert!(
+            version.ends_with(&format!("({backend})")),
+            "{spec}: {version}"
+        );
         assert!(version.starts_with(spec.engine.name()), "{spec}: {version}");
     }
     let mut doubles = Vec::new();
@@ -229,10 +286,24 @@ fn a_trap_is_an_error_not_a_panic() {
       (func (export "run") (param $n i32) (result i32) (i32.div_u (i32.const 1) (local.get $n))))"#;
     let wasm = wat::parse_str(wat).unwrap();
     for spec in optional_arms() {
-        let mut inst = spec.build().unwrap().compile(&wasm).unwrap().instantiate().unwrap();
+        let mut inst = spec
+            .build()
+            .unwrap()
+            .compile(&wasm)
+            .unwrap()
+            .instantiate()
+            .unwrap();
         assert_eq!(inst.call("run", Some(1), None).unwrap(), Some(1), "{spec}");
-        let err = inst.call("run", Some(0), None).expect_err("division by zero traps");
-        assert!(!err.to_string().contains('\n'), "{spec}: multi-line error: {err}");
-        assert!(inst.call("nope", Some(1), None).is_err(), "{spec}: missing export");
+        let err = inst
+            .call("run", Some(0), None)
+            .expect_err("division by zero traps");
+        assert!(
+            !err.to_string().contains('\n'),
+            "{spec}: multi-line error: {err}"
+        );
+        assert!(
+            inst.call("nope", Some(1), None).is_err(),
+            "{spec}: missing export"
+        );
     }
 }

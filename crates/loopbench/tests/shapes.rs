@@ -6,7 +6,11 @@ use loopbench::engines::{ArmSpec, EngineKind};
 use loopbench::shapes::{catalog, Body, Params, ShapeModule};
 
 fn small() -> Params {
-    Params { bytes: 64 << 10, iters: None, k: 8 }
+    Params {
+        bytes: 64 << 10,
+        iters: None,
+        k: 8,
+    }
 }
 
 /// A modest iteration count per shape: enough to wrap the working set.
@@ -21,7 +25,11 @@ fn all_arms() -> Vec<ArmSpec> {
     for kind in [EngineKind::Wasmtime, EngineKind::Wasmer] {
         if kind.compiled_in() {
             for (opt, _) in kind.options() {
-                specs.push(ArmSpec { engine: kind, options: vec![opt.to_string()], worker: None });
+                specs.push(ArmSpec {
+                    engine: kind,
+                    options: vec![opt.to_string()],
+                    worker: None,
+                });
             }
         }
     }
@@ -35,15 +43,24 @@ fn every_shape_verifies_on_every_engine() {
         let arm = InProcessArm::new(&spec, spec.to_string()).unwrap();
         for shape in catalog() {
             let probe = ShapeModule::build(shape, &small()).unwrap();
-            let params = Params { iters: Some(iters_for(&probe)), ..small() };
-            let module = ShapeModule::build(loopbench::shapes::find(probe.name()).unwrap(), &params).unwrap();
+            let params = Params {
+                iters: Some(iters_for(&probe)),
+                ..small()
+            };
+            let module =
+                ShapeModule::build(loopbench::shapes::find(probe.name()).unwrap(), &params)
+                    .unwrap();
             if let Some(reason) = skip_reason(&arm, &module).unwrap() {
                 assert!(reason.contains("lacks"), "{reason}");
                 continue;
             }
-            let mut prepared = arm.prepare(&module).unwrap_or_else(|e| panic!("{spec} {}: {e}", module.name()));
+            let mut prepared = arm
+                .prepare(&module)
+                .unwrap_or_else(|e| panic!("{spec} {}: {e}", module.name()));
             for rep in 0..2 {
-                prepared.rep(rep).unwrap_or_else(|e| panic!("{spec} {}: {e}", module.name()));
+                prepared
+                    .rep(rep)
+                    .unwrap_or_else(|e| panic!("{spec} {}: {e}", module.name()));
             }
             ran += 1;
         }
@@ -55,32 +72,54 @@ fn every_shape_verifies_on_every_engine() {
 #[test]
 fn every_verifier_fails_with_the_body_disabled() {
     // The shared shapes need an engine with the threads proposal.
-    let spec = if EngineKind::Wasmtime.compiled_in() { "wasmtime:cranelift" } else { "wasmi" };
+    let spec = if EngineKind::Wasmtime.compiled_in() {
+        "wasmtime:cranelift"
+    } else {
+        "wasmi"
+    };
     let spec: ArmSpec = spec.parse().unwrap();
     let arm = InProcessArm::new(&spec, spec.to_string()).unwrap();
     let mut checked = 0;
     for shape in catalog() {
-        let params = Params { iters: Some(shape.declared(&small()).per * 64), ..small() };
+        let params = Params {
+            iters: Some(shape.declared(&small()).per * 64),
+            ..small()
+        };
         let mut module = ShapeModule::build(shape, &params).unwrap();
         module.wasm = wat::parse_str(module.shape.wat(&params, Body::Disabled)).unwrap();
         if skip_reason(&arm, &module).unwrap().is_some() {
             continue;
         }
         let mut prepared = arm.prepare(&module).unwrap();
-        let err = prepared.rep(0).expect_err(&format!("{}: verify passed with the body disabled", module.name()));
+        let err = prepared.rep(0).expect_err(&format!(
+            "{}: verify passed with the body disabled",
+            module.name()
+        ));
         let text = err.to_string();
-        assert!(text.starts_with("verify failed: shape "), "{}: {text}", module.name());
+        assert!(
+            text.starts_with("verify failed: shape "),
+            "{}: {text}",
+            module.name()
+        );
         assert!(text.contains("expected"), "{text}");
         checked += 1;
     }
-    let expected = if EngineKind::Wasmtime.compiled_in() { catalog().len() } else { catalog().len() - 3 };
+    let expected = if EngineKind::Wasmtime.compiled_in() {
+        catalog().len()
+    } else {
+        catalog().len() - 3
+    };
     assert_eq!(checked, expected);
 }
 
 /// Declared counts are a function of the parameters only; K scales the chain.
 #[test]
 fn chain_counts_follow_k() {
-    let d = |k| loopbench::shapes::find("br_chain").unwrap().declared(&Params { k, ..small() });
+    let d = |k| {
+        loopbench::shapes::find("br_chain")
+            .unwrap()
+            .declared(&Params { k, ..small() })
+    };
     assert_eq!(d(16).ops - d(8).ops, 8 * 7);
     assert_eq!(d(16).taken_branches - d(8).taken_branches, 8);
 }

@@ -61,7 +61,13 @@ pub static FAMILIES: [Family; 5] = [
         adapter: include_str!("adapters/wasmi_1x.rs"),
         default_features: true,
         base_features: &[],
-        options: &[FUEL, ("eager", "translate every function at compile time (default: lazy)")],
+        options: &[
+            FUEL,
+            (
+                "eager",
+                "translate every function at compile time (default: lazy)",
+            ),
+        ],
     },
     Family {
         engine: EngineKind::Tinywasm,
@@ -108,14 +114,19 @@ pub fn buildable(engine: EngineKind) -> bool {
 /// The family for `version` of `engine`, or a message naming the families.
 pub fn pick(engine: EngineKind, version: &Version) -> Result<&'static Family, String> {
     of(engine).find(|f| f.covers(version)).ok_or_else(|| {
-        let known: Vec<String> = of(engine).map(|f| format!("{engine} {}", f.covers)).collect();
+        let known: Vec<String> = of(engine)
+            .map(|f| format!("{engine} {}", f.covers))
+            .collect();
         if known.is_empty() {
             format!(
                 "{engine} cannot be built as a worker (no adapter family; buildable engines: {})",
                 buildable_names()
             )
         } else {
-            format!("{engine} {version} is outside every adapter family (supported: {})", known.join("; "))
+            format!(
+                "{engine} {version} is outside every adapter family (supported: {})",
+                known.join("; ")
+            )
         }
     })
 }
@@ -136,18 +147,41 @@ mod tests {
 
     #[test]
     fn picks_by_version() {
-        assert_eq!(pick(EngineKind::Wasmi, &v("0.31.2")).unwrap().name, "wasmi_031");
-        assert_eq!(pick(EngineKind::Wasmi, &v("2.0.0")).unwrap().name, "wasmi_1x");
-        assert_eq!(pick(EngineKind::Wasmi, &v("1.1.0")).unwrap().name, "wasmi_1x");
-        assert_eq!(pick(EngineKind::Tinywasm, &v("0.10.0")).unwrap().name, "tinywasm_010");
-        assert_eq!(pick(EngineKind::Tinywasm, &v("0.11.0")).unwrap().name, "tinywasm_011");
-        assert_eq!(pick(EngineKind::Tinywasm, &v("0.12.0-beta.0")).unwrap().name, "tinywasm_012");
+        assert_eq!(
+            pick(EngineKind::Wasmi, &v("0.31.2")).unwrap().name,
+            "wasmi_031"
+        );
+        assert_eq!(
+            pick(EngineKind::Wasmi, &v("2.0.0")).unwrap().name,
+            "wasmi_1x"
+        );
+        assert_eq!(
+            pick(EngineKind::Wasmi, &v("1.1.0")).unwrap().name,
+            "wasmi_1x"
+        );
+        assert_eq!(
+            pick(EngineKind::Tinywasm, &v("0.10.0")).unwrap().name,
+            "tinywasm_010"
+        );
+        assert_eq!(
+            pick(EngineKind::Tinywasm, &v("0.11.0")).unwrap().name,
+            "tinywasm_011"
+        );
+        assert_eq!(
+            pick(EngineKind::Tinywasm, &v("0.12.0-beta.0"))
+                .unwrap()
+                .name,
+            "tinywasm_012"
+        );
     }
 
     #[test]
     fn outside_every_family_is_said_clearly() {
         let e = pick(EngineKind::Wasmi, &v("0.40")).unwrap_err();
-        assert!(e.contains("wasmi 0.40.0 is outside every adapter family"), "{e}");
+        assert!(
+            e.contains("wasmi 0.40.0 is outside every adapter family"),
+            "{e}"
+        );
         assert!(e.contains("0.31.x") && e.contains("1.x and 2.x"), "{e}");
         let e = pick(EngineKind::Wasm3, &v("0.3")).unwrap_err();
         assert!(e.contains("no adapter family"), "{e}");

@@ -32,10 +32,13 @@ pub use remote::{Recorded, Timing, WorkerArm};
 
 /// The engine named `name`, or the list of names.
 pub fn engine_kind(name: &str) -> Result<EngineKind, String> {
-    EngineKind::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| {
-        let known: Vec<_> = EngineKind::ALL.iter().map(|k| k.name()).collect();
-        format!("unknown engine `{name}` (known: {})", known.join(", "))
-    })
+    EngineKind::ALL
+        .into_iter()
+        .find(|k| k.name() == name)
+        .ok_or_else(|| {
+            let known: Vec<_> = EngineKind::ALL.iter().map(|k| k.name()).collect();
+            format!("unknown engine `{name}` (known: {})", known.join(", "))
+        })
 }
 
 /// Engine options any family of `engine` accepts (checked exactly per
@@ -48,7 +51,9 @@ pub fn any_family_accepts(engine: EngineKind, option: &str) -> bool {
 /// for the requested version, a path holds the crate, the options suit the
 /// family. Cheap (a path source runs `cargo metadata --no-deps`).
 pub fn check(spec: &ArmSpec) -> Result<(), String> {
-    let Some(build) = &spec.worker else { return Ok(()) };
+    let Some(build) = &spec.worker else {
+        return Ok(());
+    };
     let (_, fam) = project::locate(spec.engine, build).map_err(|e| format!("arm {spec}: {e}"))?;
     for o in &spec.options {
         if !fam.options.iter().any(|(n, _)| n == o) {
@@ -56,7 +61,11 @@ pub fn check(spec: &ArmSpec) -> Result<(), String> {
             return Err(format!(
                 "arm {spec}: adapter family {} takes no option `{o}` (valid: {})",
                 fam.name,
-                if valid.is_empty() { "none".to_string() } else { valid.join(", ") }
+                if valid.is_empty() {
+                    "none".to_string()
+                } else {
+                    valid.join(", ")
+                }
             ));
         }
     }
@@ -81,8 +90,17 @@ pub struct ArmContext {
 
 impl ArmContext {
     pub fn new(set: &CounterSet, counters: CounterFactory) -> Self {
-        let worker_counters = set.status().iter().filter(|s| s.available).map(|s| s.counter.to_string()).collect();
-        ArmContext { timing: Timing::default(), counters, worker_counters }
+        let worker_counters = set
+            .status()
+            .iter()
+            .filter(|s| s.available)
+            .map(|s| s.counter.to_string())
+            .collect();
+        ArmContext {
+            timing: Timing::default(),
+            counters,
+            worker_counters,
+        }
     }
 
     /// The arm for `spec`: the engine compiled in, or a worker of its build
@@ -94,7 +112,10 @@ impl ArmContext {
             return Ok(Box::new(arm.with_counters(self.counters.clone())));
         };
         let key = (spec.engine, build.clone());
-        let cached = BUILT.lock().ok().and_then(|m| m.as_ref().and_then(|m| m.get(&key).cloned()));
+        let cached = BUILT
+            .lock()
+            .ok()
+            .and_then(|m| m.as_ref().and_then(|m| m.get(&key).cloned()));
         let built = match cached {
             Some(b) => b,
             None => {
@@ -106,12 +127,17 @@ impl ArmContext {
             }
         };
         let described = describe(build, built.as_ref().ok());
-        Ok(Box::new(WorkerArm::start(label, spec, described, built, self)))
+        Ok(Box::new(WorkerArm::start(
+            label, spec, described, built, self,
+        )))
     }
 
     /// Wrap the baseline so its rep times set the workers' deadlines.
     pub fn record(&self, baseline: Box<dyn Arm>) -> Box<dyn Arm> {
-        Box::new(Recorded { inner: baseline, timing: self.timing.clone() })
+        Box::new(Recorded {
+            inner: baseline,
+            timing: self.timing.clone(),
+        })
     }
 }
 
@@ -143,14 +169,18 @@ pub fn describe(build: &BuildSpec, built: Option<&project::Built>) -> String {
 /// The `loopbench list` section on build arms.
 pub fn help() -> String {
     let mut out = String::new();
-    out.push_str("Build arms (any version or checkout of an engine, run in a worker process of its own):\n");
+    out.push_str(
+        "Build arms (any version or checkout of an engine, run in a worker process of its own):\n",
+    );
     out.push_str(
         "  ENGINE@REQ            a crates.io version requirement: wasmi@0.31, wasmi@2, tinywasm@=0.12.0-beta.0\n",
     );
     out.push_str(
         "  ENGINE=path:DIR       a local checkout (the crate, or a workspace holding it): tinywasm=path:../tinywasm\n",
     );
-    out.push_str("  +feature:NAME         an extra Cargo feature of the engine (repeat for more)\n");
+    out.push_str(
+        "  +feature:NAME         an extra Cargo feature of the engine (repeat for more)\n",
+    );
     for (name, what) in spec::PROFILES {
         out.push_str(&format!("  +profile:{name:<12} {what}\n"));
     }
@@ -158,8 +188,12 @@ pub fn help() -> String {
         "  +rustflags:FLAGS      RUSTFLAGS for the worker (spaces, not commas): +rustflags:-Ctarget-cpu=native\n",
     );
     out.push_str("  +ignore-rust-version  build although the crate declares a newer rustc (stated in the results)\n");
-    out.push_str("  :OPTION,...           engine options last, as for in-process arms: wasmi@0.31:fuel\n");
-    out.push_str("  Settings without a source build this binary's own version (wasmi+profile:lto).\n");
+    out.push_str(
+        "  :OPTION,...           engine options last, as for in-process arms: wasmi@0.31:fuel\n",
+    );
+    out.push_str(
+        "  Settings without a source build this binary's own version (wasmi+profile:lto).\n",
+    );
     out.push_str(&format!(
         "  Workers are cached under {} by a hash of their inputs; the first build takes minutes.\n",
         project::workers_root().display()
@@ -167,7 +201,11 @@ pub fn help() -> String {
     out.push_str("  Adapter families (picked by version):\n");
     for f in &family::FAMILIES {
         let opts: Vec<&str> = f.options.iter().map(|(n, _)| *n).collect();
-        let opts = if opts.is_empty() { String::new() } else { format!("  options: {}", opts.join(", ")) };
+        let opts = if opts.is_empty() {
+            String::new()
+        } else {
+            format!("  options: {}", opts.join(", "))
+        };
         let line = format!("    {:<9} {:<45}{opts}", f.engine.name(), f.covers);
         out.push_str(line.trim_end());
         out.push('\n');
@@ -183,7 +221,10 @@ mod tests {
     fn check_refuses_options_of_another_family() {
         let spec: ArmSpec = "wasmi@0.31:eager".parse().unwrap();
         let e = check(&spec).unwrap_err();
-        assert!(e.contains("takes no option `eager`") && e.contains("wasmi_031"), "{e}");
+        assert!(
+            e.contains("takes no option `eager`") && e.contains("wasmi_031"),
+            "{e}"
+        );
         assert!(check(&"wasmi@2:eager".parse().unwrap()).is_ok());
     }
 

@@ -69,28 +69,48 @@ pub struct WireParams {
 
 impl From<&Params> for WireParams {
     fn from(p: &Params) -> Self {
-        WireParams { bytes: p.bytes, iters: p.iters, k: p.k }
+        WireParams {
+            bytes: p.bytes,
+            iters: p.iters,
+            k: p.k,
+        }
     }
 }
 
 impl From<&WireParams> for Params {
     fn from(p: &WireParams) -> Self {
-        Params { bytes: p.bytes, iters: p.iters, k: p.k }
+        Params {
+            bytes: p.bytes,
+            iters: p.iters,
+            k: p.k,
+        }
     }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "msg", rename_all = "snake_case")]
 pub enum Response {
-    Ready { protocol: u32, version: String, proposals: Vec<Proposal> },
+    Ready {
+        protocol: u32,
+        version: String,
+        proposals: Vec<Proposal>,
+    },
     Prepared,
-    Rep { ns: f64, counters: BTreeMap<String, f64> },
-    Failed { error: WireError },
+    Rep {
+        ns: f64,
+        counters: BTreeMap<String, f64>,
+    },
+    Failed {
+        error: WireError,
+    },
 }
 
 impl Response {
     pub fn rep(r: Reading) -> Self {
-        Response::Rep { ns: r.ns, counters: r.counters }
+        Response::Rep {
+            ns: r.ns,
+            counters: r.counters,
+        }
     }
 }
 
@@ -98,9 +118,17 @@ impl Response {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum WireError {
-    Verify { rep: usize, detail: String },
-    Engine { engine: WireEngineError, message: String },
-    Other { message: String },
+    Verify {
+        rep: usize,
+        detail: String,
+    },
+    Engine {
+        engine: WireEngineError,
+        message: String,
+    },
+    Other {
+        message: String,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,7 +146,10 @@ pub enum WireEngineError {
 impl WireError {
     pub fn from_error(e: &Error) -> Self {
         match e {
-            Error::Verify { rep, detail, .. } => WireError::Verify { rep: *rep, detail: detail.clone() },
+            Error::Verify { rep, detail, .. } => WireError::Verify {
+                rep: *rep,
+                detail: detail.clone(),
+            },
             Error::Engine { source, .. } => {
                 let (engine, message) = match source {
                     EngineError::Compile(m) => (WireEngineError::Compile, m.clone()),
@@ -131,16 +162,21 @@ impl WireError {
                 };
                 WireError::Engine { engine, message }
             }
-            other => WireError::Other { message: other.to_string() },
+            other => WireError::Other {
+                message: other.to_string(),
+            },
         }
     }
 
     /// The error as the session reports it, naming `shape` and `arm`.
     pub fn into_error(self, shape: &str, arm: &str) -> Error {
         match self {
-            WireError::Verify { rep, detail } => {
-                Error::Verify { shape: shape.to_string(), arm: arm.to_string(), rep, detail }
-            }
+            WireError::Verify { rep, detail } => Error::Verify {
+                shape: shape.to_string(),
+                arm: arm.to_string(),
+                rep,
+                detail,
+            },
             WireError::Engine { engine, message } => {
                 let source = match engine {
                     WireEngineError::Compile => EngineError::Compile(message),
@@ -151,11 +187,17 @@ impl WireError {
                     WireEngineError::Memory => EngineError::Memory(message),
                     WireEngineError::Other => EngineError::Config(message),
                 };
-                Error::Engine { shape: shape.to_string(), arm: arm.to_string(), source }
+                Error::Engine {
+                    shape: shape.to_string(),
+                    arm: arm.to_string(),
+                    source,
+                }
             }
-            WireError::Other { message } => {
-                Error::Worker { arm: arm.to_string(), shape: shape.to_string(), detail: message }
-            }
+            WireError::Other { message } => Error::Worker {
+                arm: arm.to_string(),
+                shape: shape.to_string(),
+                detail: message,
+            },
         }
     }
 }
@@ -183,16 +225,31 @@ mod tests {
     #[test]
     fn messages_round_trip_as_single_lines() {
         let msgs = [
-            Request::Init { label: "wasmi@0.31".into(), options: vec!["fuel".into()], counters: vec!["tsc".into()] },
+            Request::Init {
+                label: "wasmi@0.31".into(),
+                options: vec!["fuel".into()],
+                counters: vec!["tsc".into()],
+            },
             Request::Prepare {
                 shape: ShapeSource::Catalog("add_chain".into()),
-                params: WireParams { bytes: 1 << 16, iters: Some(8), k: 8 },
+                params: WireParams {
+                    bytes: 1 << 16,
+                    iters: Some(8),
+                    k: 8,
+                },
                 iters: 8,
                 wasm_hash: 7,
             },
             Request::Prepare {
-                shape: ShapeSource::Module { name: "u".into(), wasm: vec![0, 97, 115, 109] },
-                params: WireParams { bytes: 1 << 16, iters: None, k: 8 },
+                shape: ShapeSource::Module {
+                    name: "u".into(),
+                    wasm: vec![0, 97, 115, 109],
+                },
+                params: WireParams {
+                    bytes: 1 << 16,
+                    iters: None,
+                    k: 8,
+                },
                 iters: 8,
                 wasm_hash: 7,
             },
@@ -204,18 +261,39 @@ mod tests {
             assert!(!line.contains('\n'));
             assert_eq!(serde_json::from_str::<Request>(&line).unwrap(), m);
         }
-        let r = Response::Ready { protocol: PROTOCOL, version: "x".into(), proposals: vec![Proposal::Threads] };
-        assert_eq!(serde_json::from_str::<Response>(&serde_json::to_string(&r).unwrap()).unwrap(), r);
+        let r = Response::Ready {
+            protocol: PROTOCOL,
+            version: "x".into(),
+            proposals: vec![Proposal::Threads],
+        };
+        assert_eq!(
+            serde_json::from_str::<Response>(&serde_json::to_string(&r).unwrap()).unwrap(),
+            r
+        );
     }
 
     #[test]
     fn errors_keep_their_kind() {
-        let e = Error::Verify { shape: "s".into(), arm: "w".into(), rep: 4, detail: "acc: expected 1, got 2".into() };
+        let e = Error::Verify {
+            shape: "s".into(),
+            arm: "w".into(),
+            rep: 4,
+            detail: "acc: expected 1, got 2".into(),
+        };
         let back = WireError::from_error(&e).into_error("s", "wasmi@0.31");
-        assert_eq!(back.to_string(), "verify failed: shape s, arm wasmi@0.31, rep 4: acc: expected 1, got 2");
-        let e = Error::Engine { shape: "s".into(), arm: "w".into(), source: EngineError::Trap("unreachable".into()) };
+        assert_eq!(
+            back.to_string(),
+            "verify failed: shape s, arm wasmi@0.31, rep 4: acc: expected 1, got 2"
+        );
+        let e = Error::Engine {
+            shape: "s".into(),
+            arm: "w".into(),
+            source: EngineError::Trap("unreachable".into()),
+        };
         let back = WireError::from_error(&e).into_error("s", "a");
-        assert!(matches!(back, Error::Engine { source: EngineError::Trap(m), .. } if m == "unreachable"));
+        assert!(
+            matches!(back, Error::Engine { source: EngineError::Trap(m), .. } if m == "unreachable")
+        );
     }
 
     #[test]

@@ -93,7 +93,10 @@ impl Arm for Recorded {
     fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error> {
         self.timing.reset();
         let inner = self.inner.prepare(shape)?;
-        Ok(Box::new(RecordedPrepared { inner, timing: self.timing.clone() }))
+        Ok(Box::new(RecordedPrepared {
+            inner,
+            timing: self.timing.clone(),
+        }))
     }
 }
 
@@ -148,7 +151,12 @@ impl WorkerArm {
         built: Result<Built, String>,
         ctx: &ArmContext,
     ) -> Self {
-        let state = State { version: None, proposals: Proposals::new(), process: None, broken: None };
+        let state = State {
+            version: None,
+            proposals: Proposals::new(),
+            process: None,
+            broken: None,
+        };
         let arm = WorkerArm {
             label,
             spec: spec.to_string(),
@@ -172,8 +180,11 @@ impl WorkerArm {
     fn spawn(&self) -> Result<(), String> {
         let built = self.built.as_ref().map_err(Clone::clone)?;
         let mut process = Process::spawn(&built.bin)?;
-        let init =
-            Request::Init { label: self.label.clone(), options: self.options.clone(), counters: self.counters.clone() };
+        let init = Request::Init {
+            label: self.label.clone(),
+            options: self.options.clone(),
+            counters: self.counters.clone(),
+        };
         match process.ask(&init, FIRST_DEADLINE) {
             Ok(Response::Ready { protocol, version, proposals }) if protocol == PROTOCOL => {
                 let mut s = self.state.borrow_mut();
@@ -193,7 +204,11 @@ impl WorkerArm {
     }
 
     fn error(&self, shape: &str, detail: String) -> Error {
-        Error::Worker { shape: shape.to_string(), arm: self.label.clone(), detail }
+        Error::Worker {
+            shape: shape.to_string(),
+            arm: self.label.clone(),
+            detail,
+        }
     }
 }
 
@@ -212,7 +227,14 @@ impl Arm for WorkerArm {
         let s = self.state.borrow();
         if s.broken.is_some() {
             // Run every shape so each reports why this arm cannot.
-            [Proposal::Threads, Proposal::Simd, Proposal::BulkMemory, Proposal::TailCall].into_iter().collect()
+            [
+                Proposal::Threads,
+                Proposal::Simd,
+                Proposal::BulkMemory,
+                Proposal::TailCall,
+            ]
+            .into_iter()
+            .collect()
         } else {
             s.proposals.clone()
         }
@@ -224,12 +246,16 @@ impl Arm for WorkerArm {
             let detail = if first {
                 b
             } else {
-                format!("the worker is unavailable (see this arm's first error): {}", first_line(&b))
+                format!(
+                    "the worker is unavailable (see this arm's first error): {}",
+                    first_line(&b)
+                )
             };
             return Err(self.error(shape.name(), detail));
         }
         if self.state.borrow().process.is_none() {
-            self.spawn().map_err(|e| self.error(shape.name(), format!("restarting the worker: {e}")))?;
+            self.spawn()
+                .map_err(|e| self.error(shape.name(), format!("restarting the worker: {e}")))?;
         }
         let request = Request::Prepare {
             shape: source_of(shape),
@@ -246,7 +272,10 @@ impl Arm for WorkerArm {
                 own: Vec::new(),
             })),
             Ok(Response::Failed { error }) => Err(error.into_error(shape.name(), &self.label)),
-            Ok(other) => Err(self.error(shape.name(), format!("the worker answered `prepare` with {other:?}"))),
+            Ok(other) => Err(self.error(
+                shape.name(),
+                format!("the worker answered `prepare` with {other:?}"),
+            )),
             Err(detail) => Err(self.error(shape.name(), detail)),
         }
     }
@@ -255,17 +284,27 @@ impl Arm for WorkerArm {
 /// Built-in shapes travel by name; anything else (a user shape, or a user
 /// file that shares a built-in's name) as its bytes.
 fn source_of(shape: &ShapeModule) -> ShapeSource {
-    let builtin = shapes::find(shape.name()).and_then(|s| s.wasm(&shape.params).ok()).is_some_and(|w| w == shape.wasm);
+    let builtin = shapes::find(shape.name())
+        .and_then(|s| s.wasm(&shape.params).ok())
+        .is_some_and(|w| w == shape.wasm);
     if builtin {
         ShapeSource::Catalog(shape.name().to_string())
     } else {
-        ShapeSource::Module { name: shape.name().to_string(), wasm: shape.wasm.clone() }
+        ShapeSource::Module {
+            name: shape.name().to_string(),
+            wasm: shape.wasm.clone(),
+        }
     }
 }
 
 /// Ask the live process; on a crash or a missed deadline the process is
 /// killed and dropped, and the error says what happened.
-fn ask(state: &Rc<RefCell<State>>, request: &Request, deadline: Duration, what: &str) -> Result<Response, String> {
+fn ask(
+    state: &Rc<RefCell<State>>,
+    request: &Request,
+    deadline: Duration,
+    what: &str,
+) -> Result<Response, String> {
     let mut s = state.borrow_mut();
     let process = s.process.as_mut().ok_or("the worker is not running")?;
     match process.ask(request, deadline) {
@@ -289,11 +328,22 @@ struct WorkerPrepared<'s> {
 impl PreparedArm for WorkerPrepared<'_> {
     fn rep(&mut self, rep: usize) -> Result<Rep, Error> {
         let deadline = self.timing.deadline(&self.own);
-        let error = |detail| Error::Worker { shape: self.shape.to_string(), arm: self.label.clone(), detail };
-        match ask(&self.state, &Request::Rep { rep }, deadline, &format!("rep {rep}")) {
+        let error = |detail| Error::Worker {
+            shape: self.shape.to_string(),
+            arm: self.label.clone(),
+            detail,
+        };
+        match ask(
+            &self.state,
+            &Request::Rep { rep },
+            deadline,
+            &format!("rep {rep}"),
+        ) {
             Ok(Response::Rep { ns, counters }) => {
                 self.own.push(ns);
-                Ok(Rep { reading: Reading { ns, counters } })
+                Ok(Rep {
+                    reading: Reading { ns, counters },
+                })
             }
             Ok(Response::Failed { error }) => Err(error.into_error(self.shape, &self.label)),
             Ok(other) => Err(error(format!("the worker answered `rep` with {other:?}"))),
@@ -388,13 +438,22 @@ impl Process {
                 }
             })
         };
-        Ok(Process { stdin: child.stdin.take(), child, lines, stderr: kept, stderr_thread: Some(stderr_thread) })
+        Ok(Process {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr: kept,
+            stderr_thread: Some(stderr_thread),
+        })
     }
 
     fn ask(&mut self, request: &Request, deadline: Duration) -> Result<Response, Failure> {
         let line = serde_json::to_string(request).map_err(|e| Failure::Io(e.to_string()))?;
         let stdin = self.stdin.as_mut().ok_or(Failure::Gone)?;
-        if writeln!(stdin, "{line}").and_then(|_| stdin.flush()).is_err() {
+        if writeln!(stdin, "{line}")
+            .and_then(|_| stdin.flush())
+            .is_err()
+        {
             return Err(Failure::Gone);
         }
         match self.lines.recv_timeout(deadline) {
@@ -413,7 +472,11 @@ impl Process {
                 Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
                 _ => {
                     let _ = self.child.kill();
-                    return self.child.wait().map(describe_status).unwrap_or_else(|e| e.to_string());
+                    return self
+                        .child
+                        .wait()
+                        .map(describe_status)
+                        .unwrap_or_else(|e| e.to_string());
                 }
             }
         }
@@ -424,7 +487,10 @@ impl Process {
         if let Some(t) = self.stderr_thread.take() {
             let _ = t.join();
         }
-        self.stderr.lock().map(|k| k.iter().cloned().collect()).unwrap_or_default()
+        self.stderr
+            .lock()
+            .map(|k| k.iter().cloned().collect())
+            .unwrap_or_default()
     }
 }
 

@@ -34,7 +34,10 @@ pub enum Source {
 
 /// Cargo profiles a worker can be built with.
 pub const PROFILES: [(&str, &str); 3] = [
-    ("release", "the default; the same settings as loopbench's own release build"),
+    (
+        "release",
+        "the default; the same settings as loopbench's own release build",
+    ),
     ("dev", "unoptimised, quick to build"),
     ("lto", "release with fat LTO and one codegen unit"),
 ];
@@ -108,7 +111,11 @@ pub fn is_build(s: &str) -> bool {
 pub fn parse(s: &str) -> Result<Parsed<'_>, String> {
     if !is_build(s) {
         let (engine, opts) = s.split_once(':').unwrap_or((s, ""));
-        return Ok(Parsed { engine, build: None, options: split_options(opts) });
+        return Ok(Parsed {
+            engine,
+            build: None,
+            options: split_options(opts),
+        });
     }
     let (rest, opts) = split_trailing_options(s);
     let mut parts = rest.split('+');
@@ -158,17 +165,26 @@ pub fn parse(s: &str) -> Result<Parsed<'_>, String> {
             }
         }
     }
-    Ok(Parsed { engine, build: Some(build), options: split_options(opts) })
+    Ok(Parsed {
+        engine,
+        build: Some(build),
+        options: split_options(opts),
+    })
 }
 
 fn split_options(opts: &str) -> Vec<String> {
-    opts.split(',').filter(|o| !o.is_empty()).map(str::to_string).collect()
+    opts.split(',')
+        .filter(|o| !o.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Separate `:options` at the end of `s`, unless that last colon belongs to
 /// a `key:` of the build syntax.
 fn split_trailing_options(s: &str) -> (&str, &str) {
-    let Some(i) = s.rfind(':') else { return (s, "") };
+    let Some(i) = s.rfind(':') else {
+        return (s, "");
+    };
     let (head, tail) = (&s[..i], &s[i + 1..]);
     let last_word = head.rsplit(['+', '=']).next().unwrap_or(head);
     if KEYS.contains(&last_word) {
@@ -183,8 +199,13 @@ fn check_requirement(req: &str) -> Result<(), String> {
     if req.is_empty() {
         return Err("empty version requirement after `@`".into());
     }
-    if let Some(c) = req.chars().find(|c| !(c.is_ascii_alphanumeric() || ".-*^~=<> ".contains(*c))) {
-        return Err(format!("`{c}` cannot appear in a version requirement (`{req}`)"));
+    if let Some(c) = req
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || ".-*^~=<> ".contains(*c)))
+    {
+        return Err(format!(
+            "`{c}` cannot appear in a version requirement (`{req}`)"
+        ));
     }
     if lowest_version(req).is_none() {
         return Err(format!("no version number in requirement `{req}`"));
@@ -213,7 +234,12 @@ impl Version {
         if it.next().is_some() {
             return None;
         }
-        Some(Version { major, minor, patch, pre: pre.to_string() })
+        Some(Version {
+            major,
+            minor,
+            patch,
+            pre: pre.to_string(),
+        })
     }
 }
 
@@ -284,7 +310,10 @@ mod tests {
     #[test]
     fn plain_arms_have_no_build() {
         let p = parse("wasmi:fuel").unwrap();
-        assert_eq!((p.engine, p.build, p.options), ("wasmi", None, vec!["fuel".to_string()]));
+        assert_eq!(
+            (p.engine, p.build, p.options),
+            ("wasmi", None, vec!["fuel".to_string()])
+        );
     }
 
     #[test]
@@ -306,10 +335,21 @@ mod tests {
 
     #[test]
     fn versions() {
-        assert_eq!(lowest_version("0.31").unwrap(), Version { major: 0, minor: 31, patch: 0, pre: String::new() });
+        assert_eq!(
+            lowest_version("0.31").unwrap(),
+            Version {
+                major: 0,
+                minor: 31,
+                patch: 0,
+                pre: String::new()
+            }
+        );
         assert_eq!(lowest_version("=0.12.0-beta.0").unwrap().pre, "beta.0");
         assert_eq!(lowest_version("^2").unwrap().major, 2);
         assert!(Version::parse("1.2.3.4").is_none());
-        assert_eq!(Version::parse("0.12.0-beta.0").unwrap().to_string(), "0.12.0-beta.0");
+        assert_eq!(
+            Version::parse("0.12.0-beta.0").unwrap().to_string(),
+            "0.12.0-beta.0"
+        );
     }
 }

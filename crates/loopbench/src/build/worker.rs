@@ -39,19 +39,37 @@ pub fn main(factory: Factory) -> i32 {
 }
 
 /// Answer requests from `input` on `output` until `quit` or end of input.
-pub fn serve(factory: Factory, input: &mut dyn BufRead, output: &mut dyn Write) -> Result<(), String> {
+pub fn serve(
+    factory: Factory,
+    input: &mut dyn BufRead,
+    output: &mut dyn Write,
+) -> Result<(), String> {
     let mut lines = Lines { input, output };
-    let Some(Request::Init { label, options, counters }) = lines.next()? else {
+    let Some(Request::Init {
+        label,
+        options,
+        counters,
+    }) = lines.next()?
+    else {
         return Err("expected `init` as the first request".into());
     };
     let engine = match factory(&options) {
         Ok(e) => e,
-        Err(message) => return lines.send(&Response::Failed { error: WireError::Other { message } }),
+        Err(message) => {
+            return lines.send(&Response::Failed {
+                error: WireError::Other { message },
+            })
+        }
     };
     let proposals: Vec<Proposal> = probe(engine.as_ref()).into_iter().collect();
-    lines.send(&Response::Ready { protocol: PROTOCOL, version: engine.version(), proposals })?;
+    lines.send(&Response::Ready {
+        protocol: PROTOCOL,
+        version: engine.version(),
+        proposals,
+    })?;
     let hooks = Hooks::from_env(&label);
-    let arm = InProcessArm::from_engine(engine, label.clone()).with_counters(counter_factory(&counters));
+    let arm =
+        InProcessArm::from_engine(engine, label.clone()).with_counters(counter_factory(&counters));
     let mut pending = lines.next()?;
     loop {
         match pending.take() {
@@ -59,14 +77,23 @@ pub fn serve(factory: Factory, input: &mut dyn BufRead, output: &mut dyn Write) 
             Some(Request::Init { .. }) => return Err("`init` sent twice".into()),
             Some(Request::Rep { .. }) => {
                 let message = "`rep` before `prepare`".to_string();
-                lines.send(&Response::Failed { error: WireError::Other { message } })?;
+                lines.send(&Response::Failed {
+                    error: WireError::Other { message },
+                })?;
                 pending = lines.next()?;
             }
-            Some(Request::Prepare { shape, params, iters, wasm_hash }) => {
+            Some(Request::Prepare {
+                shape,
+                params,
+                iters,
+                wasm_hash,
+            }) => {
                 let module = match build_module(shape, &Params::from(&params), iters, wasm_hash) {
                     Ok(m) => m,
                     Err(e) => {
-                        lines.send(&Response::Failed { error: WireError::from_error(&e) })?;
+                        lines.send(&Response::Failed {
+                            error: WireError::from_error(&e),
+                        })?;
                         pending = lines.next()?;
                         continue;
                     }
@@ -91,7 +118,9 @@ fn run_prepared(
             Some(p)
         }
         Err(e) => {
-            lines.send(&Response::Failed { error: WireError::from_error(&e) })?;
+            lines.send(&Response::Failed {
+                error: WireError::from_error(&e),
+            })?;
             None
         }
     };
@@ -102,10 +131,14 @@ fn run_prepared(
                 let answer = match prepared.as_mut() {
                     Some(p) => match p.rep(rep) {
                         Ok(r) => Response::rep(r.reading),
-                        Err(e) => Response::Failed { error: WireError::from_error(&e) },
+                        Err(e) => Response::Failed {
+                            error: WireError::from_error(&e),
+                        },
                     },
                     None => Response::Failed {
-                        error: WireError::Other { message: "`rep` after a failed `prepare`".into() },
+                        error: WireError::Other {
+                            message: "`rep` after a failed `prepare`".into(),
+                        },
                     },
                 };
                 lines.send(&answer)?;
@@ -117,16 +150,30 @@ fn run_prepared(
 
 /// The same counters the session reads in-process, probed again here.
 fn counter_factory(names: &[String]) -> crate::arm::CounterFactory {
-    let choice = if names.is_empty() { Ok(CounterChoice::None) } else { names.join(",").parse::<CounterChoice>() };
+    let choice = if names.is_empty() {
+        Ok(CounterChoice::None)
+    } else {
+        names.join(",").parse::<CounterChoice>()
+    };
     let set = CounterSet::resolve(&choice.unwrap_or(CounterChoice::None));
     std::sync::Arc::new(move || set.make())
 }
 
-fn build_module(shape: ShapeSource, params: &Params, iters: u64, wasm_hash: u64) -> Result<ShapeModule, Error> {
+fn build_module(
+    shape: ShapeSource,
+    params: &Params,
+    iters: u64,
+    wasm_hash: u64,
+) -> Result<ShapeModule, Error> {
     let shape: Box<dyn Shape> = match shape {
-        ShapeSource::Catalog(name) => shapes::find(&name)
-            .ok_or_else(|| Error::Usage(format!("this worker's catalog has no shape `{name}` (stale worker?)")))?,
-        ShapeSource::Module { name, wasm } => Box::new(UserShape::from_wasm(name, wasm, None).map_err(Error::Usage)?),
+        ShapeSource::Catalog(name) => shapes::find(&name).ok_or_else(|| {
+            Error::Usage(format!(
+                "this worker's catalog has no shape `{name}` (stale worker?)"
+            ))
+        })?,
+        ShapeSource::Module { name, wasm } => {
+            Box::new(UserShape::from_wasm(name, wasm, None).map_err(Error::Usage)?)
+        }
     };
     let module = ShapeModule::build(shape, params)?;
     let hash = super::protocol::fnv1a(&[&module.wasm]);
@@ -152,7 +199,10 @@ const PROBES: [(Proposal, &str); 4] = [
         Proposal::TailCall,
         r#"(module (func $g (result i32) i32.const 1) (func (export "f") (result i32) return_call $g))"#,
     ),
-    (Proposal::Simd, r#"(module (func (export "f") (result i32) v128.const i32x4 1 2 3 4 i32x4.extract_lane 0))"#),
+    (
+        Proposal::Simd,
+        r#"(module (func (export "f") (result i32) v128.const i32x4 1 2 3 4 i32x4.extract_lane 0))"#,
+    ),
     (
         Proposal::Threads,
         r#"(module (memory 1 1 shared) (func (export "f") (result i32)
@@ -163,13 +213,24 @@ const PROBES: [(Proposal, &str); 4] = [
 /// The proposals `engine` runs: its own declaration, confirmed by probes.
 pub fn probe(engine: &dyn Engine) -> Proposals {
     let declared = engine.supports();
-    PROBES.iter().filter(|(p, _)| declared.contains(p)).filter(|(_, wat)| runs(engine, wat)).map(|(p, _)| *p).collect()
+    PROBES
+        .iter()
+        .filter(|(p, _)| declared.contains(p))
+        .filter(|(_, wat)| runs(engine, wat))
+        .map(|(p, _)| *p)
+        .collect()
 }
 
 fn runs(engine: &dyn Engine, wat: &str) -> bool {
-    let Ok(wasm) = wat::parse_str(wat) else { return false };
-    let Ok(compiled) = engine.compile(&wasm) else { return false };
-    let Ok(mut instance) = compiled.instantiate() else { return false };
+    let Ok(wasm) = wat::parse_str(wat) else {
+        return false;
+    };
+    let Ok(compiled) = engine.compile(&wasm) else {
+        return false;
+    };
+    let Ok(mut instance) = compiled.instantiate() else {
+        return false;
+    };
     matches!(instance.call("f", None, None), Ok(Some(1)))
 }
 
@@ -181,11 +242,16 @@ struct Lines<'a> {
 impl Lines<'_> {
     fn next(&mut self) -> Result<Option<Request>, String> {
         let mut line = String::new();
-        let n = self.input.read_line(&mut line).map_err(|e| format!("reading a request: {e}"))?;
+        let n = self
+            .input
+            .read_line(&mut line)
+            .map_err(|e| format!("reading a request: {e}"))?;
         if n == 0 {
             return Ok(None);
         }
-        serde_json::from_str(line.trim_end()).map(Some).map_err(|e| format!("bad request `{}`: {e}", line.trim_end()))
+        serde_json::from_str(line.trim_end())
+            .map(Some)
+            .map_err(|e| format!("bad request `{}`: {e}", line.trim_end()))
     }
     fn send(&mut self, r: &Response) -> Result<(), String> {
         let line = serde_json::to_string(r).map_err(|e| e.to_string())?;
@@ -208,7 +274,10 @@ impl Hooks {
             let (l, rep) = v.rsplit_once('@')?;
             (l == label).then(|| rep.parse().ok()).flatten()
         };
-        Hooks { exit_at: at(EXIT_HOOK), hang_at: at(HANG_HOOK) }
+        Hooks {
+            exit_at: at(EXIT_HOOK),
+            hang_at: at(HANG_HOOK),
+        }
     }
     fn before_rep(&self, rep: usize) {
         if self.exit_at == Some(rep) {
@@ -241,14 +310,25 @@ mod tests {
     }
 
     fn converse(requests: &[Request]) -> Vec<Response> {
-        let input: String = requests.iter().map(|r| serde_json::to_string(r).unwrap() + "\n").collect();
+        let input: String = requests
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap() + "\n")
+            .collect();
         let mut out = Vec::new();
         serve(wasmi, &mut Cursor::new(input), &mut out).unwrap();
-        String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
     }
 
     fn prepare(name: &str, iters: u64) -> Request {
-        let params = Params { iters: Some(iters), bytes: 1 << 16, ..Params::default() };
+        let params = Params {
+            iters: Some(iters),
+            bytes: 1 << 16,
+            ..Params::default()
+        };
         let module = ShapeModule::build(shapes::find(name).unwrap(), &params).unwrap();
         Request::Prepare {
             shape: ShapeSource::Catalog(name.into()),
@@ -262,7 +342,11 @@ mod tests {
     fn serves_a_shape_rep_by_rep() {
         let name = shapes::names()[0].clone();
         let out = converse(&[
-            Request::Init { label: "w".into(), options: vec![], counters: vec![] },
+            Request::Init {
+                label: "w".into(),
+                options: vec![],
+                counters: vec![],
+            },
             prepare(&name, 64),
             Request::Rep { rep: 0 },
             Request::Rep { rep: 1 },
@@ -270,7 +354,11 @@ mod tests {
         ]);
         assert_eq!(out.len(), 4, "{out:?}");
         match &out[0] {
-            Response::Ready { protocol, version, proposals } => {
+            Response::Ready {
+                protocol,
+                version,
+                proposals,
+            } => {
                 assert_eq!(*protocol, PROTOCOL);
                 assert!(version.starts_with("wasmi "));
                 // wasmi 2 runs bulk memory and tail calls; SIMD only with its
@@ -293,7 +381,11 @@ mod tests {
             *wasm_hash ^= 1;
         }
         let out = converse(&[
-            Request::Init { label: "w".into(), options: vec![], counters: vec![] },
+            Request::Init {
+                label: "w".into(),
+                options: vec![],
+                counters: vec![],
+            },
             p,
             Request::Rep { rep: 0 },
         ]);
@@ -302,7 +394,11 @@ mod tests {
         );
         assert!(matches!(&out[2], Response::Failed { .. }));
 
-        let out = converse(&[Request::Init { label: "w".into(), options: vec!["turbo".into()], counters: vec![] }]);
+        let out = converse(&[Request::Init {
+            label: "w".into(),
+            options: vec!["turbo".into()],
+            counters: vec![],
+        }]);
         assert_eq!(out.len(), 1);
         assert!(matches!(&out[0], Response::Failed { .. }), "{out:?}");
     }

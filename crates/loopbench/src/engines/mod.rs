@@ -36,7 +36,12 @@ pub trait Instance {
     /// Call `export` with an optional i32 argument. When `meter` is given,
     /// the adapter starts it right before the engine's call and stops it right
     /// after, so only the call is measured.
-    fn call(&mut self, export: &str, arg: Option<i32>, meter: Option<&mut Meter>) -> Result<Option<i32>, EngineError>;
+    fn call(
+        &mut self,
+        export: &str,
+        arg: Option<i32>,
+        meter: Option<&mut Meter>,
+    ) -> Result<Option<i32>, EngineError>;
     fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError>;
     fn read_memory(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, EngineError>;
 }
@@ -62,8 +67,13 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 5] =
-        [EngineKind::Wasmi, EngineKind::Tinywasm, EngineKind::Wasm3, EngineKind::Wasmtime, EngineKind::Wasmer];
+    pub const ALL: [EngineKind; 5] = [
+        EngineKind::Wasmi,
+        EngineKind::Tinywasm,
+        EngineKind::Wasm3,
+        EngineKind::Wasmtime,
+        EngineKind::Wasmer,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -94,8 +104,14 @@ impl EngineKind {
     pub fn options(self) -> &'static [(&'static str, &'static str)] {
         match self {
             EngineKind::Wasmi => &[
-                ("fuel", "fuel metering on (only adds work: a known-sign toggle)"),
-                ("eager", "translate every function at compile time (default: lazy, on first call)"),
+                (
+                    "fuel",
+                    "fuel metering on (only adds work: a known-sign toggle)",
+                ),
+                (
+                    "eager",
+                    "translate every function at compile time (default: lazy, on first call)",
+                ),
             ],
             EngineKind::Tinywasm => &[],
             EngineKind::Wasm3 => &[],
@@ -143,7 +159,11 @@ pub struct ArmSpec {
 impl ArmSpec {
     /// The compiled-in engine with default options.
     pub fn new(engine: EngineKind) -> Self {
-        ArmSpec { engine, options: Vec::new(), worker: None }
+        ArmSpec {
+            engine,
+            options: Vec::new(),
+            worker: None,
+        }
     }
 }
 
@@ -163,7 +183,11 @@ impl fmt::Display for ArmSpec {
 impl FromStr for ArmSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let crate::build::spec::Parsed { engine: name, build: worker, options } = crate::build::spec::parse(s)?;
+        let crate::build::spec::Parsed {
+            engine: name,
+            build: worker,
+            options,
+        } = crate::build::spec::parse(s)?;
         let engine = crate::build::engine_kind(name)?;
         if worker.is_some() {
             if !crate::build::family::buildable(engine) {
@@ -172,10 +196,17 @@ impl FromStr for ArmSpec {
                     crate::build::family::buildable_names()
                 ));
             }
-            if let Some(o) = options.iter().find(|o| !crate::build::any_family_accepts(engine, o)) {
+            if let Some(o) = options
+                .iter()
+                .find(|o| !crate::build::any_family_accepts(engine, o))
+            {
                 return Err(format!("arm `{s}`: no {name} adapter takes option `{o}`"));
             }
-            return Ok(ArmSpec { engine, options, worker });
+            return Ok(ArmSpec {
+                engine,
+                options,
+                worker,
+            });
         }
         for o in &options {
             if !engine.options().iter().any(|(n, _)| n == o) {
@@ -183,11 +214,18 @@ impl FromStr for ArmSpec {
                 return Err(if valid.is_empty() {
                     format!("engine {name} takes no options, got `{o}`")
                 } else {
-                    format!("unknown option `{o}` for {name} (valid: {})", valid.join(", "))
+                    format!(
+                        "unknown option `{o}` for {name} (valid: {})",
+                        valid.join(", ")
+                    )
                 });
             }
         }
-        Ok(ArmSpec { engine, options, worker: None })
+        Ok(ArmSpec {
+            engine,
+            options,
+            worker: None,
+        })
     }
 }
 
@@ -199,10 +237,15 @@ impl ArmSpec {
     /// Build the engine, or say which feature is missing.
     pub fn build(&self) -> Result<Box<dyn Engine>, EngineError> {
         if self.worker.is_some() {
-            return Err(EngineError::Config(format!("{self} runs in a worker process, not in this binary")));
+            return Err(EngineError::Config(format!(
+                "{self} runs in a worker process, not in this binary"
+            )));
         }
         if !self.engine.compiled_in() {
-            return Err(EngineError::NotCompiled { engine: self.engine.name(), feature: self.engine.feature() });
+            return Err(EngineError::NotCompiled {
+                engine: self.engine.name(),
+                feature: self.engine.feature(),
+            });
         }
         match self.engine {
             EngineKind::Wasmi => Ok(Box::new(wasmi::WasmiEngine::new(self))),
@@ -215,7 +258,10 @@ impl ArmSpec {
             #[cfg(feature = "wasmer")]
             EngineKind::Wasmer => Ok(Box::new(wasmer::WasmerEngine::new(self)?)),
             #[allow(unreachable_patterns)]
-            _ => Err(EngineError::NotCompiled { engine: self.engine.name(), feature: self.engine.feature() }),
+            _ => Err(EngineError::NotCompiled {
+                engine: self.engine.name(),
+                feature: self.engine.feature(),
+            }),
         }
     }
 }

@@ -25,7 +25,8 @@ impl Engine for TinywasmEngine {
         support(&[Proposal::BulkMemory, Proposal::Simd, Proposal::TailCall])
     }
     fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError> {
-        let module = tinywasm::parse_bytes(wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
+        let module =
+            tinywasm::parse_bytes(wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
         Ok(Box::new(TinywasmModule { module }))
     }
 }
@@ -49,7 +50,12 @@ struct TinywasmInstance {
 }
 
 impl Instance for TinywasmInstance {
-    fn call(&mut self, export: &str, arg: Option<i32>, meter: Option<&mut Meter>) -> Result<Option<i32>, EngineError> {
+    fn call(
+        &mut self,
+        export: &str,
+        arg: Option<i32>,
+        meter: Option<&mut Meter>,
+    ) -> Result<Option<i32>, EngineError> {
         let func = self
             .instance
             .func_untyped(&self.store, export)
@@ -71,11 +77,19 @@ impl Instance for TinywasmInstance {
         })
     }
     fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError> {
-        let mem = self.instance.memory("memory").map_err(|_| EngineError::NoMemory)?;
-        mem.copy_from_slice(&mut self.store, offset as usize, data).map_err(|e| EngineError::Memory(e.to_string()))
+        let mem = self
+            .instance
+            .memory("memory")
+            .map_err(|_| EngineError::NoMemory)?;
+        mem.copy_from_slice(&mut self.store, offset as usize, data)
+            .map_err(|e| EngineError::Memory(e.to_string()))
     }
     fn read_memory(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, EngineError> {
-        let mem = self.instance.memory("memory").map_err(|_| EngineError::NoMemory)?;
-        mem.read_vec(&self.store, offset as usize, len).map_err(|e| EngineError::Memory(e.to_string()))
+        let mem = self
+            .instance
+            .memory("memory")
+            .map_err(|_| EngineError::NoMemory)?;
+        mem.read_vec(&self.store, offset as usize, len)
+            .map_err(|e| EngineError::Memory(e.to_string()))
     }
 }

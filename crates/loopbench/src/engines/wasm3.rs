@@ -32,7 +32,9 @@ impl Engine for Wasm3Engine {
     fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError> {
         // wasm3 parses per environment; keep the bytes and parse at
         // instantiation so every instance owns its environment and runtime.
-        Ok(Box::new(Wasm3Module { wasm: wasm.to_vec() }))
+        Ok(Box::new(Wasm3Module {
+            wasm: wasm.to_vec(),
+        }))
     }
 }
 
@@ -43,9 +45,15 @@ struct Wasm3Module {
 impl Compiled for Wasm3Module {
     fn instantiate(&self) -> Result<Box<dyn Instance>, EngineError> {
         let env = Environment::new().map_err(|e| EngineError::Instantiate(e.to_string()))?;
-        let runtime = env.create_runtime(STACK).map_err(|e| EngineError::Instantiate(e.to_string()))?;
-        let module = env.parse_module(self.wasm.clone()).map_err(|e| EngineError::Compile(e.to_string()))?;
-        runtime.load_module(module).map_err(|e| EngineError::Instantiate(e.to_string()))?;
+        let runtime = env
+            .create_runtime(STACK)
+            .map_err(|e| EngineError::Instantiate(e.to_string()))?;
+        let module = env
+            .parse_module(self.wasm.clone())
+            .map_err(|e| EngineError::Compile(e.to_string()))?;
+        runtime
+            .load_module(module)
+            .map_err(|e| EngineError::Instantiate(e.to_string()))?;
         Ok(Box::new(Wasm3Instance { runtime, _env: env }))
     }
 }
@@ -68,7 +76,12 @@ fn timed<R>(meter: Option<&mut Meter>, f: impl FnOnce() -> R) -> R {
 }
 
 impl Instance for Wasm3Instance {
-    fn call(&mut self, export: &str, arg: Option<i32>, meter: Option<&mut Meter>) -> Result<Option<i32>, EngineError> {
+    fn call(
+        &mut self,
+        export: &str,
+        arg: Option<i32>,
+        meter: Option<&mut Meter>,
+    ) -> Result<Option<i32>, EngineError> {
         let trap = |e: wasm3::error::Error| EngineError::Trap(e.to_string());
         let missing = || EngineError::MissingExport(export.to_string());
         // wasm3 only offers typed calls: find the signature that matches.
@@ -98,13 +111,18 @@ impl Instance for Wasm3Instance {
         // copy; the range is checked against the memory's current length.
         let mem = unsafe { &mut *self.runtime.memory_mut() };
         let range = offset as usize..offset as usize + data.len();
-        mem.get_mut(range).ok_or(EngineError::Memory("write outside linear memory".into()))?.copy_from_slice(data);
+        mem.get_mut(range)
+            .ok_or(EngineError::Memory("write outside linear memory".into()))?
+            .copy_from_slice(data);
         Ok(())
     }
     fn read_memory(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, EngineError> {
         // SAFETY: as in write_memory.
         let mem = unsafe { &*self.runtime.memory() };
         let range = offset as usize..offset as usize + len;
-        Ok(mem.get(range).ok_or(EngineError::Memory("read outside linear memory".into()))?.to_vec())
+        Ok(mem
+            .get(range)
+            .ok_or(EngineError::Memory("read outside linear memory".into()))?
+            .to_vec())
     }
 }

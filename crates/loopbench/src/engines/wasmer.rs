@@ -40,7 +40,10 @@ impl Compiler {
 
     /// The compiler an arm spec names; singlepass when it names none.
     fn from_spec(spec: &ArmSpec) -> Result<Self, EngineError> {
-        let named: Vec<Compiler> = Self::ALL.into_iter().filter(|c| spec.has(c.name())).collect();
+        let named: Vec<Compiler> = Self::ALL
+            .into_iter()
+            .filter(|c| spec.has(c.name()))
+            .collect();
         match named.as_slice() {
             [] => Ok(Compiler::Singlepass),
             [one] => Ok(*one),
@@ -69,23 +72,36 @@ impl WasmerEngine {
 
 impl Engine for WasmerEngine {
     fn version(&self) -> String {
-        format!("wasmer {} ({})", crate::versions::WASMER, self.compiler.name())
+        format!(
+            "wasmer {} ({})",
+            crate::versions::WASMER,
+            self.compiler.name()
+        )
     }
     fn supports(&self) -> Proposals {
         match self.compiler {
             Compiler::Singlepass => support(&[Proposal::Threads, Proposal::BulkMemory]),
-            Compiler::Cranelift => support(&[Proposal::Threads, Proposal::Simd, Proposal::BulkMemory]),
+            Compiler::Cranelift => {
+                support(&[Proposal::Threads, Proposal::Simd, Proposal::BulkMemory])
+            }
         }
     }
     fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError> {
-        let module = Module::new(&self.engine, wasm).map_err(|e| EngineError::Compile(one_line(&e)))?;
-        Ok(Box::new(WasmerModule { engine: self.engine.clone(), module }))
+        let module =
+            Module::new(&self.engine, wasm).map_err(|e| EngineError::Compile(one_line(&e)))?;
+        Ok(Box::new(WasmerModule {
+            engine: self.engine.clone(),
+            module,
+        }))
     }
 }
 
 /// wasmer's messages may span lines; loopbench reports one.
 fn one_line(e: &dyn std::fmt::Display) -> String {
-    e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+    e.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 struct WasmerModule {
@@ -102,7 +118,11 @@ impl Compiled for WasmerModule {
         // copies bytes with accesses that are safe even against concurrent
         // wasm (there is none here).
         let memory = instance.exports.get_memory("memory").ok().cloned();
-        Ok(Box::new(WasmerInstance { store, instance, memory }))
+        Ok(Box::new(WasmerInstance {
+            store,
+            instance,
+            memory,
+        }))
     }
 }
 
@@ -127,7 +147,12 @@ fn timed<R>(meter: Option<&mut Meter>, call: impl FnOnce() -> R) -> R {
 }
 
 impl Instance for WasmerInstance {
-    fn call(&mut self, export: &str, arg: Option<i32>, meter: Option<&mut Meter>) -> Result<Option<i32>, EngineError> {
+    fn call(
+        &mut self,
+        export: &str,
+        arg: Option<i32>,
+        meter: Option<&mut Meter>,
+    ) -> Result<Option<i32>, EngineError> {
         let func: Function = self
             .instance
             .exports
@@ -142,19 +167,24 @@ impl Instance for WasmerInstance {
             return r.map(Some).map_err(|e| EngineError::Trap(one_line(&e)));
         }
         let args: Vec<Value> = arg.into_iter().map(Value::I32).collect();
-        let results = timed(meter, || func.call(&mut *store, &args)).map_err(|e| EngineError::Trap(one_line(&e)))?;
+        let results = timed(meter, || func.call(&mut *store, &args))
+            .map_err(|e| EngineError::Trap(one_line(&e)))?;
         Ok(results.first().and_then(Value::i32))
     }
 
     fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError> {
         let mem = self.memory.as_ref().ok_or(EngineError::NoMemory)?;
-        mem.view(&self.store).write(offset, data).map_err(|e| memory_error(e, offset, data.len()))
+        mem.view(&self.store)
+            .write(offset, data)
+            .map_err(|e| memory_error(e, offset, data.len()))
     }
 
     fn read_memory(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, EngineError> {
         let mem = self.memory.as_ref().ok_or(EngineError::NoMemory)?;
         let mut buf = vec![0; len];
-        mem.view(&self.store).read(offset, &mut buf).map_err(|e| memory_error(e, offset, len))?;
+        mem.view(&self.store)
+            .read(offset, &mut buf)
+            .map_err(|e| memory_error(e, offset, len))?;
         Ok(buf)
     }
 }

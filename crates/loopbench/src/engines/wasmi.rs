@@ -27,7 +27,10 @@ impl WasmiEngine {
         if spec.has("eager") {
             config.compilation_mode(CompilationMode::Eager);
         }
-        WasmiEngine { engine: wasmi::Engine::new(&config), fuel }
+        WasmiEngine {
+            engine: wasmi::Engine::new(&config),
+            fuel,
+        }
     }
 }
 
@@ -39,8 +42,13 @@ impl Engine for WasmiEngine {
         support(&[Proposal::BulkMemory, Proposal::TailCall])
     }
     fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError> {
-        let module = Module::new(&self.engine, wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
-        Ok(Box::new(WasmiModule { engine: self.engine.clone(), module, fuel: self.fuel }))
+        let module =
+            Module::new(&self.engine, wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
+        Ok(Box::new(WasmiModule {
+            engine: self.engine.clone(),
+            module,
+            fuel: self.fuel,
+        }))
     }
 }
 
@@ -54,7 +62,9 @@ impl Compiled for WasmiModule {
     fn instantiate(&self) -> Result<Box<dyn Instance>, EngineError> {
         let mut store = Store::new(&self.engine, ());
         if self.fuel {
-            store.set_fuel(FUEL).map_err(|e| EngineError::Instantiate(e.to_string()))?;
+            store
+                .set_fuel(FUEL)
+                .map_err(|e| EngineError::Instantiate(e.to_string()))?;
         }
         let linker = Linker::<()>::new(&self.engine);
         let instance = linker
@@ -71,12 +81,19 @@ struct WasmiInstance {
 
 impl WasmiInstance {
     fn memory(&self) -> Result<wasmi::Memory, EngineError> {
-        self.instance.get_memory(&self.store, "memory").ok_or(EngineError::NoMemory)
+        self.instance
+            .get_memory(&self.store, "memory")
+            .ok_or(EngineError::NoMemory)
     }
 }
 
 impl Instance for WasmiInstance {
-    fn call(&mut self, export: &str, arg: Option<i32>, meter: Option<&mut Meter>) -> Result<Option<i32>, EngineError> {
+    fn call(
+        &mut self,
+        export: &str,
+        arg: Option<i32>,
+        meter: Option<&mut Meter>,
+    ) -> Result<Option<i32>, EngineError> {
         let func = self
             .instance
             .get_func(&self.store, export)
@@ -97,12 +114,14 @@ impl Instance for WasmiInstance {
     }
     fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError> {
         let mem = self.memory()?;
-        mem.write(&mut self.store, offset as usize, data).map_err(|e| EngineError::Memory(e.to_string()))
+        mem.write(&mut self.store, offset as usize, data)
+            .map_err(|e| EngineError::Memory(e.to_string()))
     }
     fn read_memory(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, EngineError> {
         let mem = self.memory()?;
         let mut buf = vec![0; len];
-        mem.read(&self.store, offset as usize, &mut buf).map_err(|e| EngineError::Memory(e.to_string()))?;
+        mem.read(&self.store, offset as usize, &mut buf)
+            .map_err(|e| EngineError::Memory(e.to_string()))?;
         Ok(buf)
     }
 }
@@ -127,12 +146,16 @@ impl CountingInstance {
         let module = Module::new(&engine, wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
         let mut store = Store::new(&engine, ());
         if let Some(f) = fuel {
-            store.set_fuel(f).map_err(|e| EngineError::Instantiate(e.to_string()))?;
+            store
+                .set_fuel(f)
+                .map_err(|e| EngineError::Instantiate(e.to_string()))?;
         }
         let instance = Linker::<()>::new(&engine)
             .instantiate_and_start(&mut store, &module)
             .map_err(|e| EngineError::Instantiate(e.to_string()))?;
-        Ok(CountingInstance { inner: WasmiInstance { store, instance } })
+        Ok(CountingInstance {
+            inner: WasmiInstance { store, instance },
+        })
     }
 
     /// Parameter and result types of an export.
@@ -148,15 +171,27 @@ impl CountingInstance {
 
     /// Call with arbitrary values; a trap or exhausted fuel is reported as
     /// [`Stopped`] so the caller can still read what was counted.
-    pub fn call_values(&mut self, export: &str, args: &[Val]) -> Result<Result<Vec<Val>, Stopped>, EngineError> {
+    pub fn call_values(
+        &mut self,
+        export: &str,
+        args: &[Val],
+    ) -> Result<Result<Vec<Val>, Stopped>, EngineError> {
         let (_, results) = self.signature(export)?;
-        let f = self.inner.instance.get_func(&self.inner.store, export).ok_or(EngineError::NoMemory)?;
+        let f = self
+            .inner
+            .instance
+            .get_func(&self.inner.store, export)
+            .ok_or(EngineError::NoMemory)?;
         let mut out = vec![Val::I32(0); results];
         match f.call(&mut self.inner.store, args, &mut out) {
             Ok(()) => Ok(Ok(out)),
             Err(e) => {
                 let out_of_fuel = e.as_trap_code() == Some(wasmi::TrapCode::OutOfFuel);
-                Ok(Err(if out_of_fuel { Stopped::OutOfFuel } else { Stopped::Trap(e.to_string()) }))
+                Ok(Err(if out_of_fuel {
+                    Stopped::OutOfFuel
+                } else {
+                    Stopped::Trap(e.to_string())
+                }))
             }
         }
     }
@@ -172,12 +207,18 @@ impl CountingInstance {
         if self.inner.store.get_fuel().is_ok() {
             let _ = self.inner.store.set_fuel(u64::MAX / 4);
         }
-        f.call(&mut self.inner.store, slot as i32).map_err(|e| EngineError::Trap(e.to_string()))
+        f.call(&mut self.inner.store, slot as i32)
+            .map_err(|e| EngineError::Trap(e.to_string()))
     }
 }
 
 impl Instance for CountingInstance {
-    fn call(&mut self, export: &str, arg: Option<i32>, meter: Option<&mut Meter>) -> Result<Option<i32>, EngineError> {
+    fn call(
+        &mut self,
+        export: &str,
+        arg: Option<i32>,
+        meter: Option<&mut Meter>,
+    ) -> Result<Option<i32>, EngineError> {
         self.inner.call(export, arg, meter)
     }
     fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError> {

@@ -48,7 +48,10 @@ impl Backend {
 
     /// The backend an arm spec names; cranelift when it names none.
     fn from_spec(spec: &ArmSpec) -> Result<Self, EngineError> {
-        let named: Vec<Backend> = Self::ALL.into_iter().filter(|b| spec.has(b.name())).collect();
+        let named: Vec<Backend> = Self::ALL
+            .into_iter()
+            .filter(|b| spec.has(b.name()))
+            .collect();
         match named.as_slice() {
             [] => Ok(Backend::Cranelift),
             [one] => Ok(*one),
@@ -67,7 +70,10 @@ impl Backend {
 
 /// The Pulley target matching the host's pointer width and byte order.
 fn pulley_target() -> &'static str {
-    match (cfg!(target_pointer_width = "64"), cfg!(target_endian = "big")) {
+    match (
+        cfg!(target_pointer_width = "64"),
+        cfg!(target_endian = "big"),
+    ) {
         (true, false) => "pulley64",
         (true, true) => "pulley64be",
         (false, false) => "pulley32",
@@ -94,7 +100,9 @@ impl WasmtimeEngine {
             }
             Backend::Pulley => {
                 config.strategy(Strategy::Cranelift);
-                config.target(pulley_target()).map_err(|e| EngineError::Config(format!("{spec}: {}", one_line(&e))))?;
+                config
+                    .target(pulley_target())
+                    .map_err(|e| EngineError::Config(format!("{spec}: {}", one_line(&e))))?;
                 config.wasm_tail_call(true);
             }
         }
@@ -104,28 +112,39 @@ impl WasmtimeEngine {
         }
         config.wasm_simd(true);
         config.wasm_bulk_memory(true);
-        let engine =
-            wasmtime::Engine::new(&config).map_err(|e| EngineError::Config(format!("{spec}: {}", one_line(&e))))?;
+        let engine = wasmtime::Engine::new(&config)
+            .map_err(|e| EngineError::Config(format!("{spec}: {}", one_line(&e))))?;
         Ok(WasmtimeEngine { engine, backend })
     }
 }
 
 impl Engine for WasmtimeEngine {
     fn version(&self) -> String {
-        format!("wasmtime {} ({})", crate::versions::WASMTIME, self.backend.name())
+        format!(
+            "wasmtime {} ({})",
+            crate::versions::WASMTIME,
+            self.backend.name()
+        )
     }
     fn supports(&self) -> Proposals {
         match self.backend {
-            Backend::Cranelift => {
-                support(&[Proposal::Threads, Proposal::Simd, Proposal::BulkMemory, Proposal::TailCall])
-            }
+            Backend::Cranelift => support(&[
+                Proposal::Threads,
+                Proposal::Simd,
+                Proposal::BulkMemory,
+                Proposal::TailCall,
+            ]),
             Backend::Winch => support(&[Proposal::Threads, Proposal::Simd, Proposal::BulkMemory]),
             Backend::Pulley => support(&[Proposal::Simd, Proposal::BulkMemory, Proposal::TailCall]),
         }
     }
     fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError> {
-        let module = Module::new(&self.engine, wasm).map_err(|e| EngineError::Compile(one_line(&e)))?;
-        Ok(Box::new(WasmtimeModule { engine: self.engine.clone(), module }))
+        let module =
+            Module::new(&self.engine, wasm).map_err(|e| EngineError::Compile(one_line(&e)))?;
+        Ok(Box::new(WasmtimeModule {
+            engine: self.engine.clone(),
+            module,
+        }))
     }
 }
 
@@ -156,9 +175,15 @@ impl Compiled for WasmtimeModule {
             .map_err(|e| EngineError::Instantiate(one_line(&e)))?;
         let memory = match instance.get_memory(&mut store, "memory") {
             Some(m) => Some(LinearMemory::Plain(m)),
-            None => instance.get_shared_memory(&mut store, "memory").map(LinearMemory::Shared),
+            None => instance
+                .get_shared_memory(&mut store, "memory")
+                .map(LinearMemory::Shared),
         };
-        Ok(Box::new(WasmtimeInstance { store, instance, memory }))
+        Ok(Box::new(WasmtimeInstance {
+            store,
+            instance,
+            memory,
+        }))
     }
 }
 
@@ -182,7 +207,9 @@ fn range(offset: u64, len: usize, size: usize) -> Result<std::ops::Range<usize>,
         .and_then(|start| Some(start..start.checked_add(len)?))
         .filter(|r| r.end <= size)
         .ok_or_else(|| {
-            EngineError::Memory(format!("{len} bytes at offset {offset} lie outside a memory of {size} bytes"))
+            EngineError::Memory(format!(
+                "{len} bytes at offset {offset} lie outside a memory of {size} bytes"
+            ))
         })
 }
 
@@ -201,7 +228,12 @@ fn timed<R>(meter: Option<&mut Meter>, call: impl FnOnce() -> R) -> R {
 }
 
 impl Instance for WasmtimeInstance {
-    fn call(&mut self, export: &str, arg: Option<i32>, meter: Option<&mut Meter>) -> Result<Option<i32>, EngineError> {
+    fn call(
+        &mut self,
+        export: &str,
+        arg: Option<i32>,
+        meter: Option<&mut Meter>,
+    ) -> Result<Option<i32>, EngineError> {
         let func: Func = self
             .instance
             .get_func(&mut self.store, export)
@@ -215,7 +247,8 @@ impl Instance for WasmtimeInstance {
         }
         let args: Vec<Val> = arg.into_iter().map(Val::I32).collect();
         let mut results = vec![Val::I32(0); func.ty(&*store).results().len()];
-        timed(meter, || func.call(&mut *store, &args, &mut results)).map_err(|e| EngineError::Trap(one_line(&e)))?;
+        timed(meter, || func.call(&mut *store, &args, &mut results))
+            .map_err(|e| EngineError::Trap(one_line(&e)))?;
         Ok(results.first().and_then(Val::i32))
     }
 

@@ -52,7 +52,11 @@ pub struct Meter {
 
 impl Meter {
     pub fn new(counters: Vec<Box<dyn Counter>>) -> Self {
-        Meter { started: None, reading: Reading::default(), counters }
+        Meter {
+            started: None,
+            reading: Reading::default(),
+            counters,
+        }
     }
 
     /// Names of the extra counters, in order.

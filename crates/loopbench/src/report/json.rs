@@ -5,7 +5,8 @@ use crate::error::Error;
 use serde::Serialize;
 
 pub fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>, Error> {
-    let mut v = serde_json::to_vec_pretty(value).map_err(|e| Error::Usage(format!("cannot encode JSON: {e}")))?;
+    let mut v = serde_json::to_vec_pretty(value)
+        .map_err(|e| Error::Usage(format!("cannot encode JSON: {e}")))?;
     v.push(b'\n');
     Ok(v)
 }

@@ -23,12 +23,19 @@ pub const LIMITS: &[&str] = &[
 /// Write `bytes` to `path` atomically: a temp file in the same directory,
 /// flushed, then renamed over the target.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .map_err(|e| Error::io(format!("cannot create a file in {}", dir.display()), e))?;
-    tmp.write_all(bytes).map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-    tmp.as_file().sync_all().map_err(|e| Error::io(format!("cannot flush {}", path.display()), e))?;
-    tmp.persist(path).map_err(|e| Error::io(format!("cannot write {}", path.display()), e.error))?;
+    tmp.write_all(bytes)
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io(format!("cannot flush {}", path.display()), e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e.error))?;
     Ok(())
 }
 

@@ -37,13 +37,27 @@ pub fn render(report: &Report) -> String {
         crate::units::format_bytes(s.bytes),
         s.build_profile
     );
-    let versions: Vec<String> = s.engines.iter().filter(|e| !e.arm.ends_with("#null")).map(|e| format!("{} = {}", e.arm, e.version)).collect();
+    let versions: Vec<String> = s
+        .engines
+        .iter()
+        .filter(|e| !e.arm.ends_with("#null"))
+        .map(|e| format!("{} = {}", e.arm, e.version))
+        .collect();
     let _ = writeln!(out, "engines: {}", versions.join("; "));
     let _ = writeln!(out);
     let _ = writeln!(
         out,
         "{:<20} {:<18} {:>11} {:>11} {:>8} {:>7} {:>6} {:>9} {:>7}  {:<28} verdict",
-        "shape", "arm", "ns/iter", "min", "ns/op", "ops/it", "B/it", "MB/s", "ratio", "change vs baseline [95% CI]"
+        "shape",
+        "arm",
+        "ns/iter",
+        "min",
+        "ns/op",
+        "ops/it",
+        "B/it",
+        "MB/s",
+        "ratio",
+        "change vs baseline [95% CI]"
     );
     for r in &report.results {
         render_shape(&mut out, r);
@@ -54,7 +68,11 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "{line}");
     }
     if !report.complete {
-        let _ = writeln!(out, "session incomplete: {} of the planned shapes finished", report.results.len());
+        let _ = writeln!(
+            out,
+            "session incomplete: {} of the planned shapes finished",
+            report.results.len()
+        );
     }
     out
 }
@@ -69,26 +87,48 @@ fn render_shape(out: &mut String, r: &ShapeResult) {
             continue;
         }
         let Some(t) = &a.ns_per_iter else {
-            let _ = writeln!(out, "{name:<20} {:<18} failed: {}", a.arm, a.error.clone().unwrap_or_default());
+            let _ = writeln!(
+                out,
+                "{name:<20} {:<18} failed: {}",
+                a.arm,
+                a.error.clone().unwrap_or_default()
+            );
             continue;
         };
         let ops = counts.map(|c| num(c.ops)).unwrap_or_else(|| "?".into());
-        let bytes = counts.filter(|c| c.bytes > 0.0).map(|c| num(c.bytes)).unwrap_or_else(|| "-".into());
+        let bytes = counts
+            .filter(|c| c.bytes > 0.0)
+            .map(|c| num(c.bytes))
+            .unwrap_or_else(|| "-".into());
         let (ratio, change, verdict) = match (a.role, cmp) {
             (Role::Baseline, _) => ("1".to_string(), "baseline".to_string(), String::new()),
             (Role::Null, Some(c)) => (
                 format!("{:.3}", c.ratio),
-                format!("{} [{}, {}]", pct(c.median_pct), pct(c.ci_pct[0]), pct(c.ci_pct[1])),
+                format!(
+                    "{} [{}, {}]",
+                    pct(c.median_pct),
+                    pct(c.ci_pct[0]),
+                    pct(c.ci_pct[1])
+                ),
                 "null floor".into(),
             ),
             (_, Some(c)) => (
                 format!("{:.3}", c.ratio),
-                format!("{} [{}, {}]", pct(c.median_pct), pct(c.ci_pct[0]), pct(c.ci_pct[1])),
+                format!(
+                    "{} [{}, {}]",
+                    pct(c.median_pct),
+                    pct(c.ci_pct[0]),
+                    pct(c.ci_pct[1])
+                ),
                 c.verdict.to_string(),
             ),
             (_, None) => ("-".into(), "-".into(), String::new()),
         };
-        let failed = a.error.as_ref().map(|e| format!("  (failed after {} reps: {e})", a.verified_reps)).unwrap_or_default();
+        let failed = a
+            .error
+            .as_ref()
+            .map(|e| format!("  (failed after {} reps: {e})", a.verified_reps))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
             "{name:<20} {:<18} {:>11} {:>11} {:>8} {:>7} {:>6} {:>9} {:>7}  {:<28} {verdict}{failed}",

@@ -73,11 +73,16 @@ impl Shape for Chain {
     }
     fn wat(&self, p: &Params, body: Body) -> String {
         let k = p.k as usize;
-        let locals: String = (0..k).map(|j| format!("(local $x{j} i32) ")).collect::<String>()
+        let locals: String = (0..k)
+            .map(|j| format!("(local $x{j} i32) "))
+            .collect::<String>()
             + "(local $acc i32) (local $flag i32)";
         let mut pre = String::from("    i32.const 0\n    i32.load\n    local.set $flag\n");
         for j in 0..k {
-            pre += &format!("    i32.const {}\n    i32.load\n    local.set $x{j}\n", 4 + 4 * j);
+            pre += &format!(
+                "    i32.const {}\n    i32.load\n    local.set $x{j}\n",
+                4 + 4 * j
+            );
         }
         let mut b = String::new();
         for j in 0..k {
@@ -108,8 +113,16 @@ impl Shape for Chain {
     fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
-    fn verify(&self, p: &Params, iters: u64, ret: Option<i32>, _inst: &mut dyn Instance) -> Result<(), HookError> {
-        let sum = chain_values(p.k).iter().fold(0i32, |a, x| a.wrapping_add(*x));
+    fn verify(
+        &self,
+        p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        _inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
+        let sum = chain_values(p.k)
+            .iter()
+            .fold(0i32, |a, x| a.wrapping_add(*x));
         expect_return("accumulator", sum.wrapping_mul(iters as i32), ret)
     }
 }
@@ -145,7 +158,8 @@ impl Switch {
         let tokens = permutation_tokens(p.bytes as usize, TOKEN_SEED);
         let mask = p.bytes as usize - 1;
         (0..iters as usize).fold(0i32, |acc, i| {
-            acc.wrapping_mul(3).wrapping_add(case_constant(tokens[i & mask] as u32))
+            acc.wrapping_mul(3)
+                .wrapping_add(case_constant(tokens[i & mask] as u32))
         })
     }
 }
@@ -200,7 +214,9 @@ impl Shape for Switch {
         } else {
             b += "      local.get $t\n      i32.eqz\n      br_if $c0\n";
             for k in 1..7 {
-                b += &format!("      local.get $t\n      i32.const {k}\n      i32.eq\n      br_if $c{k}\n");
+                b += &format!(
+                    "      local.get $t\n      i32.const {k}\n      i32.eq\n      br_if $c{k}\n"
+                );
             }
             b += "      br $c7\n";
         }
@@ -235,7 +251,13 @@ impl Shape for Switch {
     fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
-    fn verify(&self, p: &Params, iters: u64, ret: Option<i32>, _inst: &mut dyn Instance) -> Result<(), HookError> {
+    fn verify(
+        &self,
+        p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        _inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
         expect_return("accumulator", self.expected(p, iters), ret)
     }
 }

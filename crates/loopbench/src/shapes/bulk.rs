@@ -7,7 +7,10 @@ use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
-    vec![Box::new(Bulk { fill: false }), Box::new(Bulk { fill: true })]
+    vec![
+        Box::new(Bulk { fill: false }),
+        Box::new(Bulk { fill: true }),
+    ]
 }
 
 const CHUNK: u64 = 4096;
@@ -76,7 +79,10 @@ impl Shape for Bulk {
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         if !self.fill {
-            inst.write_memory(DATA_BASE, &Stream::new(SRC_SEED).bytes(p.bytes.max(CHUNK) as usize))?;
+            inst.write_memory(
+                DATA_BASE,
+                &Stream::new(SRC_SEED).bytes(p.bytes.max(CHUNK) as usize),
+            )?;
         }
         Ok(())
     }
@@ -85,7 +91,13 @@ impl Shape for Bulk {
         inst.write_memory(self.dst(p), &vec![0u8; len])?;
         Ok(())
     }
-    fn verify(&self, p: &Params, iters: u64, ret: Option<i32>, inst: &mut dyn Instance) -> Result<(), HookError> {
+    fn verify(
+        &self,
+        p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
         expect_return("final index", iters as i32, ret)?;
         let ws = p.bytes.max(CHUNK);
         let len = (iters * CHUNK).min(ws) as usize;

@@ -9,9 +9,15 @@ use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
     vec![
-        Box::new(Call { kind: CallKind::Direct }),
-        Box::new(Call { kind: CallKind::Indirect }),
-        Box::new(Call { kind: CallKind::Poly }),
+        Box::new(Call {
+            kind: CallKind::Direct,
+        }),
+        Box::new(Call {
+            kind: CallKind::Indirect,
+        }),
+        Box::new(Call {
+            kind: CallKind::Poly,
+        }),
     ]
 }
 
@@ -34,7 +40,11 @@ fn callee_constant(k: u32) -> i32 {
 const CALLEE_OPS: u64 = 6;
 
 fn tokens(p: &Params) -> Vec<u8> {
-    Stream::new(TOKEN_SEED).bytes(p.bytes as usize).into_iter().map(|b| b % TARGETS as u8).collect()
+    Stream::new(TOKEN_SEED)
+        .bytes(p.bytes as usize)
+        .into_iter()
+        .map(|b| b % TARGETS as u8)
+        .collect()
 }
 
 struct Call {
@@ -52,7 +62,9 @@ impl Shape for Call {
     fn prices(&self) -> &str {
         match self.kind {
             CallKind::Direct => "one direct call and return per iteration",
-            CallKind::Indirect => "one call_indirect to a single target (predictable) per iteration",
+            CallKind::Indirect => {
+                "one call_indirect to a single target (predictable) per iteration"
+            }
             CallKind::Poly => "one call_indirect over four targets picked by a random stream",
         }
     }
@@ -76,7 +88,11 @@ impl Shape for Call {
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
-        let n = if self.kind == CallKind::Poly { TARGETS } else { 1 };
+        let n = if self.kind == CallKind::Poly {
+            TARGETS
+        } else {
+            1
+        };
         let mut items = String::from("  (type $bin (func (param i32 i32) (result i32)))\n");
         for k in 0..n {
             items += &format!(
@@ -119,9 +135,23 @@ impl Shape for Call {
     fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
-    fn verify(&self, p: &Params, iters: u64, ret: Option<i32>, _inst: &mut dyn Instance) -> Result<(), HookError> {
-        let toks = if self.kind == CallKind::Poly { tokens(p) } else { vec![0] };
-        let mask = if self.kind == CallKind::Poly { p.bytes as usize - 1 } else { 0 };
+    fn verify(
+        &self,
+        p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        _inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
+        let toks = if self.kind == CallKind::Poly {
+            tokens(p)
+        } else {
+            vec![0]
+        };
+        let mask = if self.kind == CallKind::Poly {
+            p.bytes as usize - 1
+        } else {
+            0
+        };
         let acc = (0..iters as usize).fold(0i32, |acc, i| {
             acc.wrapping_add(i as i32) ^ callee_constant(toks[i & mask] as u32)
         });

@@ -131,7 +131,13 @@ impl Shape for RandomOps {
     fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
-    fn verify(&self, _p: &Params, iters: u64, ret: Option<i32>, _inst: &mut dyn Instance) -> Result<(), HookError> {
+    fn verify(
+        &self,
+        _p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        _inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
         let prog = program();
         let mut r = initial();
         for _ in 0..iters {

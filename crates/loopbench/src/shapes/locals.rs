@@ -25,7 +25,12 @@ impl Shape for LocalsTraffic {
         p.bytes / 16
     }
     fn declared(&self, _p: &Params) -> Declared {
-        Declared { ops: 17 + LOOP_OPS, taken_branches: LOOP_TAKEN, per: 1, ..Declared::default() }
+        Declared {
+            ops: 17 + LOOP_OPS,
+            taken_branches: LOOP_TAKEN,
+            per: 1,
+            ..Declared::default()
+        }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
         let b = "      global.get $g0\n      local.get $i\n      i32.add\n      local.set $a\n      local.get $a\n      global.get $g1\n      i32.xor\n      local.set $b\n      local.get $b\n      local.get $a\n      i32.sub\n      local.tee $c\n      global.set $g0\n      local.get $c\n      local.get $b\n      i32.add\n      global.set $g1\n";
@@ -50,7 +55,13 @@ impl Shape for LocalsTraffic {
     fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
-    fn verify(&self, _p: &Params, iters: u64, ret: Option<i32>, _inst: &mut dyn Instance) -> Result<(), HookError> {
+    fn verify(
+        &self,
+        _p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        _inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
         let (mut g0, mut g1) = (G0, G1);
         for i in 0..iters as i32 {
             let a = g0.wrapping_add(i);

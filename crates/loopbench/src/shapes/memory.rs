@@ -9,7 +9,11 @@ use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
-    vec![Box::new(Lut), Box::new(LoadStream { shared: false }), Box::new(StoreStream { shared: false })]
+    vec![
+        Box::new(Lut),
+        Box::new(LoadStream { shared: false }),
+        Box::new(StoreStream { shared: false }),
+    ]
 }
 
 const SRC_SEED: u64 = 0x10AD;
@@ -17,7 +21,9 @@ const STORE_SEED: i32 = 0x2F6B_1A35;
 
 fn lut_table() -> Vec<u8> {
     // Never zero, so a destination byte that was never written is caught.
-    (0..256u32).map(|b| ((b * 167 + 13) % 255 + 1) as u8).collect()
+    (0..256u32)
+        .map(|b| ((b * 167 + 13) % 255 + 1) as u8)
+        .collect()
 }
 
 struct Lut;
@@ -73,7 +79,13 @@ impl Shape for Lut {
         inst.write_memory(DATA_BASE + p.bytes, &vec![0u8; len])?;
         Ok(())
     }
-    fn verify(&self, p: &Params, iters: u64, ret: Option<i32>, inst: &mut dyn Instance) -> Result<(), HookError> {
+    fn verify(
+        &self,
+        p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
         expect_return("final index", iters as i32, ret)?;
         let len = iters.min(p.bytes) as usize;
         let table = lut_table();
@@ -90,7 +102,10 @@ pub struct LoadStream {
 impl LoadStream {
     fn words(p: &Params) -> Vec<i32> {
         let bytes = Stream::new(SRC_SEED).bytes(p.bytes as usize);
-        bytes.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+        bytes
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
     }
 }
 
@@ -148,7 +163,13 @@ impl Shape for LoadStream {
     fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
-    fn verify(&self, p: &Params, iters: u64, ret: Option<i32>, _inst: &mut dyn Instance) -> Result<(), HookError> {
+    fn verify(
+        &self,
+        p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        _inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
         let words = Self::words(p);
         let n = words.len();
         let sum = (0..iters as usize).fold(0i32, |a, i| a.wrapping_add(words[i % n]));
@@ -230,7 +251,13 @@ impl Shape for StoreStream {
         inst.write_memory(DATA_BASE, &vec![0u8; len])?;
         Ok(())
     }
-    fn verify(&self, p: &Params, iters: u64, ret: Option<i32>, inst: &mut dyn Instance) -> Result<(), HookError> {
+    fn verify(
+        &self,
+        p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
         expect_return("last stored value", Self::record(iters - 1)[0], ret)?;
         // Later passes over the working set overwrite earlier ones.
         let records = (p.bytes / 16).min(iters);

@@ -22,8 +22,8 @@ mod dispatch;
 mod locals;
 mod memory;
 mod shared;
-pub mod user;
 mod skeleton;
+pub mod user;
 
 use crate::engines::Instance;
 use crate::error::EngineError;
@@ -49,7 +49,11 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Params { bytes: 8 << 20, iters: None, k: 8 }
+        Params {
+            bytes: 8 << 20,
+            iters: None,
+            k: 8,
+        }
     }
 }
 
@@ -101,13 +105,25 @@ pub struct Mismatch {
 
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: expected {}, got {}", self.what, self.expected, self.got)
+        write!(
+            f,
+            "{}: expected {}, got {}",
+            self.what, self.expected, self.got
+        )
     }
 }
 
 impl Mismatch {
-    pub fn new(what: impl Into<String>, expected: impl fmt::Display, got: impl fmt::Display) -> Self {
-        Mismatch { what: what.into(), expected: expected.to_string(), got: got.to_string() }
+    pub fn new(
+        what: impl Into<String>,
+        expected: impl fmt::Display,
+        got: impl fmt::Display,
+    ) -> Self {
+        Mismatch {
+            what: what.into(),
+            expected: expected.to_string(),
+            got: got.to_string(),
+        }
     }
 }
 
@@ -149,7 +165,8 @@ pub trait Shape: Sync + Send {
     }
     /// The module bytes; built-in shapes assemble their WAT.
     fn wasm(&self, p: &Params) -> Result<Vec<u8>, String> {
-        wat::parse_str(self.wat(p, Body::Enabled)).map_err(|e| format!("generated WAT does not parse: {e}"))
+        wat::parse_str(self.wat(p, Body::Enabled))
+            .map_err(|e| format!("generated WAT does not parse: {e}"))
     }
     /// The module text. `iters` is only a hint for layout; the loop takes its
     /// count as the argument of `run`.
@@ -161,7 +178,13 @@ pub trait Shape: Sync + Send {
     /// Clear destinations before every rep.
     fn reset(&self, p: &Params, iters: u64, inst: &mut dyn Instance) -> Result<(), HookError>;
     /// Check the rep's return value and memory effects.
-    fn verify(&self, p: &Params, iters: u64, ret: Option<i32>, inst: &mut dyn Instance) -> Result<(), HookError>;
+    fn verify(
+        &self,
+        p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        inst: &mut dyn Instance,
+    ) -> Result<(), HookError>;
 }
 
 /// Every built-in shape, in catalog order.
@@ -219,7 +242,13 @@ impl ShapeModule {
             .wasm(params)
             .map_err(|e| crate::error::Error::Usage(format!("shape {}: {e}", shape.name())))?;
         let declared = shape.has_declared_counts().then_some(declared);
-        Ok(ShapeModule { shape, params: params.clone(), iters, wasm, declared })
+        Ok(ShapeModule {
+            shape,
+            params: params.clone(),
+            iters,
+            wasm,
+            declared,
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -227,7 +256,12 @@ impl ShapeModule {
     }
 
     pub fn shape_ref(&self) -> ShapeRef<'_> {
-        ShapeRef { name: self.shape.name(), shape: self.shape.as_ref(), params: &self.params, iters: self.iters }
+        ShapeRef {
+            name: self.shape.name(),
+            shape: self.shape.as_ref(),
+            params: &self.params,
+            iters: self.iters,
+        }
     }
 }
 
@@ -313,6 +347,10 @@ pub fn expect_return(what: &str, expected: i32, ret: Option<i32>) -> Result<(), 
     match ret {
         Some(v) if v == expected => Ok(()),
         Some(v) => Err(HookError::Mismatch(Mismatch::new(what, expected, v))),
-        None => Err(HookError::Mismatch(Mismatch::new(what, expected, "no result"))),
+        None => Err(HookError::Mismatch(Mismatch::new(
+            what,
+            expected,
+            "no result",
+        ))),
     }
 }

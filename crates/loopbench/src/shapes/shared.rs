@@ -9,7 +9,11 @@ use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
-    vec![Box::new(StoreStream { shared: true }), Box::new(LoadStream { shared: true }), Box::new(AtomicRmw)]
+    vec![
+        Box::new(StoreStream { shared: true }),
+        Box::new(LoadStream { shared: true }),
+        Box::new(AtomicRmw),
+    ]
 }
 
 const RMW_SEED: u64 = 0xA70C;
@@ -68,10 +72,18 @@ impl Shape for AtomicRmw {
         inst.write_memory(DATA_BASE, &Self::initial(p))?;
         Ok(())
     }
-    fn verify(&self, p: &Params, iters: u64, ret: Option<i32>, inst: &mut dyn Instance) -> Result<(), HookError> {
+    fn verify(
+        &self,
+        p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
         let init = Self::initial(p);
-        let mut words: Vec<i32> =
-            init.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let mut words: Vec<i32> = init
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
         let n = words.len();
         let mut acc = 0i32;
         for i in 0..iters as usize {

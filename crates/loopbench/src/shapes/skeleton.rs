@@ -32,7 +32,10 @@ impl LoopModule<'_> {
     /// Do-while loop over `$i` in `0..$n`; `run` requires `$n >= 1`.
     pub fn render(&self, body: Body) -> String {
         let memory = if self.shared {
-            format!("(memory (export \"memory\") {p} {p} shared)", p = self.pages)
+            format!(
+                "(memory (export \"memory\") {p} {p} shared)",
+                p = self.pages
+            )
         } else {
             format!("(memory (export \"memory\") {})", self.pages)
         };

@@ -25,22 +25,36 @@ pub const DEFAULT_USER_ITERS: u64 = 1_000_000;
 impl UserShape {
     pub fn load(path: &Path) -> Result<Self, Error> {
         let shown = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| Error::Usage(format!("cannot read shape file {shown}: {e}")))?;
+        let bytes = std::fs::read(path)
+            .map_err(|e| Error::Usage(format!("cannot read shape file {shown}: {e}")))?;
         let (wasm, text) = if bytes.starts_with(b"\0asm") {
             (bytes, None)
         } else {
-            let text = String::from_utf8(bytes)
-                .map_err(|_| Error::Usage(format!("{shown}: neither a wasm binary nor UTF-8 WAT text")))?;
-            let wasm = wat::parse_str(&text).map_err(|e| Error::Usage(format!("{shown}: malformed WAT: {}", one_line(&e.to_string()))))?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                Error::Usage(format!("{shown}: neither a wasm binary nor UTF-8 WAT text"))
+            })?;
+            let wasm = wat::parse_str(&text).map_err(|e| {
+                Error::Usage(format!(
+                    "{shown}: malformed WAT: {}",
+                    one_line(&e.to_string())
+                ))
+            })?;
             (wasm, Some(text))
         };
-        let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| shown.clone());
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| shown.clone());
         Self::from_wasm(name, wasm, text).map_err(|e| Error::Usage(format!("{shown}: {e}")))
     }
 
     pub fn from_wasm(name: String, wasm: Vec<u8>, text: Option<String>) -> Result<Self, String> {
         let sigs = export_signatures(&wasm)?;
-        let sig = |n: &str| sigs.iter().find(|(name, _, _)| name == n).map(|(_, p, r)| (p.clone(), r.clone()));
+        let sig = |n: &str| {
+            sigs.iter()
+                .find(|(name, _, _)| name == n)
+                .map(|(_, p, r)| (p.clone(), r.clone()))
+        };
         match sig("run") {
             None => return Err("missing export `run` (a function taking the iteration count as i32)".into()),
             Some((p, r)) if p != [ValType::I32] || r.len() > 1 || r.iter().any(|t| *t != ValType::I32) => {
@@ -48,17 +62,29 @@ impl UserShape {
             }
             _ => {}
         }
-        let has_setup = match sig("setup") {
-            None => false,
-            Some((p, r)) if p == [ValType::I32] && r.is_empty() => true,
-            Some((p, r)) => return Err(format!("export `setup` must be (func (param i32)), found params {p:?} results {r:?}")),
-        };
-        let has_verify = match sig("verify") {
-            None => false,
-            Some((p, r)) if p.is_empty() && r == [ValType::I32] => true,
-            Some((p, r)) => return Err(format!("export `verify` must be (func (result i32)), found params {p:?} results {r:?}")),
-        };
-        Ok(UserShape { name, wasm, text, has_setup, has_verify })
+        let has_setup =
+            match sig("setup") {
+                None => false,
+                Some((p, r)) if p == [ValType::I32] && r.is_empty() => true,
+                Some((p, r)) => return Err(format!(
+                    "export `setup` must be (func (param i32)), found params {p:?} results {r:?}"
+                )),
+            };
+        let has_verify =
+            match sig("verify") {
+                None => false,
+                Some((p, r)) if p.is_empty() && r == [ValType::I32] => true,
+                Some((p, r)) => return Err(format!(
+                    "export `verify` must be (func (result i32)), found params {p:?} results {r:?}"
+                )),
+            };
+        Ok(UserShape {
+            name,
+            wasm,
+            text,
+            has_setup,
+            has_verify,
+        })
     }
 }
 
@@ -72,7 +98,9 @@ type Signature = (String, Vec<ValType>, Vec<ValType>);
 /// malformed input fails here with the validator's message.
 pub fn export_signatures(wasm: &[u8]) -> Result<Vec<Signature>, String> {
     let mut validator = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all());
-    validator.validate_all(wasm).map_err(|e| format!("invalid wasm: {}", one_line(&e.to_string())))?;
+    validator
+        .validate_all(wasm)
+        .map_err(|e| format!("invalid wasm: {}", one_line(&e.to_string())))?;
     let mut types: Vec<(Vec<ValType>, Vec<ValType>)> = Vec::new();
     let mut funcs: Vec<u32> = Vec::new();
     let mut out = Vec::new();
@@ -100,7 +128,9 @@ pub fn export_signatures(wasm: &[u8]) -> Result<Vec<Signature>, String> {
                 for e in r {
                     let e = e.map_err(|e| e.to_string())?;
                     if e.kind == ExternalKind::Func {
-                        let ty = funcs.get(e.index as usize).and_then(|t| types.get(*t as usize));
+                        let ty = funcs
+                            .get(e.index as usize)
+                            .and_then(|t| types.get(*t as usize));
                         if let Some((p, r)) = ty {
                             out.push((e.name.to_string(), p.clone(), r.clone()));
                         }
@@ -124,7 +154,10 @@ impl Shape for UserShape {
         DEFAULT_USER_ITERS
     }
     fn declared(&self, _p: &Params) -> Declared {
-        Declared { per: 1, ..Declared::default() }
+        Declared {
+            per: 1,
+            ..Declared::default()
+        }
     }
     fn has_declared_counts(&self) -> bool {
         false
@@ -135,7 +168,8 @@ impl Shape for UserShape {
     fn wat(&self, _p: &Params, _body: Body) -> String {
         match &self.text {
             Some(t) => t.clone(),
-            None => wasmprinter::print_bytes(&self.wasm).unwrap_or_else(|e| format!(";; cannot print module: {e}")),
+            None => wasmprinter::print_bytes(&self.wasm)
+                .unwrap_or_else(|e| format!(";; cannot print module: {e}")),
         }
     }
     fn memory_bytes(&self, _p: &Params) -> u64 {
@@ -150,14 +184,21 @@ impl Shape for UserShape {
         }
         Ok(())
     }
-    fn verify(&self, _p: &Params, _iters: u64, _ret: Option<i32>, inst: &mut dyn Instance) -> Result<(), HookError> {
+    fn verify(
+        &self,
+        _p: &Params,
+        _iters: u64,
+        _ret: Option<i32>,
+        inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
         if self.has_verify {
             match inst.call("verify", None, None)? {
                 Some(v) if v != 0 => Ok(()),
                 got => Err(HookError::Mismatch(Mismatch::new(
                     "verify()",
                     "nonzero",
-                    got.map(|v| v.to_string()).unwrap_or_else(|| "no result".into()),
+                    got.map(|v| v.to_string())
+                        .unwrap_or_else(|| "no result".into()),
                 ))),
             }
         } else {

@@ -5,26 +5,41 @@ fn fails_with(args: &[&str], needle: &str) {
     let out = cmd.args(args).output().unwrap();
     assert!(!out.status.success(), "{args:?} succeeded");
     let err = assert_one_line_error(&out.stderr);
-    assert!(err.contains(needle), "{args:?}: expected `{needle}` in: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected `{needle}` in: {err}"
+    );
 }
 
 #[test]
 fn unknown_shape_lists_valid_ones() {
-    fails_with(&["run", "--shapes", "nope"], "unknown shape `nope` (valid: add_chain");
+    fails_with(
+        &["run", "--shapes", "nope"],
+        "unknown shape `nope` (valid: add_chain",
+    );
     fails_with(&["show", "nope"], "unknown shape `nope`");
 }
 
 #[test]
 fn unknown_engine_and_option() {
-    fails_with(&["run", "--engines", "v8"], "unknown engine `v8` (known: wasmi");
-    fails_with(&["run", "--engines", "wasmi:turbo"], "unknown option `turbo` for wasmi (valid: fuel");
+    fails_with(
+        &["run", "--engines", "v8"],
+        "unknown engine `v8` (known: wasmi",
+    );
+    fails_with(
+        &["run", "--engines", "wasmi:turbo"],
+        "unknown option `turbo` for wasmi (valid: fuel",
+    );
     fails_with(&["run", "--engines", "wasmi,wasmi"], "listed twice");
 }
 
 #[test]
 fn engine_not_compiled_in_names_the_feature() {
     if !loopbench::engines::EngineKind::Wasmer.compiled_in() {
-        fails_with(&["run", "--engines", "wasmer"], "rebuild with --features wasmer");
+        fails_with(
+            &["run", "--engines", "wasmer"],
+            "rebuild with --features wasmer",
+        );
     }
 }
 
@@ -36,24 +51,42 @@ fn bad_bytes() {
 
 #[test]
 fn working_set_too_large_for_wasm32() {
-    fails_with(&["run", "--shapes", "lut", "--bytes", "4g", "--rounds", "1"], "wasm32 allows at most 4 GiB");
+    fails_with(
+        &["run", "--shapes", "lut", "--bytes", "4g", "--rounds", "1"],
+        "wasm32 allows at most 4 GiB",
+    );
 }
 
 #[test]
 fn malformed_wat_and_missing_exports() {
     let (mut cmd, dir) = loopbench();
     std::fs::write(dir.path().join("bad.wat"), "(module (func $f (i32.add))").unwrap();
-    std::fs::write(dir.path().join("noexport.wat"), "(module (func (export \"go\") (param i32)))").unwrap();
+    std::fs::write(
+        dir.path().join("noexport.wat"),
+        "(module (func (export \"go\") (param i32)))",
+    )
+    .unwrap();
     std::fs::write(dir.path().join("garbage.wasm"), b"\0asm\x01\0\0\0\x99").unwrap();
-    let out = cmd.args(["run", "--shape-file", "bad.wat"]).output().unwrap();
+    let out = cmd
+        .args(["run", "--shape-file", "bad.wat"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(assert_one_line_error(&out.stderr).contains("malformed WAT"));
     let (mut cmd, _) = loopbench();
-    let out = cmd.current_dir(dir.path()).args(["run", "--shape-file", "noexport.wat"]).output().unwrap();
+    let out = cmd
+        .current_dir(dir.path())
+        .args(["run", "--shape-file", "noexport.wat"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(assert_one_line_error(&out.stderr).contains("missing export `run`"));
     let (mut cmd, _) = loopbench();
-    let out = cmd.current_dir(dir.path()).args(["run", "--shape-file", "garbage.wasm"]).output().unwrap();
+    let out = cmd
+        .current_dir(dir.path())
+        .args(["run", "--shape-file", "garbage.wasm"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(assert_one_line_error(&out.stderr).contains("invalid wasm"));
 }
@@ -72,7 +105,10 @@ fn a_trap_inside_a_shape_is_reported() {
     assert!(!out.status.success());
     let err = assert_one_line_error(&out.stderr);
     // The untimed counting run meets the trap first, before any arm runs.
-    assert!(err.contains("shape trap, arm counting run (wasmi): trap: integer divide by zero"), "{err}");
+    assert!(
+        err.contains("shape trap, arm counting run (wasmi): trap: integer divide by zero"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -88,7 +124,12 @@ fn a_failed_user_verify_names_shape_arm_and_rep() {
     let out = cmd.args(&args).output().unwrap();
     assert!(!out.status.success());
     let err = assert_one_line_error(&out.stderr);
-    assert!(err.contains("verify failed: shape wrong, arm wasmi, rep 0: verify(): expected nonzero, got 0"), "{err}");
+    assert!(
+        err.contains(
+            "verify failed: shape wrong, arm wasmi, rep 0: verify(): expected nonzero, got 0"
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -99,8 +140,22 @@ fn a_module_that_never_ends_is_stopped_by_the_counting_run() {
         "(module (func (export \"run\") (param i32) (result i32) (loop $l (br $l)) i32.const 1))",
     )
     .unwrap();
-    let out = cmd.args(["run", "--engines", "wasmi", "--shape-file", "forever.wat", "--rounds", "1"]).output().unwrap();
+    let out = cmd
+        .args([
+            "run",
+            "--engines",
+            "wasmi",
+            "--shape-file",
+            "forever.wat",
+            "--rounds",
+            "1",
+        ])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = assert_one_line_error(&out.stderr);
-    assert!(err.contains("did not finish within") && err.contains("does the loop end?"), "{err}");
+    assert!(
+        err.contains("did not finish within") && err.contains("does the loop end?"),
+        "{err}"
+    );
 }

@@ -4,10 +4,19 @@ use serde_json::Value;
 #[test]
 fn json_has_the_schema_keys() {
     let (mut cmd, dir) = loopbench();
-    let mut args = vec!["run", "--engines", "wasmi,tinywasm", "--shapes", "add_chain,load_stream", "--json", "out.json"];
+    let mut args = vec![
+        "run",
+        "--engines",
+        "wasmi,tinywasm",
+        "--shapes",
+        "add_chain,load_stream",
+        "--json",
+        "out.json",
+    ];
     args.extend_from_slice(SMALL);
     cmd.args(&args).assert().success();
-    let v: Value = serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
     assert_eq!(v["schema"], "loopbench/1");
     for key in ["cpu", "cores", "os", "load_start", "load_end"] {
         assert!(v["machine"].get(key).is_some(), "machine.{key}");
@@ -19,14 +28,29 @@ fn json_has_the_schema_keys() {
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
     for r in results {
-        for key in ["shape", "iters", "bytes_per_iter", "arms", "comparisons", "null_control"] {
+        for key in [
+            "shape",
+            "iters",
+            "bytes_per_iter",
+            "arms",
+            "comparisons",
+            "null_control",
+        ] {
             assert!(r.get(key).is_some(), "results[].{key}");
         }
-        let roles: Vec<&str> = r["arms"].as_array().unwrap().iter().map(|a| a["role"].as_str().unwrap()).collect();
+        let roles: Vec<&str> = r["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["role"].as_str().unwrap())
+            .collect();
         assert_eq!(roles, ["baseline", "candidate", "null"]);
         for a in r["arms"].as_array().unwrap() {
             assert!(a["ns_per_iter"]["min"].as_f64().unwrap() > 0.0);
-            assert!(a["ns_per_iter"]["median"].as_f64().unwrap() >= a["ns_per_iter"]["min"].as_f64().unwrap());
+            assert!(
+                a["ns_per_iter"]["median"].as_f64().unwrap()
+                    >= a["ns_per_iter"]["min"].as_f64().unwrap()
+            );
             // 2 rounds requested, rounded up to a multiple of the 3 arms.
             assert_eq!(a["verified_reps"], 3);
         }
@@ -42,7 +66,15 @@ fn json_has_the_schema_keys() {
 #[test]
 fn json_to_stdout_is_pure_json() {
     let (mut cmd, _dir) = loopbench();
-    let mut args = vec!["run", "--engines", "wasmi", "--shapes", "lut", "--json", "-"];
+    let mut args = vec![
+        "run",
+        "--engines",
+        "wasmi",
+        "--shapes",
+        "lut",
+        "--json",
+        "-",
+    ];
     args.extend_from_slice(SMALL);
     let out = cmd.args(&args).output().unwrap();
     assert!(out.status.success());
@@ -53,12 +85,26 @@ fn json_to_stdout_is_pure_json() {
 #[test]
 fn skipped_shapes_carry_a_reason() {
     let (mut cmd, _dir) = loopbench();
-    let mut args = vec!["run", "--engines", "wasmi", "--shapes", "atomic_rmw", "--json", "-"];
+    let mut args = vec![
+        "run",
+        "--engines",
+        "wasmi",
+        "--shapes",
+        "atomic_rmw",
+        "--json",
+        "-",
+    ];
     args.extend_from_slice(SMALL);
     let out = cmd.args(&args).output().unwrap();
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let arm = &v["results"][0]["arms"][0];
-    assert_eq!(arm["skipped"], "skipped: wasmi lacks threads (shared memory and atomics)");
-    assert!(arm.get("ns_per_iter").is_none(), "a skipped arm has no number");
+    assert_eq!(
+        arm["skipped"],
+        "skipped: wasmi lacks threads (shared memory and atomics)"
+    );
+    assert!(
+        arm.get("ns_per_iter").is_none(),
+        "a skipped arm has no number"
+    );
 }

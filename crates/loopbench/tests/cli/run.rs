@@ -22,13 +22,21 @@ fn show_prints_wat_and_counts() {
         .success()
         .stdout(predicate::str::contains("(module"))
         .stdout(predicate::str::contains("i32.store"))
-        .stdout(predicate::str::contains("declared per 1 iteration(s): ops 37"));
+        .stdout(predicate::str::contains(
+            "declared per 1 iteration(s): ops 37",
+        ));
 }
 
 #[test]
 fn a_session_prints_the_table_with_null_floor() {
     let (mut cmd, _dir) = loopbench();
-    let mut args = vec!["run", "--engines", "wasmi,wasmi:fuel", "--shapes", "add_chain,br_chain"];
+    let mut args = vec![
+        "run",
+        "--engines",
+        "wasmi,wasmi:fuel",
+        "--shapes",
+        "add_chain,br_chain",
+    ];
     args.extend_from_slice(SMALL);
     cmd.args(&args)
         .assert()
@@ -36,7 +44,9 @@ fn a_session_prints_the_table_with_null_floor() {
         .stdout(predicate::str::contains("wasmi#null"))
         .stdout(predicate::str::contains("null floor:"))
         .stdout(predicate::str::contains("wasmi:fuel"))
-        .stdout(predicate::str::contains("A micro-benchmark % is not an app %"));
+        .stdout(predicate::str::contains(
+            "A micro-benchmark % is not an app %",
+        ));
 }
 
 #[test]
@@ -57,38 +67,74 @@ fn user_shape_file_runs() {
     )
     .unwrap();
     let out = cmd
-        .args(["run", "--engines", "wasmi,tinywasm", "--shape-file", "sum.wat", "--iters", "256", "--rounds", "2"])
+        .args([
+            "run",
+            "--engines",
+            "wasmi,tinywasm",
+            "--shape-file",
+            "sum.wat",
+            "--iters",
+            "256",
+            "--rounds",
+            "2",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("sum"));
 }
 
 #[test]
 fn phases_show_where_the_time_went() {
     let (mut cmd, _dir) = loopbench();
-    let mut args = vec!["run", "--engines", "wasmi,tinywasm", "--shapes", "lut", "--phases"];
+    let mut args = vec![
+        "run",
+        "--engines",
+        "wasmi,tinywasm",
+        "--shapes",
+        "lut",
+        "--phases",
+    ];
     args.extend_from_slice(SMALL);
     let out = cmd.args(&args).output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("where the session's"), "{text}");
     for arm in ["wasmi ", "tinywasm ", "wasmi#null ", "(session) "] {
-        assert!(text.lines().any(|l| l.trim_start().starts_with(arm)), "no phase row for {arm}: {text}");
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(arm)),
+            "no phase row for {arm}: {text}"
+        );
     }
-    assert!(text.contains("counting run") && text.contains("verify") && text.contains("instantiate"));
+    assert!(
+        text.contains("counting run") && text.contains("verify") && text.contains("instantiate")
+    );
 }
 
 #[test]
 fn count_reports_exact_shape_counts_as_json() {
     let (mut cmd, dir) = loopbench();
-    cmd.args(["count", "br_chain", "--iters", "100", "--bytes", "64k", "--json", "c.json"]).assert().success();
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("c.json")).unwrap()).unwrap();
+    cmd.args([
+        "count", "br_chain", "--iters", "100", "--bytes", "64k", "--json", "c.json",
+    ])
+    .assert()
+    .success();
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("c.json")).unwrap()).unwrap();
     // br_chain with K = 8: 63 ops and 9 taken branches per iteration, plus
     // a fixed prologue and epilogue.
     let total = v["total_ops"].as_u64().unwrap();
     assert!(total > 6300 && total < 6300 + 100, "{total}");
-    let classes: u64 = v["classes"].as_object().unwrap().values().map(|c| c.as_u64().unwrap()).sum();
+    let classes: u64 = v["classes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
     assert_eq!(classes, total);
     for key in ["transfers", "bytes_loaded", "bytes_stored"] {
         assert!(v.get(key).is_some(), "{key}");
@@ -108,8 +154,14 @@ fn count_of_a_trapping_module_reports_what_ran() {
              end))"#,
     )
     .unwrap();
-    let out = cmd.args(["count", "t.wat", "--invoke", "go", "10", "--json", "-"]).output().unwrap();
-    assert!(!out.status.success(), "the call traps, so the exit code says so");
+    let out = cmd
+        .args(["count", "t.wat", "--invoke", "go", "10", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "the call traps, so the exit code says so"
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // i = 0 and 1 store in bounds; i = 2 traps at the store: two full
     // iterations (12 ops each) and five ops of the third, plus `loop`.
@@ -122,10 +174,26 @@ fn count_of_a_trapping_module_reports_what_ran() {
 fn model_prints_prices_and_residuals() {
     let (mut cmd, _dir) = loopbench();
     let out = cmd
-        .args(["model", "--engines", "wasmi", "--bytes", "64k", "--rounds", "2", "--warmup", "0", "--json", "-"])
+        .args([
+            "model",
+            "--engines",
+            "wasmi",
+            "--bytes",
+            "64k",
+            "--rounds",
+            "2",
+            "--warmup",
+            "0",
+            "--json",
+            "-",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let models = v["models"].as_array().unwrap();
     assert_eq!(models.len(), 1, "the null control is not modelled");
@@ -136,10 +204,23 @@ fn model_prints_prices_and_residuals() {
         assert_eq!(p["ci"].as_array().unwrap().len(), 2);
     }
     let residuals = m["residuals"].as_array().unwrap();
-    let shapes: Vec<&str> = residuals.iter().map(|r| r["shape"].as_str().unwrap()).collect();
-    assert!(shapes.contains(&"br_if_ladder") && shapes.contains(&"lut"), "{shapes:?}");
-    let held: Vec<&str> =
-        residuals.iter().filter(|r| r["kind"] == "held_out").map(|r| r["shape"].as_str().unwrap()).collect();
+    let shapes: Vec<&str> = residuals
+        .iter()
+        .map(|r| r["shape"].as_str().unwrap())
+        .collect();
+    assert!(
+        shapes.contains(&"br_if_ladder") && shapes.contains(&"lut"),
+        "{shapes:?}"
+    );
+    let held: Vec<&str> = residuals
+        .iter()
+        .filter(|r| r["kind"] == "held_out")
+        .map(|r| r["shape"].as_str().unwrap())
+        .collect();
     assert_eq!(held, ["br_if_ladder", "br_table_switch"]);
-    assert!(m["pairs"].as_array().unwrap().iter().any(|p| p["name"].as_str().unwrap().starts_with("taken branch")));
+    assert!(m["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["name"].as_str().unwrap().starts_with("taken branch")));
 }

@@ -9,7 +9,9 @@ pub fn loopbench() -> (Command, tempfile::TempDir) {
 }
 
 /// Small, fast session arguments.
-pub const SMALL: &[&str] = &["--bytes", "64k", "--rounds", "2", "--warmup", "1", "--iters", "256"];
+pub const SMALL: &[&str] = &[
+    "--bytes", "64k", "--rounds", "2", "--warmup", "1", "--iters", "256",
+];
 
 /// Assert an error is one line, without panic or backtrace text.
 pub fn assert_one_line_error(stderr: &[u8]) -> String {
