@@ -7,6 +7,6 @@ scripts/install-deps.sh
 # Release builds: the engines run shapes inside the tests, and the counting
 # property tests execute hundreds of generated modules.
 # The wasmtime feature is on so the shared-memory shapes are exercised too.
-cargo test --workspace --release --features loopbench/wasmtime
+cargo test --workspace --release --no-fail-fast --features loopbench/wasmtime
 # The probe crate's tests run both ways: probes compiled out and in.
 cargo test -p loopbench-probe --release --features enabled
