@@ -1334,7 +1334,7 @@ impl CalibrateArgs {
             let mut params = self.shape_params();
             params.iters = Some(base_iters(shape.as_ref(), &params, &[effect])?);
             let done = one_shot(&self.shape, &engine, &params, effect, self.calls)?;
-            println!("{done} iterations verified");
+            crate::outln!("{done} iterations verified");
             return Ok(true);
         }
         let settings = self.settings()?;
@@ -1349,13 +1349,13 @@ impl CalibrateArgs {
         };
         match &json {
             Some(JsonTarget::Stdout) => {
-                print!("{}", String::from_utf8_lossy(&report::json::to_json(&cal)?))
+                crate::out!("{}", String::from_utf8_lossy(&report::json::to_json(&cal)?))
             }
             Some(JsonTarget::File(p)) => {
                 report::write_atomic(p, &report::json::to_json(&cal)?)?;
-                print!("{}", render(&cal));
+                crate::out!("{}", render(&cal));
             }
-            None => print!("{}", render(&cal)),
+            None => crate::out!("{}", render(&cal)),
         }
         let sign_ok = cal.toggle.iter().all(|t| t.sign_ok);
         if !sign_ok {

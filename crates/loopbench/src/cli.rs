@@ -221,15 +221,15 @@ impl RunArgs {
         let report = session::run(plan, &mut sink)?;
         sink.finish();
         match &json {
-            Some(JsonTarget::Stdout) => print!(
+            Some(JsonTarget::Stdout) => crate::out!(
                 "{}",
                 String::from_utf8_lossy(&report::json::to_json(&report)?)
             ),
             Some(JsonTarget::File(p)) => {
                 report::write_atomic(p, &report::json::to_json(&report)?)?;
-                print!("{}", report::table::render(&report));
+                crate::out!("{}", report::table::render(&report));
             }
-            None => print!("{}", report::table::render(&report)),
+            None => crate::out!("{}", report::table::render(&report)),
         }
         if self.phases {
             let breakdown = crate::phases::take(started.elapsed());
@@ -237,7 +237,7 @@ impl RunArgs {
             if json == Some(JsonTarget::Stdout) {
                 eprint!("{text}");
             } else {
-                print!("{text}");
+                crate::out!("{text}");
             }
         }
         for e in &report.errors {
@@ -304,14 +304,20 @@ impl crate::schedule::Progress for TerminalSink {
 
 pub fn list() -> Result<bool, Error> {
     let p = Params::default();
-    println!(
+    crate::outln!(
         "Shapes (declared per-iteration counts at --bytes {}, K = {}):",
         crate::units::format_bytes(p.bytes),
         p.k
     );
-    println!(
+    crate::outln!(
         "  {:<20} {:>6} {:>6} {:>5} {:>6} {:>5} {:>6}  prices",
-        "name", "ops", "taken", "loads", "stores", "calls", "bytes"
+        "name",
+        "ops",
+        "taken",
+        "loads",
+        "stores",
+        "calls",
+        "bytes"
     );
     for s in shapes::catalog() {
         let d = s.declared(&p);
@@ -324,7 +330,7 @@ pub fn list() -> Result<bool, Error> {
                 format!("{v:.3}")
             }
         };
-        println!(
+        crate::outln!(
             "  {:<20} {:>6} {:>6} {:>5} {:>6} {:>5} {:>6}  {}",
             s.name(),
             f(d.ops),
@@ -336,8 +342,8 @@ pub fn list() -> Result<bool, Error> {
             s.prices()
         );
     }
-    println!();
-    println!(
+    crate::outln!();
+    crate::outln!(
         "Engines (arm syntax: engine[:option,...]; the first arm or --baseline is the baseline):"
     );
     for k in EngineKind::ALL {
@@ -349,13 +355,13 @@ pub fn list() -> Result<bool, Error> {
         } else {
             format!("not compiled in (rebuild with --features {})", k.feature())
         };
-        println!("  {:<10} {status}", k.name());
+        crate::outln!("  {:<10} {status}", k.name());
         for (opt, what) in k.options() {
-            println!("    {}:{opt:<12} {what}", k.name());
+            crate::outln!("    {}:{opt:<12} {what}", k.name());
         }
     }
-    println!();
-    print!("{}", crate::build::help());
+    crate::outln!();
+    crate::out!("{}", crate::build::help());
     Ok(true)
 }
 
@@ -371,18 +377,18 @@ impl ShowArgs {
         let p = self.params.params();
         let d = shape.declared(&p);
         let iters = p.iters.unwrap_or_else(|| shape.default_iters(&p));
-        println!(";; shape {}: {}", shape.name(), shape.prices());
-        println!(
+        crate::outln!(";; shape {}: {}", shape.name(), shape.prices());
+        crate::outln!(
             ";; parameters: bytes = {}, K = {}, iterations = {iters}, linear memory = {}",
             crate::units::format_bytes(p.bytes),
             p.k,
             crate::units::format_bytes(shape.memory_bytes(&p))
         );
-        println!(
+        crate::outln!(
             ";; declared per {} iteration(s): ops {}, taken branches {}, loads {}, stores {}, calls {}, bytes {}",
             d.per, d.ops, d.taken_branches, d.loads, d.stores, d.calls, d.bytes
         );
-        print!("{}", shape.wat(&p, Body::Enabled));
+        crate::out!("{}", shape.wat(&p, Body::Enabled));
         Ok(true)
     }
 }
@@ -466,7 +472,7 @@ impl CountArgs {
         };
         match self.json.as_deref().map(JsonTarget::parse) {
             Some(JsonTarget::Stdout) => {
-                print!("{}", String::from_utf8_lossy(&report::json::to_json(&out)?))
+                crate::out!("{}", String::from_utf8_lossy(&report::json::to_json(&out)?))
             }
             other => {
                 if let Some(JsonTarget::File(p)) = other {
@@ -483,7 +489,7 @@ impl CountArgs {
                         self.invoke.as_deref().unwrap_or("")
                     ),
                 };
-                print!("{}", report::counts::render(&title, &counts, iters));
+                crate::out!("{}", report::counts::render(&title, &counts, iters));
             }
         }
         if let Some(s) = stopped {
@@ -585,14 +591,14 @@ impl ModelArgs {
         };
         match &json {
             Some(JsonTarget::Stdout) => {
-                print!("{}", String::from_utf8_lossy(&report::json::to_json(&out)?))
+                crate::out!("{}", String::from_utf8_lossy(&report::json::to_json(&out)?))
             }
             other => {
                 if let Some(JsonTarget::File(p)) = other {
                     report::write_atomic(p, &report::json::to_json(&out)?)?;
                 }
-                print!("{}", report::table::render(&report));
-                print!("{}", report::model::render(&models));
+                crate::out!("{}", report::table::render(&report));
+                crate::out!("{}", report::model::render(&models));
             }
         }
         for e in &report.errors {

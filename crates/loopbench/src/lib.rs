@@ -37,6 +37,25 @@
 //! ```
 
 pub mod apps;
+/// `print!` for results: a closed stdout (e.g. `| head`) becomes an I/O
+/// error that the binary turns into a quiet exit, instead of a panic.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*).map_err(|e| $crate::error::Error::io("cannot write to stdout", e))?
+    }};
+}
+
+/// `println!` for results; see [`out!`].
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*).map_err(|e| $crate::error::Error::io("cannot write to stdout", e))?
+    }};
+}
+
 pub mod arm;
 pub mod build;
 pub mod calibrate;

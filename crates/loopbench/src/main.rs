@@ -5,14 +5,6 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // Results go to stdout; when a reader such as `head` closes the pipe,
-    // stop quietly like other Unix tools instead of panicking in println!.
-    #[cfg(target_os = "linux")]
-    // SAFETY: restoring the default disposition of SIGPIPE before any
-    // other thread exists.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
     let cli = loopbench::cli::Cli::parse();
     match cli.execute() {
         Ok(true) => ExitCode::SUCCESS,

@@ -165,7 +165,7 @@ fn select(names: &[String]) -> Result<Vec<&'static AppSpec>, Error> {
 }
 
 fn list() -> Result<bool, Error> {
-    println!(
+    crate::outln!(
         "Apps (recipes in apps/<name>/, built by scripts/apps/build.sh into {}):",
         super::artifacts_dir().display()
     );
@@ -173,14 +173,14 @@ fn list() -> Result<bool, Error> {
         let built = super::artifacts_dir()
             .join(format!("{}.wasm", a.name))
             .is_file();
-        println!("  {:<8} {}", a.name, a.about);
-        println!("           source:  {}", a.source);
-        println!("           license: {}", a.license);
+        crate::outln!("  {:<8} {}", a.name, a.about);
+        crate::outln!("           source:  {}", a.source);
+        crate::outln!("           license: {}", a.license);
         let expected = match a.driver {
             super::Driver::Zstd => "checksum computed from the input".to_string(),
             _ => format!("{:#010x}", a.expected as u32),
         };
-        println!(
+        crate::outln!(
             "           workload: run({}) -> {expected}{}",
             a.steps,
             if built {
@@ -288,7 +288,7 @@ fn write_json<T: serde::Serialize>(target: &str, value: &T) -> Result<(), Error>
     t.check()?;
     let bytes = report::json::to_json(value)?;
     match t {
-        JsonTarget::Stdout => print!("{}", String::from_utf8_lossy(&bytes)),
+        JsonTarget::Stdout => crate::out!("{}", String::from_utf8_lossy(&bytes)),
         JsonTarget::File(p) => report::write_atomic(&p, &bytes)?,
     }
     Ok(())
@@ -303,7 +303,7 @@ impl AppRunArgs {
         let to_stdout = self.json.as_deref() == Some("-");
         if !to_stdout {
             for (r, a) in report.results.iter().zip(&apps) {
-                print!("{}", render_app(r, a.steps));
+                crate::out!("{}", render_app(r, a.steps));
             }
         }
         if let Some(j) = &self.json {
@@ -344,7 +344,7 @@ impl AppProfileArgs {
                 return Ok(true);
             }
         }
-        print!(
+        crate::out!(
             "{}",
             super::profile::render(&app, spec.steps, &counts, &hot, &skipped)
         );
@@ -434,7 +434,7 @@ impl AppProjectArgs {
             let _ = writeln!(out);
             out += &project_one(r, spec, &a, &b, &pa, &pb)?;
         }
-        print!("{out}");
+        crate::out!("{out}");
         let mut errors = price_report.errors.clone();
         errors.extend(report.errors.iter().cloned());
         for e in &errors {
@@ -578,7 +578,7 @@ impl AppWarmArgs {
                 self.arms.rounds,
                 self.arms.warmup,
             )?;
-            print!("{}", render_warm(&result, spec.name, self.after));
+            crate::out!("{}", render_warm(&result, spec.name, self.after));
             for e in &errors {
                 eprintln!("error: {e}");
             }

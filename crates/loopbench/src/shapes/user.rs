@@ -62,22 +62,24 @@ impl UserShape {
             }
             _ => {}
         }
-        let has_setup =
-            match sig("setup") {
-                None => false,
-                Some((p, r)) if p == [ValType::I32] && r.is_empty() => true,
-                Some((p, r)) => return Err(format!(
+        let has_setup = match sig("setup") {
+            None => false,
+            Some((p, r)) if p == [ValType::I32] && r.is_empty() => true,
+            Some((p, r)) => {
+                return Err(format!(
                     "export `setup` must be (func (param i32)), found params {p:?} results {r:?}"
-                )),
-            };
-        let has_verify =
-            match sig("verify") {
-                None => false,
-                Some((p, r)) if p.is_empty() && r == [ValType::I32] => true,
-                Some((p, r)) => return Err(format!(
+                ))
+            }
+        };
+        let has_verify = match sig("verify") {
+            None => false,
+            Some((p, r)) if p.is_empty() && r == [ValType::I32] => true,
+            Some((p, r)) => {
+                return Err(format!(
                     "export `verify` must be (func (result i32)), found params {p:?} results {r:?}"
-                )),
-            };
+                ))
+            }
+        };
         Ok(UserShape {
             name,
             wasm,
