@@ -4,7 +4,7 @@
 
 use super::{support, ArmSpec, Compiled, Engine, Instance};
 use crate::error::EngineError;
-use crate::measure::Meter;
+use crate::measure::{timed, Meter};
 use crate::proposals::{Proposal, Proposals};
 use tinywasm::types::WasmValue;
 use tinywasm::{Module, ModuleInstance, Store};
@@ -61,15 +61,7 @@ impl Instance for TinywasmInstance {
             .func_untyped(&self.store, export)
             .map_err(|_| EngineError::MissingExport(export.to_string()))?;
         let args: Vec<WasmValue> = arg.into_iter().map(WasmValue::I32).collect();
-        let outcome = match meter {
-            Some(m) => {
-                m.start();
-                let r = func.call(&mut self.store, &args);
-                m.stop();
-                r
-            }
-            None => func.call(&mut self.store, &args),
-        };
+        let outcome = timed(meter, || func.call(&mut self.store, &args));
         let results = outcome.map_err(|e| EngineError::Trap(e.to_string()))?;
         Ok(match results.first() {
             Some(WasmValue::I32(v)) => Some(*v),

@@ -7,7 +7,7 @@
 
 use super::{support, ArmSpec, Compiled, Engine, Instance};
 use crate::error::EngineError;
-use crate::measure::Meter;
+use crate::measure::{timed, Meter};
 use crate::proposals::Proposals;
 use wasm3::{Environment, Runtime};
 
@@ -61,18 +61,6 @@ impl Compiled for Wasm3Module {
 struct Wasm3Instance {
     runtime: Runtime,
     _env: Environment,
-}
-
-fn timed<R>(meter: Option<&mut Meter>, f: impl FnOnce() -> R) -> R {
-    match meter {
-        Some(m) => {
-            m.start();
-            let r = f();
-            m.stop();
-            r
-        }
-        None => f(),
-    }
 }
 
 impl Instance for Wasm3Instance {

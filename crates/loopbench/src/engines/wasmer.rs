@@ -16,7 +16,7 @@
 
 use super::{support, ArmSpec, Compiled, Engine, Instance};
 use crate::error::EngineError;
-use crate::measure::Meter;
+use crate::measure::{timed, Meter};
 use crate::proposals::{Proposal, Proposals};
 use wasmer::sys::{Cranelift, Singlepass};
 use wasmer::{Function, Imports, Memory, Module, Store, Value};
@@ -134,17 +134,6 @@ struct WasmerInstance {
 
 /// Open the meter right before `call` and close it right after.
 #[inline(always)]
-fn timed<R>(meter: Option<&mut Meter>, call: impl FnOnce() -> R) -> R {
-    match meter {
-        Some(m) => {
-            m.start();
-            let r = call();
-            m.stop();
-            r
-        }
-        None => call(),
-    }
-}
 
 impl Instance for WasmerInstance {
     fn call(

@@ -6,7 +6,7 @@
 
 use super::{support, ArmSpec, Compiled, Engine, Instance};
 use crate::error::EngineError;
-use crate::measure::Meter;
+use crate::measure::{timed, Meter};
 use crate::proposals::{Proposal, Proposals};
 use wasmi::{CompilationMode, Config, Linker, Module, Store, Val};
 
@@ -100,15 +100,7 @@ impl Instance for WasmiInstance {
             .ok_or_else(|| EngineError::MissingExport(export.to_string()))?;
         let args: Vec<Val> = arg.into_iter().map(Val::I32).collect();
         let mut results = vec![Val::I32(0); func.ty(&self.store).results().len()];
-        let outcome = match meter {
-            Some(m) => {
-                m.start();
-                let r = func.call(&mut self.store, &args, &mut results);
-                m.stop();
-                r
-            }
-            None => func.call(&mut self.store, &args, &mut results),
-        };
+        let outcome = timed(meter, || func.call(&mut self.store, &args, &mut results));
         outcome.map_err(|e| EngineError::Trap(e.to_string()))?;
         Ok(results.first().and_then(Val::i32))
     }

@@ -22,7 +22,7 @@
 
 use super::{support, ArmSpec, Compiled, Engine, Instance};
 use crate::error::EngineError;
-use crate::measure::Meter;
+use crate::measure::{timed, Meter};
 use crate::proposals::{Proposal, Proposals};
 use std::cell::UnsafeCell;
 use wasmtime::{Config, Func, Memory, Module, SharedMemory, Store, Strategy, Val};
@@ -215,17 +215,6 @@ fn range(offset: u64, len: usize, size: usize) -> Result<std::ops::Range<usize>,
 
 /// Open the meter right before `call` and close it right after.
 #[inline(always)]
-fn timed<R>(meter: Option<&mut Meter>, call: impl FnOnce() -> R) -> R {
-    match meter {
-        Some(m) => {
-            m.start();
-            let r = call();
-            m.stop();
-            r
-        }
-        None => call(),
-    }
-}
 
 impl Instance for WasmtimeInstance {
     fn call(

@@ -43,6 +43,21 @@ pub struct Reading {
     pub counters: BTreeMap<String, f64>,
 }
 
+/// Run `call` inside the timed region when a meter is given: every engine
+/// adapter brackets its one engine call with this, after the export lookup.
+#[inline(always)]
+pub fn timed<R>(meter: Option<&mut Meter>, call: impl FnOnce() -> R) -> R {
+    match meter {
+        Some(m) => {
+            m.start();
+            let r = call();
+            m.stop();
+            r
+        }
+        None => call(),
+    }
+}
+
 #[derive(Default)]
 pub struct Meter {
     started: Option<Instant>,

@@ -8,7 +8,7 @@
 
 use loopbench::engines::{Compiled, Engine, Instance};
 use loopbench::error::EngineError;
-use loopbench::measure::Meter;
+use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
 use tinywasm::WasmValue;
 use tinywasm::{Module, ModuleInstance, Store};
@@ -62,15 +62,7 @@ impl Instance for Instance011 {
         let args: Vec<WasmValue> = arg.into_iter().map(WasmValue::I32).collect();
         let n = func.ty(&self.store).map_err(|e| EngineError::Trap(e.to_string()))?.results().len();
         let mut results = vec![WasmValue::I32(0); n];
-        let outcome = match meter {
-            Some(m) => {
-                m.start();
-                let r = func.call(&mut self.store, &args, &mut results);
-                m.stop();
-                r
-            }
-            None => func.call(&mut self.store, &args, &mut results),
-        };
+        let outcome = timed(meter, || func.call(&mut self.store, &args, &mut results));
         outcome.map_err(|e| EngineError::Trap(e.to_string()))?;
         Ok(match results.first() {
             Some(WasmValue::I32(v)) => Some(*v),

@@ -8,7 +8,7 @@
 
 use loopbench::engines::{Compiled, Engine, Instance};
 use loopbench::error::EngineError;
-use loopbench::measure::Meter;
+use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
 use wasmi::{Config, Linker, Module, Store, Value};
 
@@ -87,15 +87,7 @@ impl Instance for Instance031 {
             .ok_or_else(|| EngineError::MissingExport(export.to_string()))?;
         let args: Vec<Value> = arg.into_iter().map(Value::I32).collect();
         let mut results = vec![Value::I32(0); func.ty(&self.store).results().len()];
-        let outcome = match meter {
-            Some(m) => {
-                m.start();
-                let r = func.call(&mut self.store, &args, &mut results);
-                m.stop();
-                r
-            }
-            None => func.call(&mut self.store, &args, &mut results),
-        };
+        let outcome = timed(meter, || func.call(&mut self.store, &args, &mut results));
         outcome.map_err(|e| EngineError::Trap(e.to_string()))?;
         Ok(results.first().and_then(Value::i32))
     }

@@ -9,7 +9,7 @@
 
 use loopbench::engines::{Compiled, Engine, Instance};
 use loopbench::error::EngineError;
-use loopbench::measure::Meter;
+use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
 use wasmi::{CompilationMode, Config, Linker, Module, Store, Val};
 
@@ -91,15 +91,7 @@ impl Instance for Instance1x {
             .ok_or_else(|| EngineError::MissingExport(export.to_string()))?;
         let args: Vec<Val> = arg.into_iter().map(Val::I32).collect();
         let mut results = vec![Val::I32(0); func.ty(&self.store).results().len()];
-        let outcome = match meter {
-            Some(m) => {
-                m.start();
-                let r = func.call(&mut self.store, &args, &mut results);
-                m.stop();
-                r
-            }
-            None => func.call(&mut self.store, &args, &mut results),
-        };
+        let outcome = timed(meter, || func.call(&mut self.store, &args, &mut results));
         outcome.map_err(|e| EngineError::Trap(e.to_string()))?;
         Ok(results.first().and_then(Val::i32))
     }
