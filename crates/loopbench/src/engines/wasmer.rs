@@ -132,9 +132,6 @@ struct WasmerInstance {
     memory: Option<Memory>,
 }
 
-/// Open the meter right before `call` and close it right after.
-#[inline(always)]
-
 impl Instance for WasmerInstance {
     fn call(
         &mut self,

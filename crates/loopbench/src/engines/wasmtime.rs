@@ -213,9 +213,6 @@ fn range(offset: u64, len: usize, size: usize) -> Result<std::ops::Range<usize>,
         })
 }
 
-/// Open the meter right before `call` and close it right after.
-#[inline(always)]
-
 impl Instance for WasmtimeInstance {
     fn call(
         &mut self,
