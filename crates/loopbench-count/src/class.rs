@@ -27,7 +27,7 @@
 //! shared memory is a different primitive from a plain load. Their bytes are
 //! still counted (see [`access_bytes`]).
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 use wasmparser::Operator;
@@ -143,6 +143,13 @@ impl FromStr for OpClass {
 impl Serialize for OpClass {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for OpClass {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
     }
 }
 

@@ -33,12 +33,12 @@
 
 use crate::class::OpClass;
 use crate::pass::{Layout, Slot};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Exact dynamic counts of one counting run. See the module docs for the
 /// definition of every field.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Default)]
 pub struct Counts {
     /// Executed instructions; the sum of `classes`.
     pub total_ops: u64,
@@ -69,7 +69,7 @@ pub struct Counts {
 }
 
 /// Execution counts of one function (its own instructions, callees excluded).
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct FunctionCount {
     /// Index in the module's function index space (imports first).
     pub index: u32,
@@ -82,7 +82,7 @@ pub struct FunctionCount {
 }
 
 /// Execution counts of one `loop`.
-#[derive(Serialize, Clone, Debug, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct LoopCount {
     /// Function index containing the loop.
     pub function: u32,
@@ -184,7 +184,7 @@ impl Counts {
 }
 
 /// [`Counts`] scalars divided by an iteration count.
-#[derive(Serialize, Clone, Debug, PartialEq)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[allow(missing_docs)]
 pub struct PerIter {
     pub total_ops: f64,

@@ -23,7 +23,7 @@
 
 use criterion::Criterion;
 use loopbench::arm::PreparedArm;
-use loopbench::calibrate::{base_iters, Effect, ScaledArm, Work};
+use loopbench::calibrate::{base_iters, calibration_arm, Effect};
 use loopbench::engines::ArmSpec;
 use loopbench::shapes::{self, Params, ShapeModule};
 use std::time::Duration;
@@ -57,9 +57,9 @@ fn main() {
     effects.push(effect);
     params.iters = Some(base_iters(shape.as_ref(), &params, &effects).unwrap_or_else(|e| fail(e)));
     let module = ShapeModule::build(shape, &params).unwrap_or_else(|e| fail(e));
-    let arm = ScaledArm::new(&spec, format!("{spec}{effect}"), Work::Scaled(effect))
+    let arm = calibration_arm(&spec, format!("{spec}{effect}"), effect.iters())
         .unwrap_or_else(|e| fail(e));
-    let mut prepared = arm.prepare_scaled(&module).unwrap_or_else(|e| fail(e));
+    let mut prepared = arm.prepare_local(&module).unwrap_or_else(|e| fail(e));
     eprintln!(
         "criterion arm: {shape_name} on {spec}, effect {effect}, {} iterations per call (base {})",
         prepared.iters(),

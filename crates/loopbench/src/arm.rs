@@ -46,12 +46,58 @@ pub fn skip_reason(arm: &dyn Arm, shape: &ShapeModule) -> Result<Option<String>,
         .map(|p| format!("{} lacks {p}", arm.label())))
 }
 
+/// How many loop iterations each rep of an arm runs.
+///
+/// Every arm of a comparison normally runs the shape's own count; an
+/// override is how a known effect is built by construction (calibration:
+/// exactly x% more iterations) or a fixed cost is priced (one group).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Iters {
+    /// The shape's count.
+    #[default]
+    Shape,
+    /// The shape's count times `num / den`, refused unless exact.
+    Ratio { num: u64, den: u64 },
+    /// This count, whatever the shape's.
+    Fixed(u64),
+}
+
+impl Iters {
+    /// The count for a shape whose own count is `base`, or why there is none.
+    pub fn resolve(self, base: u64) -> Result<u64, String> {
+        let n = match self {
+            Iters::Shape => base,
+            Iters::Fixed(n) => n,
+            Iters::Ratio { num, den } => {
+                let scaled = u128::from(base) * u128::from(num);
+                if den == 0 || scaled % u128::from(den) != 0 {
+                    let (mut a, mut b) = (num, den.max(1));
+                    while b != 0 {
+                        (a, b) = (b, a % b);
+                    }
+                    return Err(format!(
+                        "{base} iterations do not scale exactly by {num}/{den}: use a multiple of {}",
+                        den.max(1) / a
+                    ));
+                }
+                u64::try_from(scaled / u128::from(den))
+                    .map_err(|_| format!("{base} x {num}/{den} iterations overflow"))?
+            }
+        };
+        if n == 0 || n > i32::MAX as u64 {
+            return Err(format!("{n} iterations do not fit run(i32)"));
+        }
+        Ok(n)
+    }
+}
+
 /// An engine compiled into this binary.
 pub struct InProcessArm {
     label: String,
     engine: Box<dyn Engine>,
     /// Makes the extra counters for each prepared instance.
     counters: CounterFactory,
+    iters: Iters,
 }
 
 /// Makes the extra counters of one prepared arm (they may hold configuration,
@@ -65,6 +111,7 @@ impl InProcessArm {
             label,
             engine: spec.build()?,
             counters: std::sync::Arc::new(Vec::new),
+            iters: Iters::Shape,
         })
     }
 
@@ -74,12 +121,66 @@ impl InProcessArm {
             label,
             engine,
             counters: std::sync::Arc::new(Vec::new),
+            iters: Iters::Shape,
         }
     }
 
     pub fn with_counters(mut self, counters: CounterFactory) -> Self {
         self.counters = counters;
         self
+    }
+
+    /// Run another iteration count than the shape's (see [`Iters`]).
+    pub fn with_iters(mut self, iters: Iters) -> Self {
+        self.iters = iters;
+        self
+    }
+
+    /// The count each rep of this arm runs on `shape`, checked: it fits
+    /// `run(i32)` and keeps the shape's iteration group whole.
+    pub fn iters_for(&self, shape: &ShapeModule) -> Result<u64, Error> {
+        let usage = |m: String| Error::Usage(format!("arm {}: {m}", self.label));
+        let n = self.iters.resolve(shape.iters).map_err(usage)?;
+        let per = shape.shape.declared(&shape.params).per.max(1);
+        if n % per != 0 {
+            return Err(usage(format!(
+                "{n} iterations are not a multiple of shape {}'s group of {per}",
+                shape.name()
+            )));
+        }
+        Ok(n)
+    }
+
+    /// Compile, instantiate and initialise a fresh instance (untimed); the
+    /// concrete type, for callers that look at the instance after a rep.
+    pub fn prepare_local<'s>(
+        &self,
+        shape: &'s ShapeModule,
+    ) -> Result<InProcessPrepared<'s>, Error> {
+        let iters = self.iters_for(shape)?;
+        let engine_err = |source| Error::Engine {
+            shape: shape.name().to_string(),
+            arm: self.label.clone(),
+            source,
+        };
+        use crate::phases::{time, Phase};
+        let compiled =
+            time(Phase::Compile, || self.engine.compile(&shape.wasm)).map_err(engine_err)?;
+        let mut instance =
+            time(Phase::Instantiate, || compiled.instantiate()).map_err(engine_err)?;
+        time(Phase::Setup, || {
+            shape.shape.init(&shape.params, instance.as_mut())
+        })
+        .map_err(|e| hook_error(shape.name(), &self.label, 0, e))?;
+        Ok(InProcessPrepared {
+            arm: self.label.clone(),
+            shape: shape.shape_ref(),
+            iters,
+            _compiled: compiled,
+            instance,
+            meter: Meter::new((self.counters)()),
+            last_return: None,
+        })
     }
 }
 
@@ -94,33 +195,7 @@ impl Arm for InProcessArm {
         self.engine.supports()
     }
     fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error> {
-        let engine_err = |source| Error::Engine {
-            shape: shape.name().to_string(),
-            arm: self.label.clone(),
-            source,
-        };
-        use crate::phases::{time, Phase};
-        let compiled =
-            time(Phase::Compile, || self.engine.compile(&shape.wasm)).map_err(engine_err)?;
-        let mut instance =
-            time(Phase::Instantiate, || compiled.instantiate()).map_err(engine_err)?;
-        time(Phase::Setup, || {
-            shape.shape.init(&shape.params, instance.as_mut())
-        })
-        .map_err(|e| self.hook_error(shape, 0, e))?;
-        Ok(Box::new(InProcessPrepared {
-            arm: self.label.clone(),
-            shape: shape.shape_ref(),
-            _compiled: compiled,
-            instance,
-            meter: Meter::new((self.counters)()),
-        }))
-    }
-}
-
-impl InProcessArm {
-    fn hook_error(&self, shape: &ShapeModule, rep: usize, e: HookError) -> Error {
-        hook_error(shape.name(), &self.label, rep, e)
+        Ok(Box::new(self.prepare_local(shape)?))
     }
 }
 
@@ -140,24 +215,43 @@ pub fn hook_error(shape: &str, arm: &str, rep: usize, e: HookError) -> Error {
     }
 }
 
-struct InProcessPrepared<'a> {
+/// An [`InProcessArm`] ready to run one shape.
+pub struct InProcessPrepared<'a> {
     arm: String,
     shape: crate::shapes::ShapeRef<'a>,
+    iters: u64,
     _compiled: Box<dyn Compiled>,
     instance: Box<dyn Instance>,
     meter: Meter,
+    last_return: Option<i32>,
+}
+
+impl InProcessPrepared<'_> {
+    /// The iteration count every rep runs and verifies.
+    pub fn iters(&self) -> u64 {
+        self.iters
+    }
+    /// What `run` returned in the last rep.
+    pub fn last_return(&self) -> Option<i32> {
+        self.last_return
+    }
+    /// The instance, for checks after a rep.
+    pub fn instance(&mut self) -> &mut dyn Instance {
+        self.instance.as_mut()
+    }
 }
 
 impl PreparedArm for InProcessPrepared<'_> {
     fn rep(&mut self, rep: usize) -> Result<Rep, Error> {
         let s = &self.shape;
+        let n = self.iters;
         let inst = self.instance.as_mut();
         let err = |e| hook_error(s.name, &self.arm, rep, e);
         use crate::phases::{record, time, Phase};
-        time(Phase::Setup, || s.shape.reset(s.params, s.iters, inst)).map_err(err)?;
+        time(Phase::Setup, || s.shape.reset(s.params, n, inst)).map_err(err)?;
         self.meter.context(s.name, &self.arm, rep);
         let ret = inst
-            .call("run", Some(s.iters as i32), Some(&mut self.meter))
+            .call("run", Some(n as i32), Some(&mut self.meter))
             .map_err(|e| match s.shape.explain_failure(&mut *inst) {
                 Some(why) => err(HookError::Engine(EngineError::Trap(format!("{e}; {why}")))),
                 None => err(HookError::Engine(e)),
@@ -167,10 +261,8 @@ impl PreparedArm for InProcessPrepared<'_> {
             Phase::TimedRun,
             std::time::Duration::from_nanos(reading.ns as u64),
         );
-        time(Phase::Verify, || {
-            s.shape.verify(s.params, s.iters, ret, inst)
-        })
-        .map_err(err)?;
+        self.last_return = ret;
+        time(Phase::Verify, || s.shape.verify(s.params, n, ret, inst)).map_err(err)?;
         Ok(Rep { reading })
     }
 }

@@ -69,6 +69,7 @@ pub mod model;
 pub mod phases;
 pub mod proposals;
 pub mod report;
+pub mod results;
 pub mod schedule;
 pub mod session;
 pub mod shapes;

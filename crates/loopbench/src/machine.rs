@@ -1,13 +1,13 @@
 //! The machine a session ran on: results are only meaningful with it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Machine {
     pub cpu: String,
     pub cores: usize,
     pub os: String,
-    pub arch: &'static str,
+    pub arch: String,
     pub hostname: String,
     /// 1-, 5- and 15-minute load averages when the session started.
     pub load_start: Option<[f64; 3]>,
@@ -51,7 +51,7 @@ impl Machine {
                 .map(|n| n.get())
                 .unwrap_or(1),
             os: os.trim().to_string(),
-            arch: std::env::consts::ARCH,
+            arch: std::env::consts::ARCH.to_string(),
             hostname: read("/proc/sys/kernel/hostname").unwrap_or_default(),
             load_start: load_average(),
             load_end: None,

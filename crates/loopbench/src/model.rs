@@ -21,9 +21,9 @@
 //! combination of the others in this catalog, is *not identifiable*: the
 //! fit cannot separate it, and it is reported as such rather than priced.
 
-use crate::session::{Report, Role, ShapeResult};
+use crate::results::{Role, Session, ShapeResult};
 use crate::stats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The features of the fit: instruction classes plus two dynamic
 /// quantities that cost more than their instruction count says.
@@ -244,38 +244,38 @@ pub fn not_identifiable(a: &[Vec<f64>]) -> Vec<usize> {
     out
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Price {
-    pub feature: &'static str,
+    pub feature: String,
     /// ns per unit (per instruction, per taken branch, per bulk byte).
     pub ns: f64,
     pub ci: [f64; 2],
     pub identifiable: bool,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Residual {
     pub shape: String,
     pub measured_ns: f64,
     pub reproduced_ns: f64,
     pub residual_pct: f64,
     /// `fit` for fitted shapes, `held_out` for predictions.
-    pub kind: &'static str,
+    pub kind: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Pair {
-    pub name: &'static str,
+    pub name: String,
     pub value: f64,
     pub ci: [f64; 2],
-    pub unit: &'static str,
+    pub unit: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EngineModel {
     pub arm: String,
     pub prices: Vec<Price>,
-    pub not_identifiable: Vec<&'static str>,
+    pub not_identifiable: Vec<String>,
     pub residuals: Vec<Residual>,
     pub pairs: Vec<Pair>,
 }
@@ -313,7 +313,7 @@ fn percentile(mut v: Vec<f64>, q: f64) -> f64 {
 }
 
 /// Build the model of every non-null arm in a session report.
-pub fn build(report: &Report) -> Vec<EngineModel> {
+pub fn build(report: &Session) -> Vec<EngineModel> {
     let arms: Vec<String> = report
         .results
         .iter()
@@ -332,7 +332,7 @@ pub fn build(report: &Report) -> Vec<EngineModel> {
     arms.iter().map(|arm| model_arm(report, arm)).collect()
 }
 
-fn model_arm(report: &Report, arm: &str) -> EngineModel {
+fn model_arm(report: &Session, arm: &str) -> EngineModel {
     let mut rng = Rng(0x5EED);
     let rows: Vec<(&ShapeResult, Vec<f64>, &[f64])> = report
         .results
@@ -380,7 +380,7 @@ fn model_arm(report: &Report, arm: &str) -> EngineModel {
         .map(|(j, f)| {
             let col: Vec<f64> = boots.iter().map(|p| p[j]).collect();
             Price {
-                feature: f,
+                feature: f.to_string(),
                 ns: x[j],
                 ci: [percentile(col.clone(), 0.025), percentile(col, 0.975)],
                 identifiable: identifiable[j],
@@ -398,9 +398,9 @@ fn model_arm(report: &Report, arm: &str) -> EngineModel {
                 reproduced_ns: reproduced,
                 residual_pct: (reproduced - measured) / measured * 100.0,
                 kind: if HELD_OUT.contains(&r.shape.as_str()) {
-                    "held_out"
+                    "held_out".to_string()
                 } else {
-                    "fit"
+                    "fit".to_string()
                 },
             }
         })
@@ -408,14 +408,17 @@ fn model_arm(report: &Report, arm: &str) -> EngineModel {
     EngineModel {
         arm: arm.to_string(),
         prices,
-        not_identifiable: unidentifiable.iter().map(|&j| FEATURES[j]).collect(),
+        not_identifiable: unidentifiable
+            .iter()
+            .map(|&j| FEATURES[j].to_string())
+            .collect(),
         residuals,
         pairs: pairs(report, arm, &mut rng),
     }
 }
 
 /// The explicit subtraction pairs, with bootstrap intervals over rounds.
-fn pairs(report: &Report, arm: &str, rng: &mut Rng) -> Vec<Pair> {
+fn pairs(report: &Session, arm: &str, rng: &mut Rng) -> Vec<Pair> {
     let find = |name: &str| {
         report
             .results
@@ -424,8 +427,8 @@ fn pairs(report: &Report, arm: &str, rng: &mut Rng) -> Vec<Pair> {
             .and_then(|r| Some((r, samples(r, arm)?)))
     };
     let mut out = Vec::new();
-    let mut add = |name,
-                   unit,
+    let mut add = |name: &str,
+                   unit: &str,
                    f: &dyn Fn(f64, f64) -> f64,
                    x: Option<(&ShapeResult, &[f64])>,
                    y: Option<(&ShapeResult, &[f64])>| {
@@ -435,10 +438,10 @@ fn pairs(report: &Report, arm: &str, rng: &mut Rng) -> Vec<Pair> {
                 .map(|_| f(rng.resampled_median(xs), rng.resampled_median(ys)))
                 .collect();
             out.push(Pair {
-                name,
+                name: name.to_string(),
                 value,
                 ci: [percentile(boots.clone(), 0.025), percentile(boots, 0.975)],
-                unit,
+                unit: unit.to_string(),
             });
         }
     };

@@ -8,14 +8,16 @@ use crate::arm::{skip_reason, Arm};
 use crate::engines::ArmSpec;
 use crate::error::Error;
 use crate::machine::Machine;
-use crate::measure::counters::{CounterSet, CounterStatus};
-use crate::measure::summary::{self as counter_summary, ArmCounters, CounterComparison};
+use crate::measure::counters::CounterSet;
+use crate::measure::summary as counter_summary;
+use crate::results::{
+    ArmCounters, ArmResult, Comparison, EngineInfo, IterCounts, MinMedian, NullControl, Role,
+    Session, SessionInfo, ShapeResult, SESSION_SCHEMA,
+};
 use crate::schedule::{self, ArmOutcome, Progress};
 use crate::shapes::{Declared, Params, Shape, ShapeModule};
-use crate::stats::{self, Change, Verdict};
-use serde::Serialize;
+use crate::stats::{self, Change};
 
-pub const SCHEMA: &str = "loopbench/1";
 /// Confidence level of every interval loopbench prints.
 pub const LEVEL: f64 = 0.95;
 
@@ -31,84 +33,6 @@ pub struct Plan {
     pub counters: CounterSet,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    Baseline,
-    Null,
-    Candidate,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct MinMedian {
-    pub min: f64,
-    pub median: f64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct ArmResult {
-    pub arm: String,
-    pub role: Role,
-    pub version: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ns_per_iter: Option<MinMedian>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ns_per_op: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mb_per_s: Option<f64>,
-    pub verified_reps: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skipped: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// ns per iteration of every measured rep, in round order.
-    pub samples_ns_per_iter: Vec<f64>,
-    /// Extra counters (TSC, perf events, callgrind), per iteration and per op.
-    #[serde(skip_serializing_if = "ArmCounters::is_empty")]
-    pub counters: ArmCounters,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Comparison {
-    pub arm: String,
-    pub vs: String,
-    pub median_pct: f64,
-    pub ci_pct: [f64; 2],
-    pub confidence: f64,
-    pub ratio: f64,
-    pub verdict: Verdict,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct NullControl {
-    pub median_pct: f64,
-    pub ci_pct: [f64; 2],
-    pub confidence: f64,
-}
-
-/// Per-iteration counts and where they came from.
-#[derive(Clone, Debug, Serialize)]
-pub struct IterCounts {
-    pub ops: f64,
-    pub taken_branches: f64,
-    pub loads: f64,
-    pub stores: f64,
-    pub calls: f64,
-    pub bytes: f64,
-    /// Taken branches + calls + returns (the seed harness's blocks/iter).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub transfers: Option<f64>,
-    /// Executed instructions per class (counted runs only).
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub classes: std::collections::BTreeMap<String, f64>,
-    /// `counted` (the exact counting run, checked against the declaration)
-    /// or `declared` (the shape's own numbers, when the counting engine
-    /// cannot run the shape).
-    pub source: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
 impl IterCounts {
     pub fn declared(d: &Declared) -> Self {
         let per = d.per.max(1) as f64;
@@ -121,7 +45,7 @@ impl IterCounts {
             bytes: d.bytes as f64 / per,
             transfers: None,
             classes: Default::default(),
-            source: "declared",
+            source: "declared".to_string(),
             note: None,
         }
     }
@@ -138,7 +62,7 @@ impl IterCounts {
             bytes: p.bytes_loaded + p.bytes_stored + p.bulk_bytes,
             transfers: Some(p.transfers),
             classes: crate::count::class_map(&p.classes),
-            source: "counted",
+            source: "counted".to_string(),
             note: None,
         }
     }
@@ -170,66 +94,11 @@ pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
     Ok(Some(IterCounts::counted(&counted)))
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct ShapeResult {
-    pub shape: String,
-    pub prices: String,
-    pub iters: u64,
-    pub bytes_per_iter: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub counts_per_iter: Option<IterCounts>,
-    pub arms: Vec<ArmResult>,
-    pub comparisons: Vec<Comparison>,
-    pub null_control: Option<NullControl>,
-    /// Every candidate against the baseline, per counter.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub counter_comparisons: Vec<CounterComparison>,
-    /// The null control's change, per counter.
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub counter_null_control: std::collections::BTreeMap<String, NullControl>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct SessionInfo {
-    pub rounds: usize,
-    pub warmup: usize,
-    pub baseline: String,
-    pub null_arm: String,
-    pub bytes: u64,
-    pub k: u32,
-    pub iters_override: Option<u64>,
-    pub engines: Vec<EngineInfo>,
-    pub build_profile: &'static str,
-    pub confidence_level: f64,
-    pub rotation: &'static str,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct EngineInfo {
-    pub arm: String,
-    pub version: String,
-}
-
-/// The whole session as reported and saved.
-#[derive(Clone, Debug, Serialize)]
-pub struct Report {
-    pub schema: &'static str,
-    pub machine: Machine,
-    pub session: SessionInfo,
-    /// Each requested counter: available or not, and why.
-    pub counters: Vec<CounterStatus>,
-    pub results: Vec<ShapeResult>,
-    /// False while the session runs and when it stopped early.
-    pub complete: bool,
-    pub errors: Vec<String>,
-    pub wall_seconds: f64,
-}
-
 /// Hooks the caller receives as the session proceeds.
 pub trait Sink: Progress {
     fn shape_started(&mut self, _shape: &str, _reps: usize) {}
     /// Called after each shape with the report so far.
-    fn shape_done(&mut self, _report: &Report) -> Result<(), Error> {
+    fn shape_done(&mut self, _report: &Session) -> Result<(), Error> {
         Ok(())
     }
 }
@@ -240,7 +109,7 @@ pub fn null_label(baseline: &ArmSpec) -> String {
 
 /// Run the plan. Returns the report (complete or not); arm failures are in
 /// `errors` and do not stop other arms or shapes.
-pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
+pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
     let started = std::time::Instant::now();
     let baseline = plan
         .arms
@@ -265,8 +134,8 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
     arms.push((ctx.make(&baseline, null_label(&baseline))?, Role::Null));
 
     let rounds = schedule::balanced_rounds(plan.rounds, arms.len());
-    let mut report = Report {
-        schema: SCHEMA,
+    let mut report = Session {
+        schema: SESSION_SCHEMA.to_string(),
         machine: Machine::read(),
         session: SessionInfo {
             rounds,
@@ -283,9 +152,9 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
                     version: a.version(),
                 })
                 .collect(),
-            build_profile: crate::versions::BUILD_PROFILE,
+            build_profile: crate::versions::BUILD_PROFILE.to_string(),
             confidence_level: LEVEL,
-            rotation: "cyclic Latin square over all arms, null control included",
+            rotation: "cyclic Latin square over all arms, null control included".to_string(),
         },
         counters: plan.counters.status().to_vec(),
         results: Vec::new(),
@@ -370,19 +239,18 @@ fn summarise(
         .iter()
         .find(|r| r.role == Role::Baseline)
         .map(|r| r.samples_ns_per_iter.clone());
-    let change_of = |r: &ArmResult| -> Option<Change> {
-        let b = base.as_ref()?;
-        let n = b.len().min(r.samples_ns_per_iter.len());
-        stats::paired_change(&r.samples_ns_per_iter[..n], &b[..n], LEVEL)
+    let compare = |r: &ArmResult, null: Option<&Change>| {
+        stats::compare(&r.samples_ns_per_iter, base.as_deref()?, null, LEVEL)
     };
     let null_change = results
         .iter()
         .find(|r| r.role == Role::Null)
-        .and_then(change_of);
+        .and_then(|r| compare(r, None))
+        .map(|c| c.change);
     let mut comparisons = Vec::new();
     let baseline_label = results.first().map(|r| r.arm.clone()).unwrap_or_default();
     for r in results.iter().filter(|r| r.role != Role::Baseline) {
-        if let Some(c) = change_of(r) {
+        if let Some(stats::Compared { change: c, verdict }) = compare(r, null_change.as_ref()) {
             comparisons.push(Comparison {
                 arm: r.arm.clone(),
                 vs: baseline_label.clone(),
@@ -390,7 +258,7 @@ fn summarise(
                 ci_pct: c.ci_pct,
                 confidence: c.confidence,
                 ratio: c.ratio,
-                verdict: stats::verdict(&c, null_change.as_ref()),
+                verdict,
             });
         }
     }
@@ -403,6 +271,7 @@ fn summarise(
         counter_comparisons,
         counter_null_control,
         shape: module.name().to_string(),
+        app_steps: module.shape.app_steps(),
         prices: module.shape.prices().to_string(),
         iters: module.iters,
         bytes_per_iter: counts.as_ref().map(|c| c.bytes),

@@ -14,7 +14,7 @@
 //! Minima are reported beside medians because contention only ever adds
 //! time: the minimum is the least disturbed rep.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Median of a non-empty slice (mean of the middle two for even lengths).
 pub fn median(xs: &[f64]) -> f64 {
@@ -88,7 +88,7 @@ pub fn paired_ratios(candidate: &[f64], baseline: &[f64]) -> Vec<f64> {
 }
 
 /// A paired change in percent: positive means the candidate took longer.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Change {
     pub median_pct: f64,
     pub ci_pct: [f64; 2],
@@ -112,12 +112,14 @@ pub fn paired_change(candidate: &[f64], baseline: &[f64], level: f64) -> Option<
 }
 
 /// The verdict for a comparison, given the concurrent null control.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Faster,
     Slower,
     WithinNoise,
+    /// Too few pairs for the interval to reach its level: no verdict.
+    TooFewPairs,
 }
 
 impl std::fmt::Display for Verdict {
@@ -126,14 +128,47 @@ impl std::fmt::Display for Verdict {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
             Verdict::WithinNoise => "within noise",
+            Verdict::TooFewPairs => "too few pairs",
         })
     }
+}
+
+/// The fewest pairs a verdict is taken on: with 6 the widest order-statistic
+/// interval first reaches 95% (1 - 2/2^6 = 0.969); fewer is no evidence.
+pub const MIN_PAIRS: usize = 6;
+
+/// A comparison of one arm with the baseline: the paired change and the
+/// verdict against the null control.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Compared {
+    pub change: Change,
+    pub verdict: Verdict,
+}
+
+/// The one comparison every command makes: `candidate` and `baseline` are
+/// per-round values in round order (an arm that failed partway has fewer;
+/// rounds pair up to the shorter), `null` the null control's change.
+pub fn compare(
+    candidate: &[f64],
+    baseline: &[f64],
+    null: Option<&Change>,
+    level: f64,
+) -> Option<Compared> {
+    let n = candidate.len().min(baseline.len());
+    let change = paired_change(&candidate[..n], &baseline[..n], level)?;
+    Some(Compared {
+        verdict: verdict(&change, null),
+        change,
+    })
 }
 
 /// `faster`/`slower` only when the interval excludes zero AND the median
 /// change lies outside the null control's interval; anything smaller than
 /// the concurrent noise floor is not a result.
 pub fn verdict(change: &Change, null: Option<&Change>) -> Verdict {
+    if change.pairs < MIN_PAIRS {
+        return Verdict::TooFewPairs;
+    }
     let [lo, hi] = change.ci_pct;
     let (null_lo, null_hi) = match null {
         Some(n) => (n.ci_pct[0].min(0.0), n.ci_pct[1].max(0.0)),

@@ -5,7 +5,7 @@
 //! The first test to need an app builds it (scripts/apps/build.sh, cached in
 //! target/apps/), which needs the tools of scripts/apps/install-deps.sh.
 
-use loopbench::apps::{self, cli::run_warm, profile::count_app, warm, AppShape, Driver};
+use loopbench::apps::{self, profile::count_app, warm, warm::run_warm, AppShape, Driver};
 use loopbench::engines::{ArmSpec, EngineKind};
 use loopbench::measure::counters::CounterSet;
 use loopbench::session::{self, Plan};

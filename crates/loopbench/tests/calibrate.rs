@@ -5,8 +5,9 @@
 //! of the output.
 
 use assert_cmd::Command;
+use loopbench::arm::Iters;
 use loopbench::arm::PreparedArm;
-use loopbench::calibrate::{base_iters, Effect, ScaledArm, Work};
+use loopbench::calibrate::{base_iters, calibration_arm, Effect};
 use loopbench::engines::ArmSpec;
 use loopbench::shapes::{self, HookError, Params, ShapeModule};
 use predicates::prelude::*;
@@ -35,8 +36,8 @@ fn scaled_arms_do_exactly_the_claimed_work() {
         let m = module(shape);
         let base = m.iters;
         for e in effects() {
-            let arm = ScaledArm::new(&wasmi, format!("wasmi{e}"), Work::Scaled(e)).unwrap();
-            let mut p = arm.prepare_scaled(&m).unwrap();
+            let arm = calibration_arm(&wasmi, format!("wasmi{e}"), e.iters()).unwrap();
+            let mut p = arm.prepare_local(&m).unwrap();
             let n = p.iters();
             // The ratio of iteration counts is exactly 1 + x/100.
             assert_eq!(
@@ -72,8 +73,8 @@ fn scaled_arms_do_exactly_the_claimed_work() {
 fn fixed_arm_runs_its_own_count() {
     let wasmi: ArmSpec = "wasmi".parse().unwrap();
     let m = module("add_chain");
-    let arm = ScaledArm::new(&wasmi, "wasmi@1".into(), Work::Fixed(1)).unwrap();
-    let mut p = arm.prepare_scaled(&m).unwrap();
+    let arm = calibration_arm(&wasmi, "wasmi@1".into(), Iters::Fixed(1)).unwrap();
+    let mut p = arm.prepare_local(&m).unwrap();
     assert_eq!(p.iters(), 1);
     p.rep(0).unwrap();
     let s = m.shape.as_ref();
@@ -95,14 +96,9 @@ fn inexact_scaling_is_refused() {
         },
     )
     .unwrap();
-    let arm = ScaledArm::new(
-        &wasmi,
-        "wasmi+1%".into(),
-        Work::Scaled(Effect::from_bp(100)),
-    )
-    .unwrap();
+    let arm = calibration_arm(&wasmi, "wasmi+1%".into(), Effect::from_bp(100).iters()).unwrap();
     let err = arm
-        .prepare_scaled(&m)
+        .prepare_local(&m)
         .err()
         .expect("1001 iterations cannot grow by exactly 1%");
     assert!(err.to_string().contains("multiple of 100"), "{err}");

@@ -23,7 +23,6 @@
 //! `$LOOPBENCH_APPS_OUT`); when one is missing, loopbench runs the recipe
 //! and passes on its one-line error (which names what to install).
 
-pub mod cli;
 pub mod profile;
 pub mod project;
 pub mod rewrite;
@@ -596,6 +595,10 @@ impl Shape for AppShape {
     fn has_declared_counts(&self) -> bool {
         false
     }
+    fn app_steps(&self) -> Option<u64> {
+        Some(self.steps)
+    }
+
     fn counted_in_session(&self) -> bool {
         false
     }

@@ -17,12 +17,14 @@
 
 use super::rewrite::{Additions, ElemSegment, ModuleInfo, Sig};
 use super::AppShape;
-use crate::arm::{hook_error, Arm, PreparedArm, Rep};
+use crate::arm::{hook_error, skip_reason, Arm, PreparedArm, Rep};
 use crate::engines::{ArmSpec, Compiled, Engine};
 use crate::error::{EngineError, Error};
 use crate::measure::Meter;
 use crate::proposals::Proposals;
+use crate::session::LEVEL;
 use crate::shapes::{pages_for, HookError, Mismatch, ShapeModule, ShapeRef};
+use crate::stats;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use wasm_encoder::reencode::{Reencode, RoundtripReencoder};
@@ -450,4 +452,106 @@ impl PreparedArm for WarmPrepared<'_> {
         s.shape.verify(s.params, s.iters, ret, inst).map_err(err)?;
         Ok(Rep { reading })
     }
+}
+
+/// Outcome of one warm-mode comparison on one engine.
+pub struct WarmResult {
+    pub engine: String,
+    pub shape: String,
+    pub iters: u64,
+    /// (label, samples ns per iteration, skipped reason)
+    pub arms: Vec<(String, Vec<f64>, Option<String>)>,
+    pub change: Option<stats::Change>,
+    pub null: Option<stats::Change>,
+    pub verdict: Option<stats::Verdict>,
+    /// Instances created per arm (one per rep, warm-up included).
+    pub instances: Vec<usize>,
+}
+
+/// Cold (baseline), warm and a second cold copy (null control) on one
+/// engine, interleaved like any session.
+pub fn run_warm(
+    setup: &WarmSetup,
+    engine: &ArmSpec,
+    after: u64,
+    rounds: usize,
+    warmup: usize,
+) -> Result<(WarmResult, Vec<String>), Error> {
+    let prefix = Arc::new(Mutex::new(None));
+    let label = engine.to_string();
+    let arms = [
+        WarmArm::new(
+            engine,
+            format!("{label} cold"),
+            setup.app.clone(),
+            0,
+            prefix.clone(),
+        )?,
+        WarmArm::new(
+            engine,
+            format!("{label} warm({after})"),
+            setup.app.clone(),
+            after,
+            prefix.clone(),
+        )?,
+        WarmArm::new(
+            engine,
+            format!("{label} cold#null"),
+            setup.app.clone(),
+            0,
+            prefix,
+        )?,
+    ];
+    let refs: Vec<&dyn Arm> = arms.iter().map(|a| a as &dyn Arm).collect();
+    let skips: Vec<Option<String>> = refs
+        .iter()
+        .map(|a| skip_reason(*a, &setup.module))
+        .collect::<Result<_, _>>()?;
+    let rounds = crate::schedule::balanced_rounds(rounds, refs.len());
+    let outcomes =
+        crate::schedule::run_shape(&setup.module, &refs, &skips, warmup, rounds, &mut ());
+    let iters = setup.module.iters as f64;
+    let mut errors = Vec::new();
+    let mut samples = Vec::new();
+    for ((arm, outcome), _) in arms.iter().zip(outcomes).zip(&skips) {
+        let (reps, skipped) = match outcome {
+            crate::schedule::ArmOutcome::Ran(r) => (r, None),
+            crate::schedule::ArmOutcome::Skipped(s) => (Vec::new(), Some(format!("skipped: {s}"))),
+            crate::schedule::ArmOutcome::Failed { error, completed } => {
+                errors.push(error.to_string());
+                (completed, Some(format!("failed: {error}")))
+            }
+        };
+        samples.push((
+            arm.label().to_string(),
+            reps.iter()
+                .map(|r| r.reading.ns / iters)
+                .collect::<Vec<f64>>(),
+            skipped,
+        ));
+    }
+    let compare = |i: usize, null: Option<&stats::Change>| {
+        stats::compare(&samples[i].1, &samples[0].1, null, LEVEL)
+    };
+    let null = compare(2, None).map(|c| c.change);
+    let compared = compare(1, null.as_ref());
+    let change = compared.map(|c| c.change);
+    let verdict = compared.map(|c| c.verdict);
+    let instances = arms
+        .iter()
+        .map(|a| a.instances.load(std::sync::atomic::Ordering::SeqCst))
+        .collect();
+    Ok((
+        WarmResult {
+            engine: label,
+            shape: setup.module.name().to_string(),
+            iters: setup.module.iters,
+            arms: samples,
+            change,
+            null,
+            verdict,
+            instances,
+        },
+        errors,
+    ))
 }

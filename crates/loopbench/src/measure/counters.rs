@@ -11,7 +11,7 @@ use super::callgrind::{self, CallgrindCounter, CallgrindSetup};
 use super::perf::{self, PerfCounter};
 use super::tsc::{self, TscCounter, TscInfo};
 use super::Counter;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
@@ -108,9 +108,9 @@ impl FromStr for CounterChoice {
 
 /// One counter's availability, as reported in the table and the JSON
 /// `counters` section.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CounterStatus {
-    pub counter: &'static str,
+    pub counter: String,
     pub available: bool,
     /// Why it is unavailable (set exactly when `available` is false).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -119,7 +119,7 @@ pub struct CounterStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// The readings it produces.
-    pub metrics: Vec<&'static str>,
+    pub metrics: Vec<String>,
 }
 
 /// The resolved counters of a session: what works, and a factory for the
@@ -149,11 +149,11 @@ impl CounterSet {
                 Err(e) => (false, None, Some(e)),
             };
             CounterStatus {
-                counter: kind.name(),
+                counter: kind.name().to_string(),
                 available,
                 reason,
                 detail,
-                metrics: kind.metrics().to_vec(),
+                metrics: kind.metrics().iter().map(|m| m.to_string()).collect(),
             }
         };
         if choice.wants(CounterKind::Callgrind) {

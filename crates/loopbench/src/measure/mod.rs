@@ -8,6 +8,8 @@
 
 pub mod callgrind;
 pub mod counters;
+pub mod cpu;
+pub mod load;
 pub mod perf;
 pub mod summary;
 pub mod tsc;

@@ -9,9 +9,10 @@
 //! read as zero.
 
 use super::{callgrind, perf, tsc, Reading};
-use crate::session::{NullControl, Role};
-use crate::stats::{self, Verdict};
-use serde::Serialize;
+use crate::results::{
+    ArmCounters, CounterComparison, CounterSummary, MedianMin, NullControl, Role,
+};
+use crate::stats;
 use std::collections::BTreeMap;
 
 /// How a reading is shown: its key, table header and meaning.
@@ -61,12 +62,6 @@ pub fn metric(key: &str) -> Option<&'static MetricInfo> {
     METRICS.iter().find(|m| m.key == key)
 }
 
-#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
-pub struct MedianMin {
-    pub median: f64,
-    pub min: f64,
-}
-
 impl MedianMin {
     fn of(xs: &[f64]) -> Option<Self> {
         (!xs.is_empty()).then(|| MedianMin {
@@ -79,43 +74,6 @@ impl MedianMin {
             median: self.median / by,
             min: self.min / by,
         }
-    }
-}
-
-/// One counter of one arm on one shape.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct CounterSummary {
-    pub per_iter: MedianMin,
-    /// Per wasm op, when the shape's ops per iteration are known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub per_op: Option<MedianMin>,
-    /// Reps that had a value.
-    pub reps: usize,
-    /// Per rep in round order; `null` where the counter gave no value.
-    pub samples_per_iter: Vec<Option<f64>>,
-}
-
-/// All counters of one arm on one shape.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct ArmCounters {
-    pub values: BTreeMap<String, CounterSummary>,
-    /// Instructions per core cycle (median over reps), where the perf group
-    /// gave both.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ipc: Option<f64>,
-    /// The smallest fraction of time the perf group was on the PMU; below 1
-    /// the perf values were multiplexed and are scaled estimates.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub perf_running_fraction_min: Option<f64>,
-}
-
-impl ArmCounters {
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
-    }
-
-    pub fn multiplexed(&self) -> bool {
-        self.perf_running_fraction_min.is_some_and(|f| f < 1.0)
     }
 }
 
@@ -170,19 +128,6 @@ pub fn summarise_arm(readings: &[&Reading], iters: f64, ops_per_iter: Option<f64
     out
 }
 
-/// One counter's paired change of one arm against the baseline.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct CounterComparison {
-    pub counter: String,
-    pub arm: String,
-    pub vs: String,
-    pub median_pct: f64,
-    pub ci_pct: [f64; 2],
-    pub confidence: f64,
-    pub ratio: f64,
-    pub verdict: Verdict,
-}
-
 /// Pairs of rounds where both arms have a value.
 fn paired(cand: &[Option<f64>], base: &[Option<f64>]) -> (Vec<f64>, Vec<f64>) {
     cand.iter()
@@ -207,15 +152,16 @@ pub fn compare(
         let Some(b) = base.values.get(m.key) else {
             continue;
         };
-        let change_of = |c: &ArmCounters| {
+        let compare = |c: &ArmCounters, null: Option<&stats::Change>| {
             let s = c.values.get(m.key)?;
             let (x, y) = paired(&s.samples_per_iter, &b.samples_per_iter);
-            stats::paired_change(&x, &y, crate::session::LEVEL)
+            stats::compare(&x, &y, null, crate::session::LEVEL)
         };
         let null = arms
             .iter()
             .find(|(_, role, _)| *role == Role::Null)
-            .and_then(|(_, _, c)| change_of(c));
+            .and_then(|(_, _, c)| compare(c, None))
+            .map(|c| c.change);
         if let Some(n) = &null {
             nulls.insert(
                 m.key.to_string(),
@@ -230,7 +176,11 @@ pub fn compare(
             if *role == Role::Baseline {
                 continue;
             }
-            if let Some(ch) = change_of(c) {
+            if let Some(stats::Compared {
+                change: ch,
+                verdict,
+            }) = compare(c, null.as_ref())
+            {
                 comparisons.push(CounterComparison {
                     counter: m.key.to_string(),
                     arm: label.to_string(),
@@ -239,7 +189,7 @@ pub fn compare(
                     ci_pct: ch.ci_pct,
                     confidence: ch.confidence,
                     ratio: ch.ratio,
-                    verdict: stats::verdict(&ch, null.as_ref()),
+                    verdict,
                 });
             }
         }
@@ -319,8 +269,8 @@ mod tests {
         assert_eq!(nulls[callgrind::NAME].median_pct, 0.0);
         let c = cmp.iter().find(|c| c.arm == "b").unwrap();
         assert!((c.median_pct + 10.0).abs() < 1e-9, "{c:?}");
-        assert_eq!(c.verdict, Verdict::Faster);
+        assert_eq!(c.verdict, stats::Verdict::Faster);
         let n = cmp.iter().find(|c| c.arm == "a#null").unwrap();
-        assert_eq!(n.verdict, Verdict::WithinNoise);
+        assert_eq!(n.verdict, stats::Verdict::WithinNoise);
     }
 }

@@ -5,8 +5,9 @@
 //! summary per candidate in the style engine developers quote in a pull
 //! request ("load_stream -3.2% instructions, +1.9% TSC cycles; ...").
 
-use crate::measure::summary::{metric, CounterComparison, METRICS};
-use crate::session::{Report, Role, ShapeResult};
+use crate::measure::summary::{metric, METRICS};
+use crate::results::CounterComparison;
+use crate::results::{Role, Session, ShapeResult};
 use crate::stats::Verdict;
 use std::fmt::Write;
 
@@ -165,7 +166,7 @@ pub fn render_shape(out: &mut String, r: &ShapeResult) {
 }
 
 /// Counter availability and the one-line summaries, after the table.
-pub fn render_footer(out: &mut String, report: &Report) {
+pub fn render_footer(out: &mut String, report: &Session) {
     if report.counters.is_empty() {
         return;
     }
@@ -196,7 +197,7 @@ pub fn render_footer(out: &mut String, report: &Report) {
 }
 
 /// One line per candidate arm: per counter, its change in % for each shape.
-pub fn summaries(report: &Report) -> Vec<String> {
+pub fn summaries(report: &Session) -> Vec<String> {
     let mut candidates: Vec<(String, String)> = Vec::new();
     for r in &report.results {
         for c in &r.counter_comparisons {

@@ -1,8 +1,43 @@
 //! The terminal table, in the reference harness's spirit: one row per shape
 //! and arm, the null floor beside every shape, verdicts in words.
 
-use crate::session::{Report, Role, ShapeResult};
+use super::Exporter;
+use crate::error::Error;
+use crate::results::{Document, Role, Session, ShapeResult};
 use std::fmt::Write;
+
+/// The terminal table of any document.
+pub struct Table;
+
+impl Exporter for Table {
+    fn render(&self, doc: &Document) -> Result<Vec<u8>, Error> {
+        let text = match doc {
+            Document::Session(s) if s.results.iter().any(|r| r.app_steps.is_some()) => s
+                .results
+                .iter()
+                .map(|r| super::app::render_app(r, r.app_steps.unwrap_or(0)))
+                .collect(),
+            Document::Session(s) => render(s),
+            Document::Model(m) => render(&m.session) + &super::model::render(&m.models),
+            Document::Counts(c) => {
+                let title = match (c.iters, &c.invoke) {
+                    (Some(n), _) => {
+                        format!("{}: {n} iterations (exact counting run in wasmi)", c.target)
+                    }
+                    (None, invoke) => format!(
+                        "{} {}: exact counting run in wasmi",
+                        c.target,
+                        invoke.as_deref().unwrap_or("")
+                    ),
+                };
+                super::counts::render(&title, &c.counts, c.iters)
+            }
+            Document::Calibration(c) => super::calibration::render(c),
+            Document::Text { text, .. } => text.clone(),
+        };
+        Ok(text.into_bytes())
+    }
+}
 
 fn num(x: f64) -> String {
     if !x.is_finite() {
@@ -23,7 +58,7 @@ fn pct(x: f64) -> String {
 }
 
 /// Render the whole report.
-pub fn render(report: &Report) -> String {
+pub fn render(report: &Session) -> String {
     let mut out = String::new();
     let s = &report.session;
     let _ = writeln!(out, "machine: {}", report.machine.summary());

@@ -26,7 +26,7 @@ mod skeleton;
 pub mod user;
 
 use crate::engines::Instance;
-use crate::error::EngineError;
+use crate::error::{EngineError, Error};
 use serde::Serialize;
 use std::fmt;
 
@@ -155,6 +155,11 @@ pub trait Shape: Sync + Send {
     /// False for shapes whose counts the session must not derive from
     /// `run(16)` and `run(32)` (whole apps: `loopbench app profile` counts
     /// them over their real workload instead).
+    /// For a real application run as a shape: the steps per rep.
+    fn app_steps(&self) -> Option<u64> {
+        None
+    }
+
     fn counted_in_session(&self) -> bool {
         true
     }
@@ -206,6 +211,38 @@ pub fn names() -> Vec<String> {
 
 pub fn find(name: &str) -> Option<Box<dyn Shape>> {
     catalog().into_iter().find(|s| s.name() == name)
+}
+
+/// The built-in shape `name`, or an error listing the valid names: the one
+/// "unknown shape" message of every command.
+pub fn lookup(name: &str) -> Result<Box<dyn Shape>, Error> {
+    find(name).ok_or_else(|| {
+        Error::Usage(format!(
+            "unknown shape `{name}` (valid: {})",
+            names().join(", ")
+        ))
+    })
+}
+
+/// Resolve `--shapes` (names or `all`; none means all) and `--shape-file`
+/// paths into shapes.
+pub fn select(
+    names: &[String],
+    files: &[std::path::PathBuf],
+) -> Result<Vec<Box<dyn Shape>>, Error> {
+    let mut out: Vec<Box<dyn Shape>> = Vec::new();
+    let all = names.is_empty() && files.is_empty() || names.iter().any(|n| n == "all");
+    if all {
+        out.extend(catalog());
+    } else {
+        for n in names {
+            out.push(lookup(n)?);
+        }
+    }
+    for f in files {
+        out.push(Box::new(user::UserShape::load(f)?));
+    }
+    Ok(out)
 }
 
 /// A shape made concrete: parameters fixed, module bytes built once.

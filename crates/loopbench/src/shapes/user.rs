@@ -19,28 +19,32 @@ pub struct UserShape {
     has_verify: bool,
 }
 
+/// A .wasm or .wat file as module bytes, with the WAT text when it was text.
+pub fn read_module(path: &Path) -> Result<(Vec<u8>, Option<String>), Error> {
+    let shown = path.display().to_string();
+    let bytes =
+        std::fs::read(path).map_err(|e| Error::Usage(format!("cannot read {shown}: {e}")))?;
+    if bytes.starts_with(b"\0asm") {
+        return Ok((bytes, None));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::Usage(format!("{shown}: neither a wasm binary nor UTF-8 WAT text")))?;
+    let wasm = wat::parse_str(&text).map_err(|e| {
+        Error::Usage(format!(
+            "{shown}: malformed WAT: {}",
+            one_line(&e.to_string())
+        ))
+    })?;
+    Ok((wasm, Some(text)))
+}
+
 /// Iterations when the user gives none: a loop of unknown cost, so modest.
 pub const DEFAULT_USER_ITERS: u64 = 1_000_000;
 
 impl UserShape {
     pub fn load(path: &Path) -> Result<Self, Error> {
         let shown = path.display().to_string();
-        let bytes = std::fs::read(path)
-            .map_err(|e| Error::Usage(format!("cannot read shape file {shown}: {e}")))?;
-        let (wasm, text) = if bytes.starts_with(b"\0asm") {
-            (bytes, None)
-        } else {
-            let text = String::from_utf8(bytes).map_err(|_| {
-                Error::Usage(format!("{shown}: neither a wasm binary nor UTF-8 WAT text"))
-            })?;
-            let wasm = wat::parse_str(&text).map_err(|e| {
-                Error::Usage(format!(
-                    "{shown}: malformed WAT: {}",
-                    one_line(&e.to_string())
-                ))
-            })?;
-            (wasm, Some(text))
-        };
+        let (wasm, text) = read_module(path)?;
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())

@@ -1,21 +1,23 @@
 //! `loopbench app ...`: list, run, profile, project and warm mode for the
 //! real workloads in `apps/`.
 
-use super::profile::{count_app, hot_classes, shape_mixes};
-use super::project::{app_features, project, Prices};
-use super::warm::{self, WarmArm};
-use super::{AppShape, AppSpec, APPS};
-use crate::arm::{skip_reason, Arm};
+use crate::apps::profile::{count_app, hot_classes, shape_mixes};
+use crate::apps::project::{app_features, project, Prices};
+use crate::apps::warm;
+use crate::apps::{self, AppShape, AppSpec, APPS};
+
+use super::OutputArgs;
 use crate::engines::{ArmSpec, EngineKind};
 use crate::error::Error;
 use crate::measure::counters::CounterSet;
-use crate::report::{self, JsonTarget};
-use crate::session::{self, Plan, ShapeResult, LEVEL};
+use crate::report;
+use crate::results::Document;
+use crate::results::ShapeResult;
+use crate::session::{self, Plan};
 use crate::shapes::{self, Params, ShapeModule};
-use crate::stats;
+
 use clap::{Args, Subcommand};
 use std::fmt::Write;
-use std::sync::{Arc, Mutex};
 
 #[derive(Args, Debug)]
 pub struct AppArgs {
@@ -66,7 +68,7 @@ impl ArmArgs {
         let arms = if self.engines.is_empty() {
             default
         } else {
-            crate::cli::parse_arms(&self.engines)?
+            crate::cli::run::parse_arms(&self.engines)?
         };
         if arms.is_empty() {
             return Err(Error::Usage("no engines given".into()));
@@ -93,18 +95,16 @@ pub struct AppRunArgs {
     pub apps: Vec<String>,
     #[command(flatten)]
     pub arms: ArmArgs,
-    /// Write the session as JSON to FILE (`-` for stdout).
-    #[arg(long)]
-    pub json: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
 pub struct AppProfileArgs {
     /// App name (see `loopbench app list`).
     pub app: String,
-    /// Write the counts as JSON to FILE (`-` for stdout).
-    #[arg(long)]
-    pub json: Option<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -161,23 +161,23 @@ fn select(names: &[String]) -> Result<Vec<&'static AppSpec>, Error> {
     if names.iter().any(|n| n == "all") {
         return Ok(APPS.iter().collect());
     }
-    names.iter().map(|n| super::find(n)).collect()
+    names.iter().map(|n| apps::find(n)).collect()
 }
 
 fn list() -> Result<bool, Error> {
     crate::outln!(
         "Apps (recipes in apps/<name>/, built by scripts/apps/build.sh into {}):",
-        super::artifacts_dir().display()
+        apps::artifacts_dir().display()
     );
     for a in APPS {
-        let built = super::artifacts_dir()
+        let built = apps::artifacts_dir()
             .join(format!("{}.wasm", a.name))
             .is_file();
         crate::outln!("  {:<8} {}", a.name, a.about);
         crate::outln!("           source:  {}", a.source);
         crate::outln!("           license: {}", a.license);
         let expected = match a.driver {
-            super::Driver::Zstd => "checksum computed from the input".to_string(),
+            apps::Driver::Zstd => "checksum computed from the input".to_string(),
             _ => format!("{:#010x}", a.expected as u32),
         };
         crate::outln!(
@@ -217,137 +217,49 @@ fn app_plan(
     })
 }
 
-/// One app's result as text: ms per rep per arm, changes with intervals, null control.
-pub fn render_app(r: &ShapeResult, steps: u64) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "app {} (run({steps}) per rep; every rep verified)",
-        r.shape
-    );
-    let _ = writeln!(
-        out,
-        "  {:<16} {:>12} {:>12} {:>6}  ",
-        "arm", "median ms", "min ms", "reps"
-    );
-    for a in &r.arms {
-        let t = a
-            .ns_per_iter
-            .as_ref()
-            .map(|t| {
-                format!(
-                    "{:>12.3} {:>12.3}",
-                    t.median * steps as f64 / 1e6,
-                    t.min * steps as f64 / 1e6
-                )
-            })
-            .unwrap_or_else(|| format!("{:>12} {:>12}", "-", "-"));
-        let note = a
-            .skipped
-            .clone()
-            .or_else(|| a.error.clone())
-            .unwrap_or_default();
-        let _ = writeln!(out, "  {:<16} {t} {:>6}  {note}", a.arm, a.verified_reps);
-    }
-    for c in &r.comparisons {
-        let _ = writeln!(
-            out,
-            "  {} vs {}: {:+.1}% [{:+.1}%, {:+.1}%] ({:.0}% CI), {}",
-            c.arm,
-            c.vs,
-            c.median_pct,
-            c.ci_pct[0],
-            c.ci_pct[1],
-            c.confidence * 100.0,
-            c.verdict
-        );
-    }
-    match &r.null_control {
-        Some(n) => {
-            let _ = writeln!(
-                out,
-                "  null control (second {} instance): {:+.1}% [{:+.1}%, {:+.1}%]",
-                r.arms.first().map(|a| a.arm.as_str()).unwrap_or("baseline"),
-                n.median_pct,
-                n.ci_pct[0],
-                n.ci_pct[1]
-            );
-        }
-        None => {
-            let _ = writeln!(
-                out,
-                "  null control: unavailable (the baseline or its copy did not run)"
-            );
-        }
-    }
-    out
-}
-
-fn write_json<T: serde::Serialize>(target: &str, value: &T) -> Result<(), Error> {
-    let t = JsonTarget::parse(target);
-    t.check()?;
-    let bytes = report::json::to_json(value)?;
-    match t {
-        JsonTarget::Stdout => crate::out!("{}", String::from_utf8_lossy(&bytes)),
-        JsonTarget::File(p) => report::write_atomic(&p, &bytes)?,
-    }
-    Ok(())
-}
-
 impl AppRunArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let apps = select(&self.apps)?;
         let arms = self.arms.arms(EngineKind::defaults())?;
         let plan = app_plan(&apps, arms, self.arms.rounds, self.arms.warmup)?;
+        let exports = self.output.exports()?;
         let report = session::run(plan, &mut Quiet)?;
-        let to_stdout = self.json.as_deref() == Some("-");
-        if !to_stdout {
-            for (r, a) in report.results.iter().zip(&apps) {
-                crate::out!("{}", render_app(r, a.steps));
-            }
-        }
-        if let Some(j) = &self.json {
-            write_json(j, &report)?;
-        }
-        for e in &report.errors {
+        let errors = report.errors.clone();
+        exports.finish(&Document::Session(report))?;
+        for e in &errors {
             eprintln!("error: {e}");
         }
-        Ok(report.errors.is_empty())
+        Ok(errors.is_empty())
     }
 }
 
 impl AppProfileArgs {
     pub fn execute(&self) -> Result<bool, Error> {
-        let spec = super::find(&self.app)?;
+        let spec = apps::find(&self.app)?;
         let app = AppShape::load(spec)?;
         let (counts, _) = count_app(&app, spec.steps)?;
         let (mixes, skipped) = shape_mixes();
         let hot = hot_classes(&counts, &mixes);
-        if let Some(j) = &self.json {
-            #[derive(serde::Serialize)]
-            struct Out<'a> {
-                app: &'a str,
-                steps: u64,
-                counts: &'a loopbench_count::Counts,
-                hot_classes: &'a [super::profile::HotClass],
-            }
-            write_json(
-                j,
-                &Out {
-                    app: spec.name,
-                    steps: spec.steps,
-                    counts: &counts,
-                    hot_classes: &hot,
-                },
-            )?;
-            if j == "-" {
-                return Ok(true);
-            }
+        #[derive(serde::Serialize)]
+        struct Profile<'a> {
+            schema: &'static str,
+            app: &'a str,
+            steps: u64,
+            counts: &'a loopbench_count::Counts,
+            hot_classes: &'a [apps::profile::HotClass],
         }
-        crate::out!(
-            "{}",
-            super::profile::render(&app, spec.steps, &counts, &hot, &skipped)
-        );
+        let json = serde_json::to_value(Profile {
+            schema: "loopbench-app-profile/1",
+            app: spec.name,
+            steps: spec.steps,
+            counts: &counts,
+            hot_classes: &hot,
+        })
+        .map_err(|e| Error::Usage(format!("cannot encode JSON: {e}")))?;
+        let text = apps::profile::render(&app, spec.steps, &counts, &hot, &skipped);
+        self.output
+            .exports()?
+            .finish(&Document::Text { json, text })?;
         Ok(true)
     }
 }
@@ -453,7 +365,7 @@ fn project_one(
     pb: &Prices,
 ) -> Result<String, Error> {
     let mut out = String::new();
-    let app = AppShape::load(super::find(spec.name)?)?;
+    let app = AppShape::load(apps::find(spec.name)?)?;
     let (counts, _) = count_app(&app, spec.steps)?;
     let x = app_features(&counts);
     let _ = writeln!(
@@ -543,14 +455,8 @@ fn project_one(
 
 impl AppWarmArgs {
     pub fn execute(&self) -> Result<bool, Error> {
-        let spec = super::find(&self.app)?;
-        let shape = shapes::find(&self.shape).ok_or_else(|| {
-            Error::Usage(format!(
-                "unknown shape `{}` (valid: {})",
-                self.shape,
-                shapes::names().join(", ")
-            ))
-        })?;
+        let spec = apps::find(&self.app)?;
+        let shape = shapes::lookup(&self.shape)?;
         if self.after == 0 {
             return Err(Error::Usage(
                 "--after must be at least 1 (0 is the cold arm)".into(),
@@ -571,14 +477,17 @@ impl AppWarmArgs {
         let setup = warm::setup(spec, module)?;
         let mut ok = true;
         for spec_arm in &arms {
-            let (result, errors) = run_warm(
+            let (result, errors) = warm::run_warm(
                 &setup,
                 spec_arm,
                 self.after,
                 self.arms.rounds,
                 self.arms.warmup,
             )?;
-            crate::out!("{}", render_warm(&result, spec.name, self.after));
+            crate::out!(
+                "{}",
+                report::app::render_warm(&result, spec.name, self.after)
+            );
             for e in &errors {
                 eprintln!("error: {e}");
             }
@@ -586,152 +495,4 @@ impl AppWarmArgs {
         }
         Ok(ok)
     }
-}
-
-/// Outcome of one warm-mode comparison on one engine.
-pub struct WarmResult {
-    pub engine: String,
-    pub shape: String,
-    pub iters: u64,
-    /// (label, samples ns per iteration, skipped reason)
-    pub arms: Vec<(String, Vec<f64>, Option<String>)>,
-    pub change: Option<stats::Change>,
-    pub null: Option<stats::Change>,
-    pub verdict: Option<stats::Verdict>,
-    /// Instances created per arm (one per rep, warm-up included).
-    pub instances: Vec<usize>,
-}
-
-/// Cold (baseline), warm and a second cold copy (null control) on one
-/// engine, interleaved like any session.
-pub fn run_warm(
-    setup: &warm::WarmSetup,
-    engine: &ArmSpec,
-    after: u64,
-    rounds: usize,
-    warmup: usize,
-) -> Result<(WarmResult, Vec<String>), Error> {
-    let prefix = Arc::new(Mutex::new(None));
-    let label = engine.to_string();
-    let arms = [
-        WarmArm::new(
-            engine,
-            format!("{label} cold"),
-            setup.app.clone(),
-            0,
-            prefix.clone(),
-        )?,
-        WarmArm::new(
-            engine,
-            format!("{label} warm({after})"),
-            setup.app.clone(),
-            after,
-            prefix.clone(),
-        )?,
-        WarmArm::new(
-            engine,
-            format!("{label} cold#null"),
-            setup.app.clone(),
-            0,
-            prefix,
-        )?,
-    ];
-    let refs: Vec<&dyn Arm> = arms.iter().map(|a| a as &dyn Arm).collect();
-    let skips: Vec<Option<String>> = refs
-        .iter()
-        .map(|a| skip_reason(*a, &setup.module))
-        .collect::<Result<_, _>>()?;
-    let rounds = crate::schedule::balanced_rounds(rounds, refs.len());
-    let outcomes =
-        crate::schedule::run_shape(&setup.module, &refs, &skips, warmup, rounds, &mut ());
-    let iters = setup.module.iters as f64;
-    let mut errors = Vec::new();
-    let mut samples = Vec::new();
-    for ((arm, outcome), _) in arms.iter().zip(outcomes).zip(&skips) {
-        let (reps, skipped) = match outcome {
-            crate::schedule::ArmOutcome::Ran(r) => (r, None),
-            crate::schedule::ArmOutcome::Skipped(s) => (Vec::new(), Some(format!("skipped: {s}"))),
-            crate::schedule::ArmOutcome::Failed { error, completed } => {
-                errors.push(error.to_string());
-                (completed, Some(format!("failed: {error}")))
-            }
-        };
-        samples.push((
-            arm.label().to_string(),
-            reps.iter()
-                .map(|r| r.reading.ns / iters)
-                .collect::<Vec<f64>>(),
-            skipped,
-        ));
-    }
-    let change_of = |i: usize| {
-        let (b, c) = (&samples[0].1, &samples[i].1);
-        let n = b.len().min(c.len());
-        stats::paired_change(&c[..n], &b[..n], LEVEL)
-    };
-    let change = change_of(1);
-    let null = change_of(2);
-    let verdict = change.as_ref().map(|c| stats::verdict(c, null.as_ref()));
-    let instances = arms
-        .iter()
-        .map(|a| a.instances.load(std::sync::atomic::Ordering::SeqCst))
-        .collect();
-    Ok((
-        WarmResult {
-            engine: label,
-            shape: setup.module.name().to_string(),
-            iters: setup.module.iters,
-            arms: samples,
-            change,
-            null,
-            verdict,
-            instances,
-        },
-        errors,
-    ))
-}
-
-pub fn render_warm(r: &WarmResult, app: &str, after: u64) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "warm mode: shape {} ({} iterations) inside app {app}, {}; a fresh instance per rep",
-        r.shape, r.iters, r.engine
-    );
-    for ((label, s, note), n) in r.arms.iter().zip(&r.instances) {
-        let t = if s.is_empty() {
-            format!("{:>10} {:>10}", "-", "-")
-        } else {
-            format!("{:>10.3} {:>10.3}", stats::median(s), stats::min(s))
-        };
-        let _ = writeln!(
-            out,
-            "  {label:<24} {t} ns/iter  {} reps, {n} instances  {}",
-            s.len(),
-            note.clone().unwrap_or_default()
-        );
-    }
-    match (&r.change, &r.verdict) {
-        (Some(c), Some(v)) => {
-            let _ = writeln!(
-                out,
-                "  warm({after}) vs cold: {:+.1}% [{:+.1}%, {:+.1}%] ({:.0}% CI), {v}",
-                c.median_pct,
-                c.ci_pct[0],
-                c.ci_pct[1],
-                c.confidence * 100.0
-            );
-        }
-        _ => {
-            let _ = writeln!(out, "  warm vs cold: unavailable");
-        }
-    }
-    if let Some(n) = &r.null {
-        let _ = writeln!(
-            out,
-            "  null control (second cold instance): {:+.1}% [{:+.1}%, {:+.1}%]",
-            n.median_pct, n.ci_pct[0], n.ci_pct[1]
-        );
-    }
-    out
 }

@@ -1,0 +1,156 @@
+//! `loopbench calibrate`: known effects through the real instrument.
+
+use super::{OutputArgs, ShapeParams};
+use crate::calibrate::{base_iters, one_shot, run, Effect, Progress, Settings};
+use crate::engines::ArmSpec;
+use crate::error::Error;
+use crate::results::Document;
+use crate::shapes::{self, Params};
+use clap::Args;
+
+/// Prove the harness measures known effects, and find the smallest it resolves.
+///
+/// Arms run the same shape on the same engine; the arm for effect x runs
+/// exactly x% more loop iterations (verified every rep). Reports, per effect,
+/// the measured change, its 95% interval, whether it covers the truth, and
+/// over --repeat repetitions the coverage and the smallest effect detected in
+/// at least 9 of 10. Ends with wasmi vs wasmi:fuel, whose sign is known.
+///
+/// Example: loopbench calibrate --repeat 10 --load 1 --json cal.json
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// Shape to calibrate on (see `loopbench list`).
+    #[arg(long, default_value = "add_chain")]
+    pub shape: String,
+    /// Arm to calibrate: engine[:option,...].
+    #[arg(long, default_value = "wasmi")]
+    pub engine: String,
+    /// Known effects in percent (at most two decimals), comma-separated; the
+    /// null (0) is always included.
+    #[arg(long, value_delimiter = ',', default_value = "0.5,1,2,5")]
+    pub effects: Vec<String>,
+    /// Repetitions of the whole calibration.
+    #[arg(long, default_value_t = 10)]
+    pub repeat: usize,
+    /// Measured rounds per repetition (rounded up to a multiple of the arm count).
+    #[arg(long, default_value_t = 30)]
+    pub rounds: usize,
+    /// Warm-up rounds per repetition, run and verified but discarded.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    #[command(flatten)]
+    pub params: ShapeParams,
+    /// Start N busy threads (spinning) for the whole calibration.
+    #[arg(long, default_value_t = 0)]
+    pub load: usize,
+    /// Shapes of the wasmi vs wasmi:fuel known-sign toggle, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "add_chain,load_stream")]
+    pub toggle_shapes: Vec<String>,
+    /// Skip the known-sign toggle.
+    #[arg(long)]
+    pub no_toggle: bool,
+    /// Every row and the per-effect coverage: --json FILE, --export FORMAT=FILE.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// No progress lines on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Run one arm at this effect in this process and exit (for tools that
+    /// time whole processes, such as hyperfine).
+    #[arg(long, hide = true)]
+    pub one_shot: Option<String>,
+    /// Verified calls of the one-shot run (0: setup only).
+    #[arg(long, hide = true, default_value_t = 10)]
+    pub calls: usize,
+}
+
+struct Stderr;
+impl Progress for Stderr {
+    fn note(&mut self, line: &str) {
+        eprintln!("{line}");
+    }
+}
+
+impl CalibrateArgs {
+    fn shape_params(&self) -> Params {
+        Params {
+            bytes: self.params.bytes,
+            iters: self.params.iters,
+            k: self.params.k,
+        }
+    }
+
+    pub fn settings(&self) -> Result<Settings, Error> {
+        let engine: ArmSpec = self.engine.parse().map_err(Error::Usage)?;
+        if !engine.engine.compiled_in() {
+            return Err(Error::Usage(format!(
+                "{} is not compiled into this binary; rebuild with --features {}",
+                engine.engine,
+                engine.engine.feature()
+            )));
+        }
+        let mut effects: Vec<Effect> = self
+            .effects
+            .iter()
+            .map(|e| e.parse::<Effect>())
+            .collect::<Result<_, _>>()
+            .map_err(Error::Usage)?;
+        effects.retain(|e| !e.is_null());
+        effects.sort();
+        effects.dedup();
+        if self.repeat == 0 {
+            return Err(Error::Usage("--repeat must be at least 1".into()));
+        }
+        if self.rounds == 0 {
+            return Err(Error::Usage("--rounds must be at least 1".into()));
+        }
+        let shape = shapes::lookup(&self.shape)?;
+        let mut params = self.shape_params();
+        params.iters = Some(base_iters(shape.as_ref(), &params, &effects)?);
+        let toggle_shapes = if self.no_toggle {
+            Vec::new()
+        } else {
+            self.toggle_shapes.clone()
+        };
+        for t in &toggle_shapes {
+            shapes::lookup(t)?;
+        }
+        Ok(Settings {
+            shape: self.shape.clone(),
+            engine,
+            params,
+            effects,
+            repeat: self.repeat,
+            rounds: self.rounds,
+            warmup: self.warmup,
+            load_threads: self.load,
+            toggle_shapes,
+        })
+    }
+
+    pub fn execute(&self) -> Result<bool, Error> {
+        if let Some(x) = &self.one_shot {
+            let effect: Effect = x.parse().map_err(Error::Usage)?;
+            let engine: ArmSpec = self.engine.parse().map_err(Error::Usage)?;
+            let shape = shapes::lookup(&self.shape)?;
+            let mut params = self.shape_params();
+            params.iters = Some(base_iters(shape.as_ref(), &params, &[effect])?);
+            let done = one_shot(&self.shape, &engine, &params, effect, self.calls)?;
+            crate::outln!("{done} iterations verified");
+            return Ok(true);
+        }
+        let settings = self.settings()?;
+        let exports = self.output.exports()?;
+        let cal = if self.quiet {
+            run(&settings, &mut ())?
+        } else {
+            run(&settings, &mut Stderr)?
+        };
+        let sign_ok = cal.toggle.iter().all(|t| t.sign_ok);
+        exports.finish(&Document::Calibration(cal))?;
+        if !sign_ok {
+            eprintln!("warning: the known-sign toggle did not come out positive on every shape");
+        }
+        Ok(true)
+    }
+}

@@ -1,0 +1,38 @@
+//! `loopbench model`: a session, then the price of each primitive per engine.
+
+use super::progress::TerminalSink;
+use super::run::RunArgs;
+use crate::error::Error;
+use crate::results::{Document, ModelResults, MODEL_SCHEMA};
+use crate::session;
+use clap::Args;
+use std::io::IsTerminal;
+
+#[derive(Args, Debug)]
+pub struct ModelArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+impl ModelArgs {
+    pub fn execute(&self) -> Result<bool, Error> {
+        let plan = self.run.plan()?;
+        let exports = self.run.output.exports()?;
+        let quiet = self.run.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();
+        // No partial files: a model document exists only once the session is done.
+        let mut sink = TerminalSink::new(quiet, None);
+        let session = session::run(plan, &mut sink)?;
+        sink.finish();
+        let models = crate::model::build(&session);
+        let errors = session.errors.clone();
+        exports.finish(&Document::Model(ModelResults {
+            schema: MODEL_SCHEMA.to_string(),
+            session,
+            models,
+        }))?;
+        for e in &errors {
+            eprintln!("error: {e}");
+        }
+        Ok(errors.is_empty())
+    }
+}

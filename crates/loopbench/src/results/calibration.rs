@@ -1,0 +1,179 @@
+//! A calibration's results: known effects, what was measured, coverage.
+
+use crate::machine::Machine;
+use crate::stats::Verdict;
+use serde::{Deserialize, Serialize};
+
+/// The schema calibrations are written with.
+pub const SCHEMA: &str = "loopbench-calibrate/1";
+
+/// What a calibration row measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// The monotonic clock around the call: what every session reports.
+    Wall,
+    /// The thread's CPU time around the same call ([`ThreadCpu`]).
+    ThreadCpu,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 2] = [Metric::Wall, Metric::ThreadCpu];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Wall => "wall clock",
+            Metric::ThreadCpu => "thread CPU time",
+        }
+    }
+}
+
+/// One effect in one repetition.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Row {
+    pub repetition: usize,
+    pub metric: Metric,
+    pub arm: String,
+    /// The true effect in loop iterations, exact: `(scaled / base - 1) * 100`.
+    pub true_pct: f64,
+    /// The true effect in time, after the fixed per-call cost: `true_pct * (1 - c/T)`.
+    pub true_time_pct: f64,
+    pub base_iters: u64,
+    pub iters: u64,
+    pub median_pct: f64,
+    pub ci_pct: [f64; 2],
+    pub confidence: f64,
+    pub pairs: usize,
+    /// The change of the minima, `min(candidate) / min(baseline) - 1`:
+    /// contention only adds time, so the least disturbed reps may agree
+    /// better than the medians (no interval: this is a point estimate).
+    pub min_pct: f64,
+    /// The interval holds `true_pct`.
+    pub covered: bool,
+    /// The interval excludes zero with the sign of the truth (for the null:
+    /// excludes zero at all, a false alarm).
+    pub detected: bool,
+    /// The session's verdict against the concurrent null control.
+    pub verdict: Verdict,
+    pub session_seconds: f64,
+    pub load_start: Option<[f64; 3]>,
+    pub load_end: Option<[f64; 3]>,
+}
+
+/// One repetition of the whole calibration.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Repetition {
+    pub repetition: usize,
+    pub session_seconds: f64,
+    pub rounds: usize,
+    pub reps: usize,
+    /// Median time of one baseline call, ns.
+    pub base_call_ns: f64,
+    pub load_start: Option<[f64; 3]>,
+    pub load_end: Option<[f64; 3]>,
+}
+
+/// One effect over all repetitions.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EffectSummary {
+    pub true_pct: f64,
+    pub repetitions: usize,
+    pub covered: usize,
+    /// Fraction of repetitions whose interval held the truth.
+    pub coverage: f64,
+    pub detected: usize,
+    pub detection_rate: f64,
+    /// Detected in at least 90% of repetitions (never for the null).
+    pub reliably_detected: bool,
+    /// Median over repetitions of the measured median change.
+    pub median_pct: f64,
+    pub mean_abs_error_pct: f64,
+    /// Median over repetitions of the change of the minima, and its mean
+    /// absolute error against the truth.
+    pub min_pct: f64,
+    pub mean_abs_error_min_pct: f64,
+    /// Median over repetitions of the interval's width.
+    pub median_ci_width_pct: f64,
+    /// `true_pct - true_time_pct`: what the fixed per-call cost takes off.
+    pub overhead_bias_pct: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Reliable {
+    pub true_pct: f64,
+    pub detected: usize,
+    pub repetitions: usize,
+    pub median_session_seconds: f64,
+    pub total_session_seconds: f64,
+}
+
+/// wasmi:fuel against wasmi on one shape, with its null control.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ToggleRow {
+    pub shape: String,
+    pub arm: String,
+    pub vs: String,
+    pub median_pct: f64,
+    pub ci_pct: [f64; 2],
+    /// The interval lies above zero: the known sign (fuel only adds work).
+    pub sign_ok: bool,
+    pub verdict: Verdict,
+    pub null_median_pct: Option<f64>,
+    pub null_ci_pct: Option<[f64; 2]>,
+    pub rounds: usize,
+    pub wall_seconds: f64,
+    pub load_start: Option<[f64; 3]>,
+    pub load_end: Option<[f64; 3]>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SettingsInfo {
+    pub shape: String,
+    pub engine: String,
+    pub version: String,
+    pub bytes: u64,
+    pub k: u32,
+    pub base_iters: u64,
+    pub effects_pct: Vec<f64>,
+    pub repeat: usize,
+    pub rounds: usize,
+    pub warmup: usize,
+    pub load_threads: usize,
+    pub confidence_level: f64,
+    pub build_profile: String,
+    pub rotation: String,
+}
+
+/// The whole calibration as reported and saved.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Calibration {
+    pub schema: String,
+    pub machine: Machine,
+    pub settings: SettingsInfo,
+    /// Median time of a one-iteration call: an upper bound on the fixed cost `c`.
+    pub call_overhead_ns: f64,
+    /// Median baseline call over all repetitions, `T`.
+    pub base_call_ns: f64,
+    pub repetitions: Vec<Repetition>,
+    pub rows: Vec<Row>,
+    pub effects: Vec<EffectSummary>,
+    /// The smallest effect detected in at least 90% of repetitions, with
+    /// every larger effect also so detected.
+    pub smallest_reliable: Option<Reliable>,
+    /// The same reps by thread CPU time (absent where that clock is not
+    /// available): the floor without the time spent waiting for a core.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_cpu: Option<MetricSummary>,
+    pub toggle: Vec<ToggleRow>,
+    pub wall_seconds: f64,
+}
+
+/// The calibration by a metric other than the wall clock.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct MetricSummary {
+    pub metric: Metric,
+    pub call_overhead_ns: f64,
+    pub base_call_ns: f64,
+    pub effects: Vec<EffectSummary>,
+    pub smallest_reliable: Option<Reliable>,
+}

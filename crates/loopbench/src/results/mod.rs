@@ -1,0 +1,105 @@
+//! The results model: what every command produces, owned and versioned.
+//!
+//! A command builds one [`Document`] and hands it to the export manager
+//! ([`crate::report::Exports`]); the exporters (table, JSON, ...) only read
+//! it. Every document carries its `schema` name, and [`read`] accepts every
+//! schema version loopbench has written, so a saved file can be reported
+//! again in any format, compared or stored.
+
+pub mod calibration;
+pub mod counts;
+pub mod session;
+
+pub use session::*;
+
+use crate::error::Error;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The schema a session is written with.
+pub const SESSION_SCHEMA: &str = "loopbench/1";
+/// Session schemas this version reads.
+pub const SESSION_SCHEMAS_READ: &[&str] = &["loopbench/1"];
+/// The schema of `loopbench model` output: a session and its price models.
+pub const MODEL_SCHEMA: &str = "loopbench-model/1";
+
+/// `loopbench model`: the session it measured and a price model per engine.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ModelResults {
+    pub schema: String,
+    pub session: Session,
+    pub models: Vec<crate::model::EngineModel>,
+}
+
+/// One command's results, whatever the command.
+#[derive(Clone, Debug)]
+pub enum Document {
+    Session(Session),
+    Model(ModelResults),
+    Counts(counts::Counts),
+    Calibration(calibration::Calibration),
+    /// Results of commands not yet in the model (app profile, project and
+    /// warm mode): their JSON value and their text, made by the command.
+    Text {
+        json: serde_json::Value,
+        text: String,
+    },
+}
+
+impl Document {
+    /// The value as JSON (the document's own schema, unchanged).
+    pub fn to_json_value(&self) -> Result<serde_json::Value, serde_json::Error> {
+        match self {
+            Document::Session(s) => serde_json::to_value(s),
+            Document::Model(m) => serde_json::to_value(m),
+            Document::Counts(c) => serde_json::to_value(c),
+            Document::Calibration(c) => serde_json::to_value(c),
+            Document::Text { json, .. } => Ok(json.clone()),
+        }
+    }
+
+    /// The session inside, where there is one.
+    pub fn session(&self) -> Option<&Session> {
+        match self {
+            Document::Session(s) => Some(s),
+            Document::Model(m) => Some(&m.session),
+            _ => None,
+        }
+    }
+}
+
+/// Parse a saved document of any schema version written so far.
+pub fn parse(text: &str) -> Result<Document, String> {
+    #[derive(Deserialize)]
+    struct Probe {
+        schema: Option<String>,
+    }
+    let probe: Probe = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let schema = probe
+        .schema
+        .ok_or("no `schema` field: not a loopbench results file")?;
+    let bad = |e: serde_json::Error| format!("a {schema} document, but {e}");
+    match schema.as_str() {
+        s if SESSION_SCHEMAS_READ.contains(&s) => {
+            serde_json::from_str(text).map(Document::Session).map_err(bad)
+        }
+        MODEL_SCHEMA => serde_json::from_str(text).map(Document::Model).map_err(bad),
+        counts::SCHEMA => serde_json::from_str(text).map(Document::Counts).map_err(bad),
+        calibration::SCHEMA => serde_json::from_str(text)
+            .map(Document::Calibration)
+            .map_err(bad),
+        other => Err(format!(
+            "schema `{other}` is not one this loopbench reads (it reads {}, {MODEL_SCHEMA}, {}, {})",
+            SESSION_SCHEMAS_READ.join(", "),
+            counts::SCHEMA,
+            calibration::SCHEMA
+        )),
+    }
+}
+
+/// Read a saved document from `path`.
+pub fn read(path: &Path) -> Result<Document, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+    parse(&text).map_err(|e| Error::Usage(format!("{}: {e}", path.display())))
+}
