@@ -14,6 +14,8 @@
 //! Minima are reported beside medians because contention only ever adds
 //! time: the minimum is the least disturbed rep.
 
+pub mod epochs;
+
 use serde::Serialize;
 
 /// Median of a non-empty slice (mean of the middle two for even lengths).
