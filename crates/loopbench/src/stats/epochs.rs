@@ -37,7 +37,10 @@
 //! Three procedures were implemented and measured against each other by
 //! simulation (log-normal rounds, within-epoch SD 3%, a known true change,
 //! 1000 simulated sessions per cell, R = 30 rounds per epoch; the module
-//! tests repeat the key cells with 400):
+//! test `coverage_across_epochs_and_naive_under_coverage` repeats a mixed
+//! cell, E = 10, R = 20, layout SD 5% normal or +-5%, with 400 sessions:
+//! t 374/400 = 93.5%, two-stage bootstrap 95/100, naive pooled 148/400 =
+//! 37%):
 //!
 //! - **Student t on epoch medians** ([`Method::StudentT`]):
 //!   `m +- t(E-1, 1 - a/2) s / sqrt(E)`, `s` the sample SD of the `m_e`.
@@ -93,8 +96,9 @@
 //! minimum number of epochs before it calls a precision reached.
 //!
 //! With a **single epoch** there is no layout component to measure. The
-//! change then carries the in-process order-statistic interval of
-//! [`super::median_interval`] and says so: `includes_layout: false`,
+//! change then carries the in-process order-statistic interval (this
+//! module's [`median_interval`], which is [`super::median_interval`] without
+//! its underflow beyond 1074 rounds) and says so: `includes_layout: false`,
 //! `method: "rounds_only"`.
 //!
 //! # Layout sensitivity
