@@ -8,6 +8,8 @@
 //! machine lands on every arm alike. Measured rounds are rounded up to a
 //! multiple of `A` so the balance is exact.
 
+pub mod order;
+
 use crate::arm::{Arm, PreparedArm, Rep};
 use crate::error::Error;
 use crate::shapes::ShapeModule;

@@ -14,6 +14,8 @@
 //! Minima are reported beside medians because contention only ever adds
 //! time: the minimum is the least disturbed rep.
 
+pub mod epochs;
+
 use serde::{Deserialize, Serialize};
 
 /// Median of a non-empty slice (mean of the middle two for even lengths).
@@ -56,30 +58,11 @@ pub struct Interval {
     pub confidence: f64,
 }
 
-/// Order-statistics interval for the median of `xs` at `level` (e.g. 0.95).
+/// Order-statistics interval for the median of `xs` at `level` (e.g. 0.95),
+/// exact for any number of rounds (see [`epochs::median_interval`]: the
+/// binomial tail is summed in logs, since `0.5^n` underflows past n = 1074).
 pub fn median_interval(xs: &[f64], level: f64) -> Option<Interval> {
-    let n = xs.len();
-    if n == 0 {
-        return None;
-    }
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    // Largest k (1-based) with coverage >= level; fall back to k = 1.
-    let mut k = 1;
-    for cand in 1..=n.div_ceil(2) {
-        let coverage = 1.0 - 2.0 * binom_half_cdf(n, cand - 1);
-        if coverage >= level {
-            k = cand;
-        } else {
-            break;
-        }
-    }
-    let confidence = (1.0 - 2.0 * binom_half_cdf(n, k - 1)).max(0.0);
-    Some(Interval {
-        lo: v[k - 1],
-        hi: v[n - k],
-        confidence,
-    })
+    epochs::median_interval(xs, level)
 }
 
 /// Per-round ratios `candidate[i] / baseline[i]`.
@@ -200,6 +183,16 @@ mod tests {
         assert!((binom_half_cdf(4, 0) - 1.0 / 16.0).abs() < 1e-12);
         assert!((binom_half_cdf(4, 2) - 11.0 / 16.0).abs() < 1e-12);
         assert!((binom_half_cdf(10, 10) - 1.0).abs() < 1e-12);
+    }
+
+    /// Past 1074 rounds `0.5^n` underflows; the interval must stay an
+    /// order-statistic interval, not collapse to the middle two values.
+    #[test]
+    fn interval_holds_for_many_rounds() {
+        let xs: Vec<f64> = (1..=1200).map(f64::from).collect();
+        let iv = median_interval(&xs, 0.95).unwrap();
+        assert!(iv.hi - iv.lo > 50.0, "{iv:?}");
+        assert!(iv.confidence >= 0.95 && iv.confidence < 0.96, "{iv:?}");
     }
 
     #[test]
