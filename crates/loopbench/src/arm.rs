@@ -24,6 +24,10 @@ pub trait Arm {
     fn supports(&self) -> Proposals;
     /// Compile and instantiate a fresh instance for `shape`, untimed.
     fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error>;
+    /// The process the arm runs in, when it is not this one.
+    fn pid(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// One arm, ready to run one shape.

@@ -1,12 +1,14 @@
-//! Rounds and rotation: the order in which arms run.
+//! Rounds and order: in which order arms run.
 //!
-//! A session runs each shape for `warmup + rounds` rounds. In every round
-//! each arm runs once; round `r` starts at arm `r mod A` and proceeds
-//! cyclically. That cyclic Latin square gives every arm every slot exactly
-//! once per `A` rounds, so position in the round (cache state left by the
-//! previous arm, frequency ramps) is common to all arms, and drift on the
-//! machine lands on every arm alike. Measured rounds are rounded up to a
-//! multiple of `A` so the balance is exact.
+//! A session runs each shape in epochs (fresh processes, see
+//! [`crate::session`]); inside an epoch, `warmup + rounds` rounds, each arm
+//! once per round. The order of a round comes from [`order::EpochOrder`]: a
+//! Williams design by default, so every arm takes every slot equally often
+//! *and* follows every other arm equally often (a cyclic square would hand
+//! each arm a fixed predecessor, whose cache and predictor state would land
+//! on it every time); the arms are relabelled per epoch from the session's
+//! seed. Measured rounds are rounded up to whole designs so the balance is
+//! exact.
 
 pub mod order;
 
@@ -14,26 +16,27 @@ use crate::arm::{Arm, PreparedArm, Rep};
 use crate::error::Error;
 use crate::shapes::ShapeModule;
 
-/// The order of arm indices in round `round` for `arms` arms.
-pub fn rotation(round: usize, arms: usize) -> Vec<usize> {
-    (0..arms).map(|slot| (round + slot) % arms).collect()
-}
+pub use order::{complete_rounds, Design, EpochOrder};
 
-/// Measured rounds, rounded up so every arm takes every slot equally often.
-pub fn balanced_rounds(requested: usize, arms: usize) -> usize {
-    let a = arms.max(1);
-    requested.max(1).div_ceil(a) * a
+/// A verified rep and where it ran.
+#[derive(Clone, Debug)]
+pub struct Timed {
+    pub rep: Rep,
+    /// Measured round (warm-up excluded) of its epoch.
+    pub round: usize,
+    /// Position in the round.
+    pub slot: usize,
 }
 
 /// How one arm fared on one shape.
 pub enum ArmOutcome {
     /// Verified reps in round order (warm-up excluded).
-    Ran(Vec<Rep>),
+    Ran(Vec<Timed>),
     Skipped(String),
     /// The arm failed; the reps it completed before are kept.
     Failed {
         error: Error,
-        completed: Vec<Rep>,
+        completed: Vec<Timed>,
     },
 }
 
@@ -44,14 +47,16 @@ pub trait Progress {
 
 impl Progress for () {}
 
-/// Run one shape on every arm: prepare (untimed), then rounds in rotation.
-/// `skips[i]` is `Some(reason)` for arms that cannot run the shape.
+/// Run one shape on every arm for one epoch: prepare (untimed), then
+/// `warmup + rounds` rounds in `order`. `skips[i]` is `Some(reason)` for
+/// arms that do not run the shape.
 pub fn run_shape(
     shape: &ShapeModule,
     arms: &[&dyn Arm],
     skips: &[Option<String>],
     warmup: usize,
     rounds: usize,
+    order: &EpochOrder,
     progress: &mut dyn Progress,
 ) -> Vec<ArmOutcome> {
     let mut prepared: Vec<Option<Box<dyn PreparedArm + '_>>> = Vec::new();
@@ -80,9 +85,12 @@ pub fn run_shape(
             }
         }
     }
-    let n = arms.len();
     for round in 0..warmup + rounds {
-        for i in rotation(round, n) {
+        // Warm-up rounds take the design's order too, so the measured rounds
+        // start where a whole design starts.
+        let period = order.design.period(order.arms()).max(1);
+        let seq = order.round(round.wrapping_sub(warmup) % period);
+        for (slot, i) in seq.into_iter().enumerate() {
             let Some(p) = prepared[i].as_mut() else {
                 continue;
             };
@@ -91,6 +99,11 @@ pub fn run_shape(
             progress.rep_done();
             match result {
                 Ok(rep) => {
+                    let rep = Timed {
+                        rep,
+                        round: round - warmup.min(round),
+                        slot,
+                    };
                     if round >= warmup {
                         if let ArmOutcome::Ran(reps) = &mut outcomes[i] {
                             reps.push(rep);
@@ -120,37 +133,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_arm_takes_every_slot_equally() {
-        for arms in 1..7 {
-            let rounds = balanced_rounds(10, arms);
-            assert_eq!(rounds % arms, 0);
-            let mut slots = vec![vec![0usize; arms]; arms];
-            for r in 0..rounds {
-                let order = rotation(r, arms);
-                let mut seen = order.clone();
-                seen.sort();
-                assert_eq!(
-                    seen,
-                    (0..arms).collect::<Vec<_>>(),
-                    "each arm once per round"
-                );
-                for (slot, &arm) in order.iter().enumerate() {
-                    slots[arm][slot] += 1;
-                }
-            }
-            for row in &slots {
-                assert!(
-                    row.iter().all(|&c| c == rounds / arms),
-                    "{arms} arms: {slots:?}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn rounds_round_up() {
-        assert_eq!(balanced_rounds(15, 4), 16);
-        assert_eq!(balanced_rounds(12, 4), 12);
-        assert_eq!(balanced_rounds(0, 3), 3);
+    fn rounds_round_up_to_whole_designs() {
+        assert_eq!(complete_rounds(15, 4), 16);
+        assert_eq!(complete_rounds(12, 4), 12);
+        // Odd arm counts need two squares.
+        assert_eq!(complete_rounds(4, 3), 6);
     }
 }

@@ -1,22 +1,37 @@
 //! A session: shapes x arms, interleaved, with the null control, reduced to
-//! results. This is the pipeline's middle: it builds modules, arms and
-//! schedule, and hands each finished shape to the caller (who reports and
-//! saves it) before starting the next, so an interrupted session keeps
-//! everything it completed.
+//! results. This is the pipeline's middle.
+//!
+//! Two instances of one engine in one process can differ by a fixed amount
+//! for the whole process (code and heap layout, aliasing in caches and
+//! predictors; Mytkowicz et al. 2009), so rounds of one process give
+//! intervals that are precise but not true. A session therefore runs in
+//! *epochs*: in each epoch every arm, the null control included, is a fresh
+//! worker process (a fresh address-space layout), and every shape still
+//! taking data runs its interleaved rounds there. Statistics pair rounds
+//! inside an epoch and build intervals across epochs (Kalibera and Jones
+//! 2013; [`crate::stats::epochs`]). A shape stops taking epochs when its
+//! widest interval is as narrow as `--precision` asks, or its `--budget` is
+//! spent, and says which. After every epoch the caller receives the results
+//! so far, so an interrupted session keeps everything it completed.
 
 use crate::arm::{skip_reason, Arm};
 use crate::engines::ArmSpec;
 use crate::error::Error;
 use crate::machine::Machine;
 use crate::measure::counters::CounterSet;
+use crate::measure::cpu::THREAD_CPU;
+use crate::measure::rusage::INVOLUNTARY;
 use crate::measure::summary as counter_summary;
 use crate::results::{
-    ArmCounters, ArmResult, Comparison, EngineInfo, IterCounts, MinMedian, NullControl, Role,
-    Session, SessionInfo, ShapeResult, SESSION_SCHEMA,
+    paired_epochs, ArmCounters, ArmResult, Comparison, EngineInfo, EpochRecord, IterCounts, Layout,
+    Metric, MinMedian, NullControl, RepRecord, Role, Session, SessionInfo, ShapeResult,
+    StopSettings, Stopped, SESSION_SCHEMA,
 };
-use crate::schedule::{self, ArmOutcome, Progress};
+use crate::schedule::{self, ArmOutcome, Design, EpochOrder, Progress, Timed};
 use crate::shapes::{Declared, Params, Shape, ShapeModule};
-use crate::stats::{self, Change};
+use crate::stats;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 /// Confidence level of every interval loopbench prints.
 pub const LEVEL: f64 = 0.95;
@@ -27,10 +42,72 @@ pub struct Plan {
     /// Arms in order; `arms[0]` is the baseline.
     pub arms: Vec<ArmSpec>,
     pub params: Params,
+    /// Measured rounds per epoch (rounded up to whole order designs).
     pub rounds: usize,
+    /// Warm-up rounds per epoch and shape, run and verified, discarded.
     pub warmup: usize,
     /// Extra counters read around every timed call (`--counters`).
     pub counters: CounterSet,
+    /// When shapes stop taking epochs.
+    pub stop: StopSettings,
+    /// The order of arms in a round.
+    pub order: Design,
+    /// Seeds the per-epoch relabelling of the order and worker randomisation.
+    pub seed: u64,
+    /// Every arm in a fresh worker process per epoch, or all in this one.
+    pub isolation: Isolation,
+    /// Pin every timing thread to this core.
+    pub pin: Option<usize>,
+    /// What verdicts are taken on.
+    pub metric: Metric,
+    /// Target duration of one rep of the slowest arm; `None`: the shape's
+    /// own iteration count (or `--iters`).
+    pub rep_target: Option<Duration>,
+}
+
+/// Where arms run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    /// A fresh worker process per arm and epoch: layouts are sampled.
+    Workers,
+    /// Every arm in this process (debugging, and exact tests with the mock
+    /// engine): one layout, so intervals cover rounds only.
+    InProcess,
+}
+
+impl Isolation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::Workers => "workers",
+            Isolation::InProcess => "in-process",
+        }
+    }
+}
+
+impl Default for Plan {
+    /// An empty plan with the defaults the command line uses.
+    fn default() -> Self {
+        Plan {
+            shapes: Vec::new(),
+            arms: Vec::new(),
+            params: Params::default(),
+            rounds: 8,
+            warmup: 1,
+            counters: CounterSet::none(),
+            stop: StopSettings {
+                min_epochs: 5,
+                max_epochs: 200,
+                precision_pct: 0.5,
+                budget_s: 3.0,
+            },
+            order: Design::Williams,
+            seed: 0x6c6f_6f70,
+            isolation: Isolation::Workers,
+            pin: None,
+            metric: Metric::Wall,
+            rep_target: Some(Duration::from_millis(2)),
+        }
+    }
 }
 
 impl IterCounts {
@@ -96,10 +173,15 @@ pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
 
 /// Hooks the caller receives as the session proceeds.
 pub trait Sink: Progress {
-    fn shape_started(&mut self, _shape: &str, _reps: usize) {}
-    /// Called after each shape with the report so far.
-    fn shape_done(&mut self, _report: &Session) -> Result<(), Error> {
+    /// A shape starts its rounds of an epoch, `reps` of them at most.
+    fn shape_started(&mut self, _shape: &str, _epoch: usize, _reps: usize) {}
+    /// After every epoch, with the results so far.
+    fn update(&mut self, _session: &Session) -> Result<(), Error> {
         Ok(())
+    }
+    /// Asked between shapes: stop now, keeping what is done (an interrupt).
+    fn interrupted(&self) -> bool {
+        false
     }
 }
 
@@ -107,33 +189,82 @@ pub fn null_label(baseline: &ArmSpec) -> String {
     format!("{baseline}#null")
 }
 
-/// Run the plan. Returns the report (complete or not); arm failures are in
+/// One shape across epochs.
+struct ShapeRun {
+    module: ShapeModule,
+    counts: Option<IterCounts>,
+    /// The iteration count is settled (by --iters, or by the pilot).
+    iters_settled: bool,
+    /// Per arm: verified reps with their epoch.
+    reps: Vec<Vec<(u32, Timed)>>,
+    /// Per arm: why it does not run this shape.
+    skipped: Vec<Option<String>>,
+    /// Per arm: the error that stopped it (it runs no further epoch).
+    failed: Vec<Option<String>>,
+    spent: Duration,
+    epochs: usize,
+    stopped: Option<Stopped>,
+    result: Option<ShapeResult>,
+}
+
+/// Run the plan. Returns the session (complete or not); arm failures are in
 /// `errors` and do not stop other arms or shapes.
 pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let baseline = plan
         .arms
         .first()
         .ok_or_else(|| Error::Usage("no engines given".into()))?
         .clone();
-    let mut arms: Vec<(Box<dyn Arm>, Role)> = Vec::new();
+    // The null control is a second, separately started copy of the baseline.
+    let mut specs: Vec<(ArmSpec, String, Role)> = plan
+        .arms
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let role = if i == 0 {
+                Role::Baseline
+            } else {
+                Role::Candidate
+            };
+            (a.clone(), a.to_string(), role)
+        })
+        .collect();
+    specs.push((baseline.clone(), null_label(&baseline), Role::Null));
+    let n_arms = specs.len();
+
     let counter_set = plan.counters.clone();
-    let make_counters: crate::arm::CounterFactory = std::sync::Arc::new(move || counter_set.make());
-    // In-process engines, or workers for build arms (`wasmi@0.31`).
-    let ctx = crate::build::ArmContext::new(&plan.counters, make_counters);
-    for (i, spec) in plan.arms.iter().enumerate() {
-        let arm = ctx.make(spec, spec.to_string())?;
-        arms.push(if i == 0 {
-            (ctx.record(arm), Role::Baseline)
-        } else {
-            (arm, Role::Candidate)
+    let make_counters: crate::arm::CounterFactory = std::sync::Arc::new(move || {
+        let mut c = counter_set.make();
+        c.extend(crate::measure::disturbance_counters());
+        c
+    });
+    let ctx = crate::build::ArmContext::new(&plan.counters, make_counters).with_isolation(
+        plan.isolation,
+        plan.pin,
+        plan.seed,
+    );
+
+    let mut runs = Vec::new();
+    for shape in plan.shapes {
+        let module = ShapeModule::build(shape, &plan.params)?;
+        let counts =
+            crate::phases::time(crate::phases::Phase::CountingRun, || shape_counts(&module))?;
+        runs.push(ShapeRun {
+            module,
+            counts,
+            iters_settled: plan.rep_target.is_none() || plan.params.iters.is_some(),
+            reps: vec![Vec::new(); n_arms],
+            skipped: vec![None; n_arms],
+            failed: vec![None; n_arms],
+            spent: Duration::ZERO,
+            epochs: 0,
+            stopped: None,
+            result: None,
         });
     }
-    // The null control: a second, separately built copy of the baseline (for
-    // a build, a second worker process of the same binary).
-    arms.push((ctx.make(&baseline, null_label(&baseline))?, Role::Null));
 
-    let rounds = schedule::balanced_rounds(plan.rounds, arms.len());
+    let rounds = schedule::complete_rounds(plan.rounds, n_arms);
     let mut report = Session {
         schema: SESSION_SCHEMA.to_string(),
         machine: Machine::read(),
@@ -145,67 +276,280 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
             bytes: plan.params.bytes,
             k: plan.params.k,
             iters_override: plan.params.iters,
-            engines: arms
-                .iter()
-                .map(|(a, _)| EngineInfo {
-                    arm: a.label().to_string(),
-                    version: a.version(),
-                })
-                .collect(),
+            engines: Vec::new(),
             build_profile: crate::versions::BUILD_PROFILE.to_string(),
             confidence_level: LEVEL,
-            rotation: "cyclic Latin square over all arms, null control included".to_string(),
+            rotation: format!(
+                "{} design over all arms, null control included, relabelled per epoch",
+                plan.order.name()
+            ),
+            order: Some(plan.order.clone()),
+            seed: Some(plan.seed),
+            isolation: Some(plan.isolation.name().to_string()),
+            pinned_cpu: plan.pin,
+            metric: plan.metric,
+            stop_rule: Some(plan.stop.clone()),
+            rep_ms: plan.rep_target.map(|d| d.as_secs_f64() * 1e3),
         },
         counters: plan.counters.status().to_vec(),
         results: Vec::new(),
         complete: false,
         errors: Vec::new(),
         wall_seconds: 0.0,
+        epochs: Vec::new(),
+    };
+    let rule = stats::epochs::StopRule {
+        precision_pct: plan.stop.precision_pct,
+        min_epochs: plan.stop.min_epochs,
     };
 
-    for shape in plan.shapes {
-        let module = ShapeModule::build(shape, &plan.params)?;
-        let counts =
-            crate::phases::time(crate::phases::Phase::CountingRun, || shape_counts(&module))?;
-        let arm_refs: Vec<&dyn Arm> = arms.iter().map(|(a, _)| a.as_ref()).collect();
-        let skips: Vec<Option<String>> = arm_refs
+    let mut interrupted = false;
+    for epoch in 0..plan.stop.max_epochs {
+        let active: Vec<usize> = (0..runs.len())
+            .filter(|&i| runs[i].stopped.is_none())
+            .collect();
+        if active.is_empty() {
+            break;
+        }
+        if sink.interrupted() {
+            interrupted = true;
+            break;
+        }
+        let epoch_started = Instant::now();
+        // Fresh arms: with worker isolation, each one a new process.
+        let mut arms: Vec<Box<dyn Arm>> = Vec::with_capacity(n_arms);
+        for (i, (spec, label, _)) in specs.iter().enumerate() {
+            let arm = ctx.make(spec, label.clone())?;
+            arms.push(if i == 0 { ctx.record(arm) } else { arm });
+        }
+        if report.session.engines.is_empty() {
+            report.session.engines = arms
+                .iter()
+                .map(|a| EngineInfo {
+                    arm: a.label().to_string(),
+                    version: a.version(),
+                })
+                .collect();
+        }
+        let arm_refs: Vec<&dyn Arm> = arms.iter().map(|a| a.as_ref()).collect();
+        let order = EpochOrder::new(plan.order.clone(), n_arms, epoch, Some(plan.seed));
+        let mut ran = Vec::new();
+        // Shapes start at a different place in every epoch, so no shape
+        // always runs first in a fresh process.
+        for j in 0..active.len() {
+            if sink.interrupted() {
+                interrupted = true;
+                break;
+            }
+            let run = &mut runs[active[(j + epoch) % active.len()]];
+            let t0 = Instant::now();
+            if run.epochs == 0 {
+                for (i, a) in arm_refs.iter().enumerate() {
+                    run.skipped[i] = skip_reason(*a, &run.module)?;
+                }
+            }
+            let skips: Vec<Option<String>> = (0..n_arms)
+                .map(|i| {
+                    run.skipped[i].clone().or_else(|| {
+                        run.failed[i]
+                            .as_ref()
+                            .map(|_| "failed in an earlier epoch".to_string())
+                    })
+                })
+                .collect();
+            if !run.iters_settled {
+                if let Some(target) = plan.rep_target {
+                    pilot(&mut run.module, &arm_refs, &skips, target)?;
+                }
+                run.iters_settled = true;
+            }
+            let running = skips.iter().filter(|s| s.is_none()).count();
+            sink.shape_started(run.module.name(), epoch, running * (plan.warmup + rounds));
+            let outcomes = schedule::run_shape(
+                &run.module,
+                &arm_refs,
+                &skips,
+                plan.warmup,
+                rounds,
+                &order,
+                sink,
+            );
+            for (i, outcome) in outcomes.into_iter().enumerate() {
+                let (reps, error) = match outcome {
+                    ArmOutcome::Ran(reps) => (reps, None),
+                    ArmOutcome::Skipped(_) => (Vec::new(), None),
+                    ArmOutcome::Failed { error, completed } => (completed, Some(error)),
+                };
+                run.reps[i].extend(reps.into_iter().map(|r| (epoch as u32, r)));
+                if let Some(e) = error {
+                    let e = format!("{e} (epoch {epoch})");
+                    report.errors.push(e.clone());
+                    run.failed[i] = Some(e);
+                }
+            }
+            run.spent += t0.elapsed();
+            run.epochs += 1;
+            ran.push(run.module.name().to_string());
+            let result = summarise(run, &specs, &arm_refs, plan.metric);
+            let hw = widest_half_width(&result);
+            let decision = if run.epochs < 2 {
+                stats::epochs::Decision::Continue
+            } else {
+                rule.decide(hw, run.epochs, run.spent.as_secs_f64(), plan.stop.budget_s)
+            };
+            if let stats::epochs::Decision::Stop(reason) = decision {
+                run.stopped = Some(Stopped {
+                    reason: reason.to_string(),
+                    epochs: run.epochs,
+                    seconds: run.spent.as_secs_f64(),
+                    half_width_pct: hw.is_finite().then_some(hw),
+                });
+            }
+            run.result = Some(result);
+        }
+        let pids: BTreeMap<String, u32> = arms
             .iter()
-            .map(|a| skip_reason(*a, &module))
-            .collect::<Result<_, _>>()?;
-        let running = skips.iter().filter(|s| s.is_none()).count();
-        sink.shape_started(module.name(), running * (plan.warmup + rounds));
-        let outcomes = schedule::run_shape(&module, &arm_refs, &skips, plan.warmup, rounds, sink);
-        let result = summarise(&module, counts, &arms, outcomes, &mut report.errors);
-        report.results.push(result);
-        report.machine.finish();
-        report.wall_seconds = started.elapsed().as_secs_f64();
-        crate::phases::time(crate::phases::Phase::Report, || sink.shape_done(&report))?;
+            .filter_map(|a| Some((a.label().to_string(), a.pid()?)))
+            .collect();
+        drop(arm_refs);
+        // Dropping the arms ends their worker processes.
+        drop(arms);
+        report.epochs.push(EpochRecord {
+            epoch,
+            pids,
+            shapes: ran,
+            seconds: epoch_started.elapsed().as_secs_f64(),
+        });
+        publish(&mut report, &runs, started);
+        crate::phases::time(crate::phases::Phase::Report, || sink.update(&report))?;
+        if interrupted {
+            break;
+        }
     }
-    report.complete = true;
-    report.machine.finish();
-    report.wall_seconds = started.elapsed().as_secs_f64();
+    for run in &mut runs {
+        if run.stopped.is_none() && run.result.is_some() {
+            let hw = run.result.as_ref().map(widest_half_width);
+            run.stopped = Some(Stopped {
+                reason: if interrupted {
+                    "interrupted".into()
+                } else {
+                    "epoch limit".into()
+                },
+                epochs: run.epochs,
+                seconds: run.spent.as_secs_f64(),
+                half_width_pct: hw.filter(|h| h.is_finite()),
+            });
+        }
+    }
+    publish(&mut report, &runs, started);
+    report.complete = !interrupted;
     Ok(report)
 }
 
+/// The results so far into the report.
+fn publish(report: &mut Session, runs: &[ShapeRun], started: Instant) {
+    report.results = runs
+        .iter()
+        .filter_map(|r| {
+            let mut res = r.result.clone()?;
+            res.stopped = r.stopped.clone();
+            Some(res)
+        })
+        .collect();
+    report.machine.finish();
+    report.wall_seconds = started.elapsed().as_secs_f64();
+}
+
+/// The widest half-width of a shape's comparisons and null control, in
+/// percent; infinite while any of them lacks the layout component.
+fn widest_half_width(r: &ShapeResult) -> f64 {
+    let hw = |m: f64, ci: [f64; 2], l: &Layout| {
+        if l.includes_layout {
+            (ci[1] - m).max(m - ci[0])
+        } else {
+            f64::INFINITY
+        }
+    };
+    r.comparisons
+        .iter()
+        .map(|c| hw(c.median_pct, c.ci_pct, &c.layout))
+        .chain(
+            r.null_control
+                .iter()
+                .map(|n| hw(n.median_pct, n.ci_pct, &n.layout)),
+        )
+        .fold(0.0, f64::max)
+}
+
+/// Settle a shape's iteration count so that one rep of its slowest arm
+/// takes about `target`: each arm that runs the shape calls it twice at the
+/// shape's own count (the first call may pay lazy compilation), and the
+/// slowest second call sets the count. Every arm then runs that count.
+fn pilot(
+    module: &mut ShapeModule,
+    arms: &[&dyn Arm],
+    skips: &[Option<String>],
+    target: Duration,
+) -> Result<(), Error> {
+    let mut slowest = 0.0f64;
+    for (arm, skip) in arms.iter().zip(skips) {
+        if skip.is_some() {
+            continue;
+        }
+        // A failing arm fails again in the epoch proper, which reports it.
+        let Ok(mut p) = arm.prepare(module) else {
+            continue;
+        };
+        if let (Ok(_), Ok(r)) = (p.rep(0), p.rep(1)) {
+            slowest = slowest.max(r.reading.ns / module.iters as f64);
+        }
+    }
+    if slowest > 0.0 {
+        let per = module.shape.declared(&module.params).per.max(1);
+        let n = (target.as_secs_f64() * 1e9 / slowest) as u64 / per * per;
+        module.set_iters(n.clamp(per, i32::MAX as u64 / per * per))?;
+    }
+    Ok(())
+}
+
 fn summarise(
-    module: &ShapeModule,
-    counts: Option<IterCounts>,
-    arms: &[(Box<dyn Arm>, Role)],
-    outcomes: Vec<ArmOutcome>,
-    errors: &mut Vec<String>,
+    run: &ShapeRun,
+    specs: &[(ArmSpec, String, Role)],
+    arms: &[&dyn Arm],
+    metric: Metric,
 ) -> ShapeResult {
+    let module = &run.module;
+    let counts = run.counts.clone();
     let iters = module.iters as f64;
     let mut results = Vec::new();
-    for ((arm, role), outcome) in arms.iter().zip(outcomes) {
-        let (reps, skipped, error) = match outcome {
-            ArmOutcome::Ran(reps) => (reps, None, None),
-            ArmOutcome::Skipped(reason) => (Vec::new(), Some(format!("skipped: {reason}")), None),
-            ArmOutcome::Failed { error, completed } => {
-                errors.push(error.to_string());
-                (completed, None, Some(error.to_string()))
-            }
+    for (i, (_, label, role)) in specs.iter().enumerate() {
+        let reps = &run.reps[i];
+        let value = |t: &Timed| match metric {
+            Metric::Wall => Some(t.rep.reading.ns),
+            Metric::ThreadCpu => t.rep.reading.counters.get(THREAD_CPU).copied(),
         };
-        let samples: Vec<f64> = reps.iter().map(|r| r.reading.ns / iters).collect();
+        // A rep without the metric (a CPU clock that failed) is left out.
+        let kept: Vec<&(u32, Timed)> = reps.iter().filter(|(_, t)| value(t).is_some()).collect();
+        let samples: Vec<f64> = kept
+            .iter()
+            .filter_map(|(_, t)| value(t).map(|v| v / iters))
+            .collect();
+        let records: Vec<RepRecord> = kept
+            .iter()
+            .map(|(e, t)| RepRecord {
+                epoch: *e,
+                round: t.round as u32,
+                slot: t.slot as u32,
+                iters: module.iters,
+                ns: t.rep.reading.ns,
+                cpu_ns: t.rep.reading.counters.get(THREAD_CPU).copied(),
+                involuntary_switches: t.rep.reading.counters.get(INVOLUNTARY).map(|v| *v as u64),
+            })
+            .collect();
+        let switches: Vec<u64> = records
+            .iter()
+            .filter_map(|r| r.involuntary_switches)
+            .collect();
         let ns = (!samples.is_empty()).then(|| MinMedian {
             min: stats::min(&samples),
             median: stats::median(&samples),
@@ -218,40 +562,49 @@ fn summarise(
             (Some(t), Some(c)) if c.bytes > 0.0 => Some(c.bytes / t.median * 1e3),
             _ => None,
         };
-        let readings: Vec<&crate::measure::Reading> = reps.iter().map(|r| &r.reading).collect();
-        let arm_counters =
-            counter_summary::summarise_arm(&readings, iters, counts.as_ref().map(|c| c.ops));
+        let readings: Vec<&crate::measure::Reading> =
+            kept.iter().map(|(_, t)| &t.rep.reading).collect();
         results.push(ArmResult {
-            counters: arm_counters,
-            arm: arm.label().to_string(),
+            counters: counter_summary::summarise_arm(
+                &readings,
+                iters,
+                counts.as_ref().map(|c| c.ops),
+            ),
+            arm: label.clone(),
             role: *role,
-            version: arm.version(),
+            version: arms[i].version(),
             ns_per_iter: ns,
             ns_per_op,
             mb_per_s,
             verified_reps: reps.len(),
-            skipped,
-            error,
+            skipped: run.skipped[i].as_ref().map(|r| format!("skipped: {r}")),
+            error: run.failed[i].clone(),
             samples_ns_per_iter: samples,
+            preempted_reps: (!switches.is_empty())
+                .then(|| switches.iter().filter(|&&s| s > 0).count()),
+            reps: records,
         });
     }
     let base = results
         .iter()
         .find(|r| r.role == Role::Baseline)
-        .map(|r| r.samples_ns_per_iter.clone());
-    let compare = |r: &ArmResult, null: Option<&Change>| {
-        stats::compare(&r.samples_ns_per_iter, base.as_deref()?, null, LEVEL)
+        .map(|r| r.samples_by_epoch());
+    let compare = |r: &ArmResult, null: Option<&stats::EpochChange>| {
+        let (c, b) = paired_epochs(&r.samples_by_epoch(), base.as_ref()?);
+        stats::compare(&c, &b, null, LEVEL)
     };
     let null_change = results
         .iter()
         .find(|r| r.role == Role::Null)
         .and_then(|r| compare(r, None))
         .map(|c| c.change);
-    let mut comparisons = Vec::new();
     let baseline_label = results.first().map(|r| r.arm.clone()).unwrap_or_default();
-    for r in results.iter().filter(|r| r.role != Role::Baseline) {
-        if let Some(stats::Compared { change: c, verdict }) = compare(r, null_change.as_ref()) {
-            comparisons.push(Comparison {
+    let comparisons = results
+        .iter()
+        .filter(|r| r.role != Role::Baseline)
+        .filter_map(|r| {
+            let stats::Compared { change: c, verdict } = compare(r, null_change.as_ref())?;
+            Some(Comparison {
                 arm: r.arm.clone(),
                 vs: baseline_label.clone(),
                 median_pct: c.median_pct,
@@ -259,12 +612,13 @@ fn summarise(
                 confidence: c.confidence,
                 ratio: c.ratio,
                 verdict,
-            });
-        }
-    }
-    let counter_arms: Vec<(&str, Role, &ArmCounters)> = results
+                layout: Layout::of(&c),
+            })
+        })
+        .collect();
+    let counter_arms: Vec<(&str, Role, &ArmCounters, &[RepRecord])> = results
         .iter()
-        .map(|r| (r.arm.as_str(), r.role, &r.counters))
+        .map(|r| (r.arm.as_str(), r.role, &r.counters, r.reps.as_slice()))
         .collect();
     let (counter_comparisons, counter_null_control) = counter_summary::compare(&counter_arms);
     ShapeResult {
@@ -278,10 +632,7 @@ fn summarise(
         counts_per_iter: counts,
         arms: results,
         comparisons,
-        null_control: null_change.map(|c| NullControl {
-            median_pct: c.median_pct,
-            ci_pct: c.ci_pct,
-            confidence: c.confidence,
-        }),
+        null_control: null_change.as_ref().map(NullControl::of),
+        stopped: None,
     }
 }

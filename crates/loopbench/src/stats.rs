@@ -37,7 +37,9 @@ pub fn min(xs: &[f64]) -> f64 {
     xs.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
-/// `P(B <= k)` for `B ~ Binomial(n, 1/2)`.
+/// `P(B <= k)` for `B ~ Binomial(n, 1/2)` (the test oracle of the
+/// log-space sum in [`epochs::median_interval`]).
+#[cfg(test)]
 fn binom_half_cdf(n: usize, k: usize) -> f64 {
     let mut term = 0.5f64.powi(n as i32); // C(n,0) / 2^n
     let mut sum = 0.0;
@@ -120,47 +122,74 @@ impl std::fmt::Display for Verdict {
 /// interval first reaches 95% (1 - 2/2^6 = 0.969); fewer is no evidence.
 pub const MIN_PAIRS: usize = 6;
 
-/// A comparison of one arm with the baseline: the paired change and the
-/// verdict against the null control.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A comparison of one arm with the baseline: the change across epochs and
+/// the verdict against the null control.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Compared {
-    pub change: Change,
+    pub change: EpochChange,
     pub verdict: Verdict,
 }
 
-/// The one comparison every command makes: `candidate` and `baseline` are
-/// per-round values in round order (an arm that failed partway has fewer;
-/// rounds pair up to the shorter), `null` the null control's change.
+pub use epochs::EpochChange;
+
+/// The one comparison every command makes. `candidate[e]` and `baseline[e]`
+/// are epoch `e`'s per-round values in round order (an arm that failed
+/// partway has fewer; rounds pair up to the shorter), `null` the null
+/// control's change. The interval includes the spread between epochs (new
+/// processes, new layouts) whenever there are two or more
+/// ([`epochs::epoch_change`]); with one it covers rounds only and says so.
 pub fn compare(
-    candidate: &[f64],
-    baseline: &[f64],
-    null: Option<&Change>,
+    candidate: &[Vec<f64>],
+    baseline: &[Vec<f64>],
+    null: Option<&EpochChange>,
     level: f64,
 ) -> Option<Compared> {
-    let n = candidate.len().min(baseline.len());
-    let change = paired_change(&candidate[..n], &baseline[..n], level)?;
+    let pairs: Vec<(&[f64], &[f64])> = candidate
+        .iter()
+        .zip(baseline)
+        .map(|(c, b)| {
+            let n = c.len().min(b.len());
+            (&c[..n], &b[..n])
+        })
+        .filter(|(c, _)| !c.is_empty())
+        .collect();
+    let opts = epochs::Options {
+        level,
+        ..Default::default()
+    };
+    let change = epochs::epoch_change_from_samples(&pairs, &opts)?;
     Some(Compared {
-        verdict: verdict(&change, null),
+        verdict: verdict(
+            change.median_pct,
+            change.ci_pct,
+            change.pairs,
+            null.map(|n| n.ci_pct),
+        ),
         change,
     })
 }
 
 /// `faster`/`slower` only when the interval excludes zero AND the median
 /// change lies outside the null control's interval; anything smaller than
-/// the concurrent noise floor is not a result.
-pub fn verdict(change: &Change, null: Option<&Change>) -> Verdict {
-    if change.pairs < MIN_PAIRS {
+/// the concurrent noise floor is not a result, and without a null control
+/// there is no floor, so no call.
+pub fn verdict(
+    median_pct: f64,
+    ci_pct: [f64; 2],
+    pairs: usize,
+    null_ci: Option<[f64; 2]>,
+) -> Verdict {
+    if pairs < MIN_PAIRS {
         return Verdict::TooFewPairs;
     }
-    let [lo, hi] = change.ci_pct;
-    let (null_lo, null_hi) = match null {
-        Some(n) => (n.ci_pct[0].min(0.0), n.ci_pct[1].max(0.0)),
-        // Without a null control there is no floor: refuse to call it.
-        None => return Verdict::WithinNoise,
+    let [lo, hi] = ci_pct;
+    let Some([null_lo, null_hi]) = null_ci else {
+        return Verdict::WithinNoise;
     };
-    if hi < 0.0 && change.median_pct < null_lo {
+    let (null_lo, null_hi) = (null_lo.min(0.0), null_hi.max(0.0));
+    if hi < 0.0 && median_pct < null_lo {
         Verdict::Faster
-    } else if lo > 0.0 && change.median_pct > null_hi {
+    } else if lo > 0.0 && median_pct > null_hi {
         Verdict::Slower
     } else {
         Verdict::WithinNoise
@@ -223,19 +252,21 @@ mod tests {
             change.ci_pct[0] > 3.0 && change.ci_pct[1] < 7.0,
             "{change:?}"
         );
-        assert_eq!(verdict(&change, Some(&null_change)), Verdict::Slower);
-        assert_eq!(
-            verdict(&null_change, Some(&null_change)),
-            Verdict::WithinNoise
-        );
+        let v = |c: &Change, n: &Change| verdict(c.median_pct, c.ci_pct, c.pairs, Some(n.ci_pct));
+        assert_eq!(v(&change, &null_change), Verdict::Slower);
+        assert_eq!(v(&null_change, &null_change), Verdict::WithinNoise);
         let faster: Vec<f64> = base.iter().map(|b| b * 0.9).collect();
         assert_eq!(
-            verdict(
-                &paired_change(&faster, &base, 0.95).unwrap(),
-                Some(&null_change)
-            ),
+            v(&paired_change(&faster, &base, 0.95).unwrap(), &null_change),
             Verdict::Faster
         );
+        // The same through compare, one epoch.
+        let null = compare(&[null], &[base.clone()], None, 0.95)
+            .unwrap()
+            .change;
+        let c = compare(&[cand], &[base], Some(&null), 0.95).unwrap();
+        assert_eq!(c.verdict, Verdict::Slower);
+        assert!(!c.change.includes_layout);
     }
 
     #[test]
@@ -254,7 +285,18 @@ mod tests {
             ratio: 1.001,
             pairs: 12,
         };
-        assert_eq!(verdict(&c, Some(&n)), Verdict::WithinNoise);
-        assert_eq!(verdict(&c, None), Verdict::WithinNoise);
+        assert_eq!(
+            verdict(c.median_pct, c.ci_pct, c.pairs, Some(n.ci_pct)),
+            Verdict::WithinNoise
+        );
+        assert_eq!(
+            verdict(c.median_pct, c.ci_pct, c.pairs, None),
+            Verdict::WithinNoise
+        );
+        // Too few pairs: no verdict at all, whatever the interval says.
+        assert_eq!(
+            verdict(188.3, [188.3, 188.3], 1, Some(n.ci_pct)),
+            Verdict::TooFewPairs
+        );
     }
 }

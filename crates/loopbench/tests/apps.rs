@@ -8,7 +8,18 @@
 use loopbench::apps::{self, profile::count_app, warm, warm::run_warm, AppShape, Driver};
 use loopbench::engines::{ArmSpec, EngineKind};
 use loopbench::measure::counters::CounterSet;
-use loopbench::session::{self, Plan};
+use loopbench::results::StopSettings;
+use loopbench::session::{self, Isolation, Plan};
+
+/// One epoch: these tests check verification, not intervals.
+fn one_epoch() -> StopSettings {
+    StopSettings {
+        min_epochs: 1,
+        max_epochs: 1,
+        precision_pct: 100.0,
+        budget_s: 1e9,
+    }
+}
 use loopbench::shapes::{self, Params, Shape, ShapeModule};
 use std::process::Command;
 
@@ -38,6 +49,10 @@ fn every_app_verifies_on_every_default_engine() {
             rounds: 1,
             warmup: 0,
             counters: CounterSet::none(),
+            isolation: Isolation::InProcess,
+            rep_target: None,
+            stop: one_epoch(),
+            ..Default::default()
         };
         let report = session::run(plan, &mut Quiet).unwrap();
         let r = &report.results[0];
@@ -103,6 +118,10 @@ fn every_c_app_runs_on_wasm3_too() {
             rounds: 1,
             warmup: 0,
             counters: CounterSet::none(),
+            isolation: Isolation::InProcess,
+            rep_target: None,
+            stop: one_epoch(),
+            ..Default::default()
         };
         let report = session::run(plan, &mut Quiet).unwrap();
         assert!(report.errors.is_empty(), "{name}: {:?}", report.errors);

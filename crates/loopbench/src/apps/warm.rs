@@ -461,8 +461,8 @@ pub struct WarmResult {
     pub iters: u64,
     /// (label, samples ns per iteration, skipped reason)
     pub arms: Vec<(String, Vec<f64>, Option<String>)>,
-    pub change: Option<stats::Change>,
-    pub null: Option<stats::Change>,
+    pub change: Option<stats::EpochChange>,
+    pub null: Option<stats::EpochChange>,
     pub verdict: Option<stats::Verdict>,
     /// Instances created per arm (one per rep, warm-up included).
     pub instances: Vec<usize>,
@@ -507,9 +507,17 @@ pub fn run_warm(
         .iter()
         .map(|a| skip_reason(*a, &setup.module))
         .collect::<Result<_, _>>()?;
-    let rounds = crate::schedule::balanced_rounds(rounds, refs.len());
-    let outcomes =
-        crate::schedule::run_shape(&setup.module, &refs, &skips, warmup, rounds, &mut ());
+    let rounds = crate::schedule::complete_rounds(rounds, refs.len());
+    let order = crate::schedule::EpochOrder::new(Default::default(), refs.len(), 0, None);
+    let outcomes = crate::schedule::run_shape(
+        &setup.module,
+        &refs,
+        &skips,
+        warmup,
+        rounds,
+        &order,
+        &mut (),
+    );
     let iters = setup.module.iters as f64;
     let mut errors = Vec::new();
     let mut samples = Vec::new();
@@ -525,18 +533,24 @@ pub fn run_warm(
         samples.push((
             arm.label().to_string(),
             reps.iter()
-                .map(|r| r.reading.ns / iters)
+                .map(|r| r.rep.reading.ns / iters)
                 .collect::<Vec<f64>>(),
             skipped,
         ));
     }
-    let compare = |i: usize, null: Option<&stats::Change>| {
-        stats::compare(&samples[i].1, &samples[0].1, null, LEVEL)
+    // One process: the interval covers rounds only (no epochs here).
+    let compare = |i: usize, null: Option<&stats::EpochChange>| {
+        stats::compare(
+            std::slice::from_ref(&samples[i].1),
+            std::slice::from_ref(&samples[0].1),
+            null,
+            LEVEL,
+        )
     };
     let null = compare(2, None).map(|c| c.change);
     let compared = compare(1, null.as_ref());
+    let verdict = compared.as_ref().map(|c| c.verdict);
     let change = compared.map(|c| c.change);
-    let verdict = compared.map(|c| c.verdict);
     let instances = arms
         .iter()
         .map(|a| a.instances.load(std::sync::atomic::Ordering::SeqCst))

@@ -86,6 +86,9 @@ pub struct ArmContext {
     /// In the callgrind child, workers run under callgrind too
     /// ([`crate::measure::callgrind::worker_command`]).
     pub worker_counters: Vec<String>,
+    pub isolation: crate::session::Isolation,
+    pub pin: Option<usize>,
+    pub seed: u64,
 }
 
 impl ArmContext {
@@ -100,7 +103,24 @@ impl ArmContext {
             timing: Timing::default(),
             counters,
             worker_counters,
+            isolation: crate::session::Isolation::InProcess,
+            pin: None,
+            seed: 0,
         }
+    }
+
+    /// Where arms run, the core their timing thread is pinned to, and the
+    /// seed of in-worker randomisation.
+    pub fn with_isolation(
+        mut self,
+        isolation: crate::session::Isolation,
+        pin: Option<usize>,
+        seed: u64,
+    ) -> Self {
+        self.isolation = isolation;
+        self.pin = pin;
+        self.seed = seed;
+        self
     }
 
     /// The arm for `spec`: the engine compiled in, or a worker of its build

@@ -150,7 +150,7 @@ fn arm_reps(outcomes: Vec<ArmOutcome>) -> Result<Vec<Vec<Rep>>, Error> {
     outcomes
         .into_iter()
         .map(|o| match o {
-            ArmOutcome::Ran(reps) => Ok(reps),
+            ArmOutcome::Ran(reps) => Ok(reps.into_iter().map(|t| t.rep).collect()),
             ArmOutcome::Skipped(reason) => {
                 Err(Error::Usage(format!("calibration arm skipped: {reason}")))
             }
@@ -252,7 +252,8 @@ fn call_overhead(module: &ShapeModule, spec: &ArmSpec, warmup: usize) -> Result<
     let per = module.shape.declared(&module.params).per.max(1);
     let arm = calibration_arm(spec, format!("{spec}@{per}"), Iters::Fixed(per))?;
     let arms: [&dyn Arm; 1] = [&arm];
-    let outcomes = schedule::run_shape(module, &arms, &[None], warmup.max(1), 31, &mut ());
+    let order = schedule::EpochOrder::new(Default::default(), 1, 0, None);
+    let outcomes = schedule::run_shape(module, &arms, &[None], warmup.max(1), 31, &order, &mut ());
     let reps = arm_reps(outcomes)?;
     Ok(Metric::ALL.map(|m| {
         metric_samples(m, &reps)
@@ -297,7 +298,7 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
         iters.push(a.iters_for(&module)?);
     }
     let skips = vec![None; arms.len()];
-    let rounds = schedule::balanced_rounds(s.rounds, arms.len());
+    let rounds = schedule::complete_rounds(s.rounds, arms.len());
     let version = arms[0].version();
 
     let _load = (s.load_threads > 0).then(|| BusyLoad::start(s.load_threads));
@@ -317,7 +318,11 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
     for rep in 1..=s.repeat {
         let load_start = machine::load_average();
         let t0 = Instant::now();
-        let outcomes = schedule::run_shape(&module, &refs, &skips, s.warmup, rounds, &mut ());
+        // Each repetition is one process's rounds, relabelled like an epoch.
+        let order =
+            schedule::EpochOrder::new(Default::default(), refs.len(), rep, Some(rep as u64));
+        let outcomes =
+            schedule::run_shape(&module, &refs, &skips, s.warmup, rounds, &order, &mut ());
         let secs = t0.elapsed().as_secs_f64();
         let load_end = machine::load_average();
         let reps = arm_reps(outcomes)?;
@@ -332,12 +337,17 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
                 t_wall = t_base;
             }
             base_calls[m].extend_from_slice(base_ns);
-            let null_change = stats::compare(&samples[1], base_ns, None, LEVEL).map(|c| c.change);
+            let one = |v: &Vec<f64>| vec![v.clone()];
+            let null_change =
+                stats::compare(&one(&samples[1]), &one(base_ns), None, LEVEL).map(|c| c.change);
             for (i, arm) in arms.iter().enumerate().skip(1) {
                 let e = effects[i];
-                let Some(stats::Compared { change: c, verdict }) =
-                    stats::compare(&samples[i], base_ns, null_change.as_ref(), LEVEL)
-                else {
+                let Some(stats::Compared { change: c, verdict }) = stats::compare(
+                    &one(&samples[i]),
+                    &one(base_ns),
+                    null_change.as_ref(),
+                    LEVEL,
+                ) else {
                     continue;
                 };
                 // Exact by construction: the arm's count resolves e.iters().
@@ -461,7 +471,7 @@ fn fuel_toggle(name: &str, s: &Settings) -> Result<ToggleRow, Error> {
         },
         rounds: s.rounds,
         warmup: s.warmup,
-        counters: Default::default(),
+        ..Default::default()
     };
     let report = session::run(plan, &mut QuietSink)?;
     if let Some(e) = report.errors.first() {

@@ -9,7 +9,6 @@ use crate::apps::{self, AppShape, AppSpec, APPS};
 use super::OutputArgs;
 use crate::engines::{ArmSpec, EngineKind};
 use crate::error::Error;
-use crate::measure::counters::CounterSet;
 use crate::report;
 use crate::results::Document;
 use crate::results::ShapeResult;
@@ -213,7 +212,11 @@ fn app_plan(
         params: Params::default(),
         rounds,
         warmup,
-        counters: CounterSet::none(),
+        // An app's host-side inputs and checksum live in this process, and
+        // its step count is the workload: no pilot.
+        isolation: crate::session::Isolation::InProcess,
+        rep_target: None,
+        ..Default::default()
     })
 }
 
@@ -306,7 +309,7 @@ impl AppProjectArgs {
             },
             rounds: self.rounds,
             warmup: self.warmup,
-            counters: CounterSet::none(),
+            ..Default::default()
         };
         let price_report = session::run(plan, &mut Quiet)?;
         let models = crate::model::build(&price_report);

@@ -39,12 +39,12 @@ impl<'a> TerminalSink<'a> {
 }
 
 impl session::Sink for TerminalSink<'_> {
-    fn shape_started(&mut self, shape: &str, reps: usize) {
+    fn shape_started(&mut self, shape: &str, epoch: usize, reps: usize) {
         self.bar.set_position(0);
         self.bar.set_length(reps as u64);
-        self.bar.set_message(shape.to_string());
+        self.bar.set_message(format!("epoch {epoch}: {shape}"));
     }
-    fn shape_done(&mut self, report: &Session) -> Result<(), Error> {
+    fn update(&mut self, report: &Session) -> Result<(), Error> {
         if let Some(e) = self.exports {
             e.partial(&Document::Session(report.clone()))?;
         }

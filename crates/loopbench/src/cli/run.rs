@@ -8,11 +8,14 @@ use crate::error::Error;
 use crate::measure::callgrind;
 use crate::measure::counters::{CounterChoice, CounterKind, CounterSet};
 use crate::results::Document;
-use crate::session::{self, Plan};
+use crate::results::{Metric, StopSettings};
+use crate::schedule::Design;
+use crate::session::{self, Isolation, Plan};
 use crate::shapes;
 use clap::Args;
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::Duration;
 use std::time::Instant;
 
 #[derive(Args, Debug)]
@@ -33,12 +36,14 @@ pub struct RunArgs {
     pub shape_files: Vec<PathBuf>,
     #[command(flatten)]
     pub params: ShapeParams,
-    /// Measured rounds per shape (rounded up to a multiple of the arm count).
-    #[arg(long, default_value_t = 12)]
+    /// Measured rounds per shape and epoch (rounded up to whole order designs).
+    #[arg(long, default_value_t = 8)]
     pub rounds: usize,
-    /// Warm-up rounds per shape, run and verified but discarded.
+    /// Warm-up rounds per shape and epoch, run and verified but discarded.
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
+    #[command(flatten)]
+    pub epochs: EpochArgs,
     #[command(flatten)]
     pub output: OutputArgs,
     /// No progress bar.
@@ -94,7 +99,21 @@ impl RunArgs {
         if self.rounds == 0 {
             return Err(Error::Usage("--rounds must be at least 1".into()));
         }
+        let e = &self.epochs;
         Ok(Plan {
+            stop: e.stop()?,
+            order: e.order(),
+            seed: e.seed,
+            isolation: if e.in_process {
+                Isolation::InProcess
+            } else {
+                Isolation::Workers
+            },
+            pin: e.pin()?,
+            metric: e.metric.into(),
+            rep_target: (self.params.iters.is_none())
+                .then(|| e.rep_target())
+                .transpose()?,
             shapes: shapes::select(&self.shapes, &self.shape_files)?,
             arms,
             params: self.params.params(),
@@ -141,5 +160,131 @@ impl RunArgs {
             eprintln!("error: {e}");
         }
         Ok(errors.is_empty())
+    }
+}
+
+/// How a session samples layouts and time: epochs of fresh worker
+/// processes until the interval is narrow enough or the budget is spent.
+#[derive(Args, Debug)]
+pub struct EpochArgs {
+    /// Stop a shape once the widest interval half-width of its comparisons
+    /// (null control included) is at most this, in percent.
+    #[arg(long, default_value_t = 0.5, value_name = "PCT")]
+    pub precision: f64,
+    /// Seconds each shape may take in all (its epochs' rounds, preparation
+    /// and verification included) before it stops, precise or not.
+    #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
+    pub budget: f64,
+    /// Epochs every shape runs at least (precision only counts from here).
+    #[arg(long, default_value_t = 5)]
+    pub min_epochs: usize,
+    /// Epochs at most.
+    #[arg(long, default_value_t = 200)]
+    pub max_epochs: usize,
+    /// Target milliseconds of one rep of the slowest arm; the iteration count
+    /// comes from a pilot call (ignored with --iters).
+    #[arg(long, default_value_t = 2.0, value_name = "MS")]
+    pub rep_ms: f64,
+    /// The order of arms in a round: williams (every arm follows every other
+    /// equally often) or random (a seeded permutation per round).
+    #[arg(long, value_enum, default_value_t = OrderArg::Williams)]
+    pub order: OrderArg,
+    /// Seed of the order's per-epoch relabelling (recorded in the results).
+    #[arg(long, default_value_t = 0x6c6f_6f70)]
+    pub seed: u64,
+    /// Pin every timing thread to this core, or `none` (default: the last
+    /// core this process may use).
+    #[arg(long, value_name = "CPU|none")]
+    pub pin: Option<String>,
+    /// What verdicts are taken on: the wall clock, or the timing thread's
+    /// CPU time (which leaves out time spent waiting for a core).
+    #[arg(long, value_enum, default_value_t = MetricArg::Wall)]
+    pub metric: MetricArg,
+    /// Run every arm inside this process (one layout: intervals then cover
+    /// rounds only; for debugging).
+    #[arg(long)]
+    pub in_process: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OrderArg {
+    Williams,
+    Random,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MetricArg {
+    Wall,
+    Cpu,
+}
+
+impl From<MetricArg> for Metric {
+    fn from(m: MetricArg) -> Self {
+        match m {
+            MetricArg::Wall => Metric::Wall,
+            MetricArg::Cpu => Metric::ThreadCpu,
+        }
+    }
+}
+
+impl EpochArgs {
+    fn stop(&self) -> Result<StopSettings, Error> {
+        if !(self.precision > 0.0 && self.precision.is_finite()) {
+            return Err(Error::Usage(
+                "--precision must be a positive percentage".into(),
+            ));
+        }
+        if !(self.budget > 0.0 && self.budget.is_finite()) {
+            return Err(Error::Usage(
+                "--budget must be a positive number of seconds".into(),
+            ));
+        }
+        if self.min_epochs == 0 || self.max_epochs < self.min_epochs {
+            return Err(Error::Usage(format!(
+                "--min-epochs {} and --max-epochs {}: need 1 <= min <= max",
+                self.min_epochs, self.max_epochs
+            )));
+        }
+        Ok(StopSettings {
+            min_epochs: self.min_epochs,
+            max_epochs: self.max_epochs,
+            precision_pct: self.precision,
+            budget_s: self.budget,
+        })
+    }
+
+    fn order(&self) -> Design {
+        match self.order {
+            OrderArg::Williams => Design::Williams,
+            OrderArg::Random => Design::Random { seed: self.seed },
+        }
+    }
+
+    fn rep_target(&self) -> Result<Duration, Error> {
+        if !(self.rep_ms > 0.0 && self.rep_ms <= 60_000.0) {
+            return Err(Error::Usage(
+                "--rep-ms must be above 0 and at most 60000".into(),
+            ));
+        }
+        Ok(Duration::from_secs_f64(self.rep_ms / 1e3))
+    }
+
+    fn pin(&self) -> Result<Option<usize>, Error> {
+        match self.pin.as_deref() {
+            Some("none") => Ok(None),
+            Some(cpu) => {
+                let cpu: usize = cpu.parse().map_err(|_| {
+                    Error::Usage(format!("--pin `{cpu}`: expected a core number or `none`"))
+                })?;
+                if !crate::measure::affinity::allowed().contains(&cpu) {
+                    return Err(Error::Usage(format!(
+                        "--pin {cpu}: this process may run on cores {:?} only",
+                        crate::measure::affinity::allowed()
+                    )));
+                }
+                Ok(Some(cpu))
+            }
+            None => Ok(crate::measure::affinity::allowed().last().copied()),
+        }
     }
 }

@@ -6,11 +6,13 @@
 //! always present; further counters (cycles, hardware events) plug in as
 //! [`Counter`]s.
 
+pub mod affinity;
 pub mod callgrind;
 pub mod counters;
 pub mod cpu;
 pub mod load;
 pub mod perf;
+pub mod rusage;
 pub mod summary;
 pub mod tsc;
 
@@ -111,4 +113,15 @@ impl Meter {
     pub fn take(&mut self) -> Reading {
         std::mem::take(&mut self.reading)
     }
+}
+
+/// The counters every timed call reads, whatever `--counters` says: the
+/// thread's CPU time (the `--metric cpu` of a verdict) and its involuntary
+/// context switches (preempted reps). Both are two cheap system calls
+/// outside the wall-clock window.
+pub fn disturbance_counters() -> Vec<Box<dyn Counter>> {
+    let mut c: Vec<Box<dyn Counter>> = vec![Box::new(rusage::Involuntary::default())];
+    #[cfg(target_os = "linux")]
+    c.push(Box::new(cpu::ThreadCpu::default()));
+    c
 }

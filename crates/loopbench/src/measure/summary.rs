@@ -10,7 +10,8 @@
 
 use super::{callgrind, perf, tsc, Reading};
 use crate::results::{
-    ArmCounters, CounterComparison, CounterSummary, MedianMin, NullControl, Role,
+    group_by_epoch, ArmCounters, CounterComparison, CounterSummary, Layout, MedianMin, NullControl,
+    RepRecord, Role,
 };
 use crate::stats;
 use std::collections::BTreeMap;
@@ -137,14 +138,16 @@ fn paired(cand: &[Option<f64>], base: &[Option<f64>]) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// Per counter: every non-baseline arm against the baseline, and the null
-/// control's change (the floor the verdicts use). `arms` is
-/// `(label, role, counters)` in session order.
+/// control's change (the floor the verdicts use), across epochs like time.
+/// `arms` is `(label, role, counters, reps)` in session order; a rep
+/// without a value for a counter is left out of that counter's pairs.
 pub fn compare(
-    arms: &[(&str, Role, &ArmCounters)],
+    arms: &[(&str, Role, &ArmCounters, &[RepRecord])],
 ) -> (Vec<CounterComparison>, BTreeMap<String, NullControl>) {
     let mut comparisons = Vec::new();
     let mut nulls = BTreeMap::new();
-    let Some((base_label, _, base)) = arms.iter().find(|(_, role, _)| *role == Role::Baseline)
+    let Some((base_label, _, base, base_reps)) =
+        arms.iter().find(|(_, role, _, _)| *role == Role::Baseline)
     else {
         return (comparisons, nulls);
     };
@@ -152,34 +155,32 @@ pub fn compare(
         let Some(b) = base.values.get(m.key) else {
             continue;
         };
-        let compare = |c: &ArmCounters, null: Option<&stats::Change>| {
+        let b = group_by_epoch(&b.samples_per_iter, base_reps);
+        let compare = |c: &ArmCounters, reps: &[RepRecord], null: Option<&stats::EpochChange>| {
             let s = c.values.get(m.key)?;
-            let (x, y) = paired(&s.samples_per_iter, &b.samples_per_iter);
+            let c = group_by_epoch(&s.samples_per_iter, reps);
+            let (x, y): (Vec<Vec<f64>>, Vec<Vec<f64>>) = c
+                .iter()
+                .filter_map(|(e, c)| Some(paired(c, b.get(e)?)))
+                .unzip();
             stats::compare(&x, &y, null, crate::session::LEVEL)
         };
         let null = arms
             .iter()
-            .find(|(_, role, _)| *role == Role::Null)
-            .and_then(|(_, _, c)| compare(c, None))
+            .find(|(_, role, _, _)| *role == Role::Null)
+            .and_then(|(_, _, c, reps)| compare(c, reps, None))
             .map(|c| c.change);
         if let Some(n) = &null {
-            nulls.insert(
-                m.key.to_string(),
-                NullControl {
-                    median_pct: n.median_pct,
-                    ci_pct: n.ci_pct,
-                    confidence: n.confidence,
-                },
-            );
+            nulls.insert(m.key.to_string(), NullControl::of(n));
         }
-        for (label, role, c) in arms {
+        for (label, role, c, reps) in arms {
             if *role == Role::Baseline {
                 continue;
             }
             if let Some(stats::Compared {
                 change: ch,
                 verdict,
-            }) = compare(c, null.as_ref())
+            }) = compare(c, reps, null.as_ref())
             {
                 comparisons.push(CounterComparison {
                     counter: m.key.to_string(),
@@ -190,6 +191,7 @@ pub fn compare(
                     confidence: ch.confidence,
                     ratio: ch.ratio,
                     verdict,
+                    layout: Layout::of(&ch),
                 });
             }
         }
@@ -262,9 +264,9 @@ mod tests {
         let null = arm(&[100.0; 12]);
         let cand = arm(&[90.0; 12]);
         let (cmp, nulls) = compare(&[
-            ("a", Role::Baseline, &base),
-            ("b", Role::Candidate, &cand),
-            ("a#null", Role::Null, &null),
+            ("a", Role::Baseline, &base, &[]),
+            ("b", Role::Candidate, &cand, &[]),
+            ("a#null", Role::Null, &null, &[]),
         ]);
         assert_eq!(nulls[callgrind::NAME].median_pct, 0.0);
         let c = cmp.iter().find(|c| c.arm == "b").unwrap();

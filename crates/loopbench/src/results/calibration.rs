@@ -1,32 +1,12 @@
 //! A calibration's results: known effects, what was measured, coverage.
 
 use crate::machine::Machine;
+pub use crate::results::Metric;
 use crate::stats::Verdict;
 use serde::{Deserialize, Serialize};
 
 /// The schema calibrations are written with.
 pub const SCHEMA: &str = "loopbench-calibrate/1";
-
-/// What a calibration row measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// The monotonic clock around the call: what every session reports.
-    Wall,
-    /// The thread's CPU time around the same call ([`ThreadCpu`]).
-    ThreadCpu,
-}
-
-impl Metric {
-    pub const ALL: [Metric; 2] = [Metric::Wall, Metric::ThreadCpu];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Wall => "wall clock",
-            Metric::ThreadCpu => "thread CPU time",
-        }
-    }
-}
 
 /// One effect in one repetition.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -16,10 +16,11 @@ use crate::error::Error;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// The schema a session is written with.
-pub const SESSION_SCHEMA: &str = "loopbench/1";
-/// Session schemas this version reads.
-pub const SESSION_SCHEMAS_READ: &[&str] = &["loopbench/1"];
+/// The schema a session is written with. 2 added epochs (fresh processes),
+/// per-rep records, the layout part of every interval and the stop rule.
+pub const SESSION_SCHEMA: &str = "loopbench/2";
+/// Session schemas this version reads: 1 reads as a single epoch.
+pub const SESSION_SCHEMAS_READ: &[&str] = &["loopbench/1", "loopbench/2"];
 /// The schema of `loopbench model` output: a session and its price models.
 pub const MODEL_SCHEMA: &str = "loopbench-model/1";
 

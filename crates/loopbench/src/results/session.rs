@@ -16,6 +16,51 @@ pub enum Role {
     Candidate,
 }
 
+/// What a rep's cost is read from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// The monotonic clock around the call: what sessions report by default.
+    #[default]
+    Wall,
+    /// The timing thread's CPU time around the same call: time spent
+    /// waiting for a core is not in it.
+    ThreadCpu,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 2] = [Metric::Wall, Metric::ThreadCpu];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Wall => "wall clock",
+            Metric::ThreadCpu => "thread CPU time",
+        }
+    }
+}
+
+/// One verified, timed rep: where it ran and what it cost.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RepRecord {
+    /// Epoch (a fresh set of worker processes, i.e. a fresh memory layout).
+    pub epoch: u32,
+    /// Measured round within the epoch.
+    pub round: u32,
+    /// Position in the round.
+    pub slot: u32,
+    /// Iterations the call ran.
+    pub iters: u64,
+    /// Wall-clock nanoseconds of the call.
+    pub ns: f64,
+    /// The timing thread's CPU nanoseconds, where read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<f64>,
+    /// Involuntary context switches of the timing thread during the call,
+    /// where read (non-zero: the rep waited for a core).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub involuntary_switches: Option<u64>,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MinMedian {
     pub min: f64,
@@ -38,8 +83,17 @@ pub struct ArmResult {
     pub skipped: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// ns per iteration of every measured rep, in round order.
+    /// ns per iteration of every measured rep (of the session's metric),
+    /// epoch by epoch, in round order.
     pub samples_ns_per_iter: Vec<f64>,
+    /// Every measured rep, parallel to `samples_ns_per_iter` (empty in
+    /// schema 1, which had one process and no epochs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reps: Vec<RepRecord>,
+    /// Reps that were preempted (an involuntary context switch during the
+    /// timed call), where the switches were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preempted_reps: Option<usize>,
     /// Extra counters (TSC, perf events, callgrind), per iteration and per op.
     #[serde(default, skip_serializing_if = "ArmCounters::is_empty")]
     pub counters: ArmCounters,
@@ -54,6 +108,8 @@ pub struct Comparison {
     pub confidence: f64,
     pub ratio: f64,
     pub verdict: Verdict,
+    #[serde(flatten)]
+    pub layout: Layout,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -61,6 +117,45 @@ pub struct NullControl {
     pub median_pct: f64,
     pub ci_pct: [f64; 2],
     pub confidence: f64,
+    #[serde(flatten)]
+    pub layout: Layout,
+}
+
+/// How a change's interval was built and how much of the spread is layout
+/// (see [`crate::stats::epochs`]). Schema 1 had none of it: one process,
+/// rounds only.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Layout {
+    /// Paired rounds over all epochs.
+    #[serde(default)]
+    pub pairs: usize,
+    /// Epochs (fresh processes) the interval is built from.
+    #[serde(default)]
+    pub epochs: usize,
+    /// False with one epoch: the interval then covers rounds of one process
+    /// and says nothing about layout.
+    #[serde(default)]
+    pub includes_layout: bool,
+    /// `rounds_only`, `student_t`, or a bootstrap.
+    #[serde(default)]
+    pub interval: String,
+    /// Each epoch's median change, in percent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub epoch_median_pct: Vec<f64>,
+    /// Standard deviation of the epoch medians, in percent: the spread a
+    /// rerun in a new process would see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_epoch_sd_pct: Option<f64>,
+    /// The layout variance component alone, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_sd_pct: Option<f64>,
+    /// Typical half-width of one epoch's own interval, in percent: the noise
+    /// inside a process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within_epoch_half_width_pct: Option<f64>,
+    /// The spread between epochs exceeds what the noise inside them explains.
+    #[serde(default)]
+    pub layout_sensitive: bool,
 }
 
 /// Per-iteration counts and where they came from.
@@ -106,10 +201,14 @@ pub struct ShapeResult {
     /// The null control's change, per counter.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counter_null_control: BTreeMap<String, NullControl>,
+    /// Why the shape stopped taking epochs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stopped>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SessionInfo {
+    /// Measured rounds per epoch (schema 1: per shape, one process).
     pub rounds: usize,
     pub warmup: usize,
     pub baseline: String,
@@ -120,7 +219,62 @@ pub struct SessionInfo {
     pub engines: Vec<EngineInfo>,
     pub build_profile: String,
     pub confidence_level: f64,
+    /// The order of arms in a round, in words.
     pub rotation: String,
+    /// The order design and the seed of its per-epoch relabelling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<crate::schedule::Design>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// `workers` (every arm in a fresh process per epoch) or `in-process`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<String>,
+    /// The core the timing threads were pinned to, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_cpu: Option<usize>,
+    /// The metric verdicts are taken on.
+    #[serde(default)]
+    pub metric: Metric,
+    /// The stop rule: epochs at least/at most, the precision sought (interval
+    /// half-width, percent) and each shape's time budget (seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_rule: Option<StopSettings>,
+    /// Target duration of one rep of the slowest arm, in milliseconds (the
+    /// iteration count comes from a pilot call), when not fixed by --iters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rep_ms: Option<f64>,
+}
+
+/// When a shape stops taking epochs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct StopSettings {
+    pub min_epochs: usize,
+    pub max_epochs: usize,
+    pub precision_pct: f64,
+    pub budget_s: f64,
+}
+
+/// Why a shape stopped, after how much.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Stopped {
+    /// `precision reached`, `budget exhausted`, `epoch limit` or `interrupted`.
+    pub reason: String,
+    pub epochs: usize,
+    pub seconds: f64,
+    /// The widest interval half-width of the shape's comparisons, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_width_pct: Option<f64>,
+}
+
+/// One epoch: the worker processes it ran in.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct EpochRecord {
+    pub epoch: usize,
+    /// Process id of each arm's worker (absent in-process).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub pids: BTreeMap<String, u32>,
+    pub shapes: Vec<String>,
+    pub seconds: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -142,6 +296,9 @@ pub struct Session {
     pub complete: bool,
     pub errors: Vec<String>,
     pub wall_seconds: f64,
+    /// Every epoch, in order (empty in schema 1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub epochs: Vec<EpochRecord>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
@@ -198,4 +355,69 @@ pub struct CounterComparison {
     pub confidence: f64,
     pub ratio: f64,
     pub verdict: Verdict,
+    #[serde(flatten)]
+    pub layout: Layout,
+}
+
+impl Layout {
+    /// The layout part of a change computed across epochs.
+    pub fn of(c: &crate::stats::EpochChange) -> Self {
+        Layout {
+            pairs: c.pairs,
+            epochs: c.epochs,
+            includes_layout: c.includes_layout,
+            interval: serde_json::to_value(c.method)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            epoch_median_pct: c.epoch_median_pct.clone(),
+            between_epoch_sd_pct: c.between_epoch_sd_pct,
+            layout_sd_pct: c.layout_sd_pct,
+            within_epoch_half_width_pct: Some(c.within_epoch_half_width_pct),
+            layout_sensitive: c.layout_sensitive,
+        }
+    }
+}
+
+impl NullControl {
+    pub fn of(c: &crate::stats::EpochChange) -> Self {
+        NullControl {
+            median_pct: c.median_pct,
+            ci_pct: c.ci_pct,
+            confidence: c.confidence,
+            layout: Layout::of(c),
+        }
+    }
+}
+
+impl ArmResult {
+    /// The samples grouped by epoch, in round order (schema 1: epoch 0).
+    pub fn samples_by_epoch(&self) -> BTreeMap<u32, Vec<f64>> {
+        group_by_epoch(&self.samples_ns_per_iter, &self.reps)
+    }
+}
+
+/// `values` (parallel to `reps`) grouped by the reps' epochs; all in
+/// epoch 0 when there are no rep records.
+pub fn group_by_epoch<T: Clone>(values: &[T], reps: &[RepRecord]) -> BTreeMap<u32, Vec<T>> {
+    let mut out: BTreeMap<u32, Vec<T>> = BTreeMap::new();
+    if reps.len() != values.len() {
+        out.insert(0, values.to_vec());
+        return out;
+    }
+    for (v, r) in values.iter().zip(reps) {
+        out.entry(r.epoch).or_default().push(v.clone());
+    }
+    out
+}
+
+/// Two arms' samples on the epochs both ran, aligned epoch by epoch.
+pub fn paired_epochs(
+    candidate: &BTreeMap<u32, Vec<f64>>,
+    baseline: &BTreeMap<u32, Vec<f64>>,
+) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    candidate
+        .iter()
+        .filter_map(|(e, c)| Some((c.clone(), baseline.get(e)?.clone())))
+        .unzip()
 }

@@ -292,6 +292,21 @@ impl ShapeModule {
         self.shape.name()
     }
 
+    /// Run `iters` iterations per call from now on (the module bytes do not
+    /// depend on it); a positive multiple of the shape's group below 2^31.
+    pub fn set_iters(&mut self, iters: u64) -> Result<(), crate::error::Error> {
+        let per = self.shape.declared(&self.params).per.max(1);
+        if iters == 0 || !iters.is_multiple_of(per) || iters > i32::MAX as u64 {
+            return Err(crate::error::Error::Usage(format!(
+                "shape {}: iterations must be a positive multiple of {per} below 2^31, got {iters}",
+                self.name()
+            )));
+        }
+        self.iters = iters;
+        self.params.iters = Some(iters);
+        Ok(())
+    }
+
     pub fn shape_ref(&self) -> ShapeRef<'_> {
         ShapeRef {
             name: self.shape.name(),
