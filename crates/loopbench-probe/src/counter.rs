@@ -262,6 +262,24 @@ mod arch {
         Some(cpuid(0x8000_0007).edx & (1 << 8) != 0)
     }
 
+    pub(super) fn check_fixed_rate() -> Result<(), String> {
+        let max = max_extended_leaf();
+        if max < 0x8000_0007 {
+            return Err(format!(
+                "CPUID reports no leaf 0x80000007 (highest extended leaf {max:#x}), so invariant TSC cannot be confirmed"
+            ));
+        }
+        if invariant_tsc() != Some(true) {
+            return Err("no invariant TSC (CPUID 0x80000007 EDX bit 8 is clear): its rate may follow frequency \
+                        changes or stop in idle states"
+                .into());
+        }
+        if !has_rdtscp() {
+            return Err("the processor has no RDTSCP (CPUID 0x80000001 EDX bit 27), needed for the closing read".into());
+        }
+        Ok(())
+    }
+
     pub(super) fn nominal_ticks_per_ns() -> Option<f64> {
         None
     }
@@ -320,6 +338,13 @@ mod arch {
         None
     }
 
+    pub(super) fn check_fixed_rate() -> Result<(), String> {
+        if nominal_ticks_per_ns().is_none() {
+            return Err("CNTFRQ_EL0 reads zero: the generic timer's frequency is not set".into());
+        }
+        Ok(())
+    }
+
     /// The frequency the firmware declares in `CNTFRQ_EL0`, for cross-checking
     /// the calibration.
     pub(super) fn nominal_ticks_per_ns() -> Option<f64> {
@@ -364,6 +389,13 @@ mod arch {
         None
     }
 
+    pub(super) fn check_fixed_rate() -> Result<(), String> {
+        Err(format!(
+            "no cycle counter support for {}",
+            std::env::consts::ARCH
+        ))
+    }
+
     pub(super) fn nominal_ticks_per_ns() -> Option<f64> {
         Some(1.0)
     }
@@ -374,6 +406,17 @@ mod arch {
 /// `None` on architectures without a TSC.
 pub fn invariant_tsc() -> Option<bool> {
     arch::invariant_tsc()
+}
+
+/// Whether this build's counter can time a region as a fixed-rate clock with
+/// [`Read::Serialising`] reads, and if not, why: x86_64 needs an invariant
+/// TSC (otherwise its rate follows frequency changes or it stops in deep idle
+/// states) and RDTSCP for the closing read; aarch64 needs `CNTFRQ_EL0` set;
+/// other architectures have no counter here. Needs no `enabled` feature: a
+/// harness timing whole calls uses it beside [`start`], [`stop`] and
+/// [`clock`].
+pub fn check_fixed_rate() -> Result<(), String> {
+    arch::check_fixed_rate()
 }
 
 /// The counter's rate, measured against [`Instant`].
@@ -529,6 +572,125 @@ mod tests {
             _ => assert_eq!(clock.samples.len(), 3),
         }
         assert_eq!(clock.invariant_tsc.is_some(), cfg!(target_arch = "x86_64"));
+    }
+
+    /// The TSC frequency the kernel reports, in kHz, and where it came from:
+    /// sysfs `tsc_freq_khz`, the boot log's refined or detected TSC rate
+    /// (when `dmesg` is readable), or `cpu MHz` in /proc/cpuinfo on a VM
+    /// with `constant_tsc` (there the hypervisor fixes the value). `None`
+    /// when the kernel reports nothing usable.
+    fn kernel_tsc_khz() -> Option<(f64, String)> {
+        let sysfs = "/sys/devices/system/cpu/cpu0/tsc_freq_khz";
+        if let Some(k) = std::fs::read_to_string(sysfs)
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+        {
+            return Some((k, sysfs.to_string()));
+        }
+        if let Some(found) = std::process::Command::new("dmesg")
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| tsc_khz_from_log(&String::from_utf8_lossy(&o.stdout)))
+        {
+            return Some(found);
+        }
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+        let flags = cpuinfo.lines().find(|l| l.starts_with("flags"))?;
+        let has = |f: &str| flags.split_whitespace().any(|x| x == f);
+        if has("constant_tsc") && has("hypervisor") {
+            let mhz = cpuinfo
+                .lines()
+                .find(|l| l.starts_with("cpu MHz"))?
+                .split(':')
+                .nth(1)?
+                .trim()
+                .parse::<f64>()
+                .ok()?;
+            return Some((
+                mhz * 1e3,
+                "/proc/cpuinfo cpu MHz (VM with constant_tsc)".into(),
+            ));
+        }
+        None
+    }
+
+    /// The TSC rate in a kernel log: the refined calibration when present,
+    /// else the boot-time detection.
+    fn tsc_khz_from_log(log: &str) -> Option<(f64, String)> {
+        let mhz_before = |line: &str, marker: &str| -> Option<f64> {
+            let rest = &line[line.find(marker)? + marker.len()..];
+            rest.split_whitespace().next()?.parse::<f64>().ok()
+        };
+        let refined = log
+            .lines()
+            .rev()
+            .find_map(|l| mhz_before(l, "tsc: Refined TSC clocksource calibration:"));
+        if let Some(m) = refined {
+            return Some((
+                m * 1e3,
+                "kernel log: tsc: Refined TSC clocksource calibration".into(),
+            ));
+        }
+        let detected = log.lines().find_map(|l| mhz_before(l, "tsc: Detected"));
+        detected.map(|m| {
+            (
+                m * 1e3,
+                "kernel log: tsc: Detected ... MHz processor".into(),
+            )
+        })
+    }
+
+    #[test]
+    fn log_lines_are_parsed() {
+        let log = "[    0.000062] tsc: Detected 2445.422 MHz processor\n\
+                   [    1.2] tsc: Refined TSC clocksource calibration: 2445.400 MHz\n";
+        let (k, src) = tsc_khz_from_log(log).unwrap();
+        assert_eq!(k, 2_445_400.0);
+        assert!(src.contains("Refined"));
+        let (k, _) = tsc_khz_from_log("[0.1] tsc: Detected 3000.000 MHz processor").unwrap();
+        assert_eq!(k, 3_000_000.0);
+        assert_eq!(tsc_khz_from_log("nothing here"), None);
+    }
+
+    /// On x86_64 with an invariant TSC, calibration against the monotonic
+    /// clock agrees with the kernel's own TSC frequency within 1%, where the
+    /// kernel reports one. Elsewhere the check says why it refuses.
+    #[test]
+    fn calibration_matches_the_kernel() {
+        if let Err(reason) = check_fixed_rate() {
+            // Refusal must come with a reason, never a value.
+            assert!(!reason.is_empty());
+            eprintln!("counter refused here: {reason}");
+            return;
+        }
+        if Counter::current() != Counter::Tsc {
+            return;
+        }
+        let calibrated = clock().ticks_per_ns * 1e9;
+        assert!(
+            calibrated > 1e6 && calibrated < 1e11,
+            "implausible rate {calibrated}"
+        );
+        match kernel_tsc_khz() {
+            Some((khz, source)) => {
+                let kernel = khz * 1e3;
+                let err = (calibrated - kernel).abs() / kernel;
+                eprintln!(
+                    "calibrated {:.3} MHz, kernel {:.3} MHz ({source}), {:.3}% apart",
+                    calibrated / 1e6,
+                    kernel / 1e6,
+                    err * 100.0
+                );
+                assert!(
+                    err < 0.01,
+                    "calibrated {calibrated} Hz vs kernel {kernel} Hz from {source}"
+                );
+            }
+            None => eprintln!(
+                "the kernel reports no TSC frequency here (no tsc_freq_khz, no readable boot log); checked plausibility only"
+            ),
+        }
     }
 
     #[test]

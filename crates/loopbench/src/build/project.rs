@@ -129,6 +129,7 @@ fn compiled_in_version(engine: EngineKind) -> Option<Version> {
         EngineKind::Wasm3 => crate::versions::WASM3,
         EngineKind::Wasmtime => crate::versions::WASMTIME,
         EngineKind::Wasmer => crate::versions::WASMER,
+        EngineKind::Mock => return None,
     };
     Version::parse(v)
 }

@@ -102,9 +102,10 @@ pub struct Parsed<'a> {
 
 const KEYS: [&str; 4] = ["path", "feature", "profile", "rustflags"];
 
-/// True when the arm string uses build syntax at all.
+/// True when the arm string uses build syntax at all: in the part before
+/// the first `:` (so option values such as `mock:cost=12.5` are not builds).
 pub fn is_build(s: &str) -> bool {
-    s.contains(['@', '=', '+'])
+    s.split(':').next().unwrap_or(s).contains(['@', '=', '+'])
 }
 
 /// Split an arm string into engine, build and options.

@@ -15,6 +15,7 @@ use crate::proposals::{Proposal, Proposals};
 use std::fmt;
 use std::str::FromStr;
 
+pub mod mock;
 #[cfg(feature = "tinywasm")]
 mod tinywasm;
 #[cfg(feature = "wasm3")]
@@ -64,15 +65,18 @@ pub enum EngineKind {
     Wasm3,
     Wasmtime,
     Wasmer,
+    /// Synthetic costs over wasmi, for exact tests (never a default arm).
+    Mock,
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 5] = [
+    pub const ALL: [EngineKind; 6] = [
         EngineKind::Wasmi,
         EngineKind::Tinywasm,
         EngineKind::Wasm3,
         EngineKind::Wasmtime,
         EngineKind::Wasmer,
+        EngineKind::Mock,
     ];
 
     pub fn name(self) -> &'static str {
@@ -82,6 +86,7 @@ impl EngineKind {
             EngineKind::Wasm3 => "wasm3",
             EngineKind::Wasmtime => "wasmtime",
             EngineKind::Wasmer => "wasmer",
+            EngineKind::Mock => "mock",
         }
     }
 
@@ -92,7 +97,7 @@ impl EngineKind {
 
     pub fn compiled_in(self) -> bool {
         match self {
-            EngineKind::Wasmi => true,
+            EngineKind::Wasmi | EngineKind::Mock => true,
             EngineKind::Tinywasm => cfg!(feature = "tinywasm"),
             EngineKind::Wasm3 => cfg!(feature = "wasm3"),
             EngineKind::Wasmtime => cfg!(feature = "wasmtime"),
@@ -124,6 +129,7 @@ impl EngineKind {
                 ("singlepass", "the baseline compiler (default)"),
                 ("cranelift", "the optimising compiler"),
             ],
+            EngineKind::Mock => mock::OPTIONS,
         }
     }
 
@@ -208,6 +214,14 @@ impl FromStr for ArmSpec {
                 worker,
             });
         }
+        if engine == EngineKind::Mock {
+            mock::MockConfig::parse(&options).map_err(|e| format!("arm `{s}`: {e}"))?;
+            return Ok(ArmSpec {
+                engine,
+                options,
+                worker: None,
+            });
+        }
         for o in &options {
             if !engine.options().iter().any(|(n, _)| n == o) {
                 let valid: Vec<_> = engine.options().iter().map(|(n, _)| *n).collect();
@@ -249,6 +263,7 @@ impl ArmSpec {
         }
         match self.engine {
             EngineKind::Wasmi => Ok(Box::new(wasmi::WasmiEngine::new(self))),
+            EngineKind::Mock => Ok(Box::new(mock::MockEngine::new(self)?)),
             #[cfg(feature = "tinywasm")]
             EngineKind::Tinywasm => Ok(Box::new(tinywasm::TinywasmEngine::new(self))),
             #[cfg(feature = "wasm3")]

@@ -109,6 +109,16 @@ impl Meter {
         }
     }
 
+    /// Replace the wall time of the call just measured with `ns`, a value
+    /// the adapter supplies instead of the clock. Test-only in purpose: the
+    /// mock engine (`engines/mock.rs`) reports synthetic, exact costs through
+    /// it so tests of scheduling and statistics need no timing; real
+    /// adapters never call it. Call after [`Meter::stop`], before
+    /// [`Meter::take`]; the other counters keep what they read.
+    pub fn supply_ns(&mut self, ns: f64) {
+        self.reading.ns = ns;
+    }
+
     /// The last reading; the meter is ready for the next call.
     pub fn take(&mut self) -> Reading {
         std::mem::take(&mut self.reading)

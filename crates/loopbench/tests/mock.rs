@@ -1,0 +1,362 @@
+//! Exact tests of scheduling, statistics and verdicts through the mock
+//! engine: its costs are synthetic, so every number here is known in
+//! advance and nothing depends on the clock.
+
+use loopbench::arm::{Arm, InProcessArm};
+use loopbench::engines::mock::{take_calls, MockCall, MockConfig};
+use loopbench::engines::ArmSpec;
+use loopbench::schedule;
+use loopbench::session::{self, Plan, Report, Role, ShapeResult};
+use loopbench::shapes::{self, Body, Params, ShapeModule};
+use loopbench::stats::Verdict;
+
+const ITERS: u64 = 256;
+
+fn params() -> Params {
+    Params {
+        bytes: 64 << 10,
+        iters: Some(ITERS),
+        k: 8,
+    }
+}
+
+struct Quiet;
+impl schedule::Progress for Quiet {}
+impl session::Sink for Quiet {}
+
+/// Run `arms` (the first is the baseline) on one shape; also return the
+/// mock's call log for the session.
+fn run(shape: &str, arms: &[&str], rounds: usize, warmup: usize) -> (Report, Vec<MockCall>) {
+    let _ = take_calls();
+    let plan = Plan {
+        shapes: vec![shapes::find(shape).unwrap()],
+        arms: arms.iter().map(|a| a.parse::<ArmSpec>().unwrap()).collect(),
+        params: params(),
+        rounds,
+        warmup,
+        counters: Default::default(),
+    };
+    let report = session::run(plan, &mut Quiet).unwrap();
+    (report, take_calls())
+}
+
+fn arm<'r>(r: &'r ShapeResult, label: &str) -> &'r session::ArmResult {
+    r.arms.iter().find(|a| a.arm == label).unwrap()
+}
+
+fn comparison<'r>(r: &'r ShapeResult, label: &str) -> &'r session::Comparison {
+    r.comparisons.iter().find(|c| c.arm == label).unwrap()
+}
+
+/// Costs that differ by known factors give exactly those ratios, exact
+/// intervals and the verdicts that follow; the null control sits at 0.
+#[test]
+fn known_costs_give_exact_ratios_and_verdicts() {
+    let arms = [
+        "mock:cost=10",
+        "mock:cost=20",
+        "mock:cost=5",
+        "mock:cost=12.5",
+    ];
+    let (report, _) = run("add_chain", &arms, 8, 2);
+    assert!(report.complete);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    // 4 arms + the null control: 8 rounds rounded up to 10.
+    assert_eq!(report.session.rounds, 10);
+    assert_eq!(report.session.null_arm, "mock:cost=10#null");
+    let r = &report.results[0];
+    assert_eq!(r.iters, ITERS);
+    let roles: Vec<(&str, Role)> = r.arms.iter().map(|a| (a.arm.as_str(), a.role)).collect();
+    assert_eq!(
+        roles,
+        [
+            ("mock:cost=10", Role::Baseline),
+            ("mock:cost=20", Role::Candidate),
+            ("mock:cost=5", Role::Candidate),
+            ("mock:cost=12.5", Role::Candidate),
+            ("mock:cost=10#null", Role::Null),
+        ]
+    );
+    for (label, cost) in [
+        ("mock:cost=10", 10.0),
+        ("mock:cost=20", 20.0),
+        ("mock:cost=5", 5.0),
+        ("mock:cost=12.5", 12.5),
+        ("mock:cost=10#null", 10.0),
+    ] {
+        let a = arm(r, label);
+        // Warm-up excluded: one verified rep per measured round.
+        assert_eq!(a.verified_reps, 10, "{label}");
+        assert_eq!(a.samples_ns_per_iter, vec![cost; 10], "{label}");
+        let t = a.ns_per_iter.as_ref().unwrap();
+        assert_eq!((t.min, t.median), (cost, cost), "{label}");
+        assert!(a.version.starts_with("mock (synthetic costs; runs wasmi "));
+        assert_eq!(a.error, None);
+    }
+    for (label, ratio, pct, verdict) in [
+        ("mock:cost=20", 2.0, 100.0, Verdict::Slower),
+        ("mock:cost=5", 0.5, -50.0, Verdict::Faster),
+        ("mock:cost=12.5", 1.25, 25.0, Verdict::Slower),
+        ("mock:cost=10#null", 1.0, 0.0, Verdict::WithinNoise),
+    ] {
+        let c = comparison(r, label);
+        assert_eq!(c.vs, "mock:cost=10");
+        assert_eq!(c.ratio, ratio, "{label}");
+        assert_eq!(c.median_pct, pct, "{label}");
+        assert_eq!(c.ci_pct, [pct, pct], "{label}");
+        assert_eq!(c.verdict, verdict, "{label}");
+    }
+    let null = r.null_control.as_ref().unwrap();
+    assert_eq!((null.median_pct, null.ci_pct), (0.0, [0.0, 0.0]));
+    // The verdicts as the table and JSON spell them.
+    assert_eq!(Verdict::Slower.to_string(), "slower");
+    assert_eq!(Verdict::Faster.to_string(), "faster");
+    assert_eq!(Verdict::WithinNoise.to_string(), "within noise");
+}
+
+/// Every round runs each arm once in the cyclic rotation, warm-up rounds
+/// included, and the rep number is the round number.
+#[test]
+fn rounds_follow_the_rotation() {
+    let arms = ["mock:cost=10", "mock:cost=20", "mock:cost=30"];
+    let (warmup, rounds) = (3, 8);
+    let (report, calls) = run("add_chain", &arms, 5, warmup);
+    let n = arms.len() + 1;
+    assert_eq!(report.session.rounds, rounds);
+    assert_eq!(calls.len(), n * (warmup + rounds));
+    // Instances are made in plan order, the null control last.
+    let first = calls.iter().map(|c| c.instance).min().unwrap();
+    let expected: Vec<MockCall> = (0..warmup + rounds)
+        .flat_map(|round| {
+            schedule::rotation(round, n)
+                .into_iter()
+                .map(move |i| MockCall {
+                    instance: first + i as u64,
+                    rep: round,
+                })
+        })
+        .collect();
+    assert_eq!(calls, expected);
+    // Slot balance over the measured rounds: each arm in each slot equally.
+    for a in &report.results[0].arms {
+        assert_eq!(a.verified_reps, rounds);
+    }
+}
+
+/// A mock arm set to fail at rep N is reported for that arm, with the reps
+/// it completed; the other arms run every round.
+#[test]
+fn a_failing_arm_is_reported_and_the_others_complete() {
+    let arms = ["mock:cost=10", "mock:cost=20,fail=5", "mock:cost=30"];
+    // 4 arms: 6 rounds rounded up to 8; 2 warm-up rounds, so rep 5 is the
+    // fourth measured round and three measured reps were verified before.
+    let (report, calls) = run("add_chain", &arms, 6, 2);
+    assert!(report.complete);
+    assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+    let e = &report.errors[0];
+    assert!(
+        e.starts_with(
+            "shape add_chain, arm mock:cost=20,fail=5: trap: mock: configured to fail at rep 5"
+        ),
+        "{e}"
+    );
+    let r = &report.results[0];
+    let failed = arm(r, "mock:cost=20,fail=5");
+    assert_eq!(failed.error.as_deref(), Some(e.as_str()));
+    assert_eq!(failed.verified_reps, 3);
+    assert_eq!(failed.samples_ns_per_iter, vec![20.0; 3]);
+    for label in ["mock:cost=10", "mock:cost=30", "mock:cost=10#null"] {
+        let a = arm(r, label);
+        assert_eq!(a.verified_reps, 8, "{label}");
+        assert_eq!(a.error, None);
+    }
+    // The failed arm is compared on the rounds it completed.
+    let c = comparison(r, "mock:cost=20,fail=5");
+    assert_eq!((c.ratio, c.verdict), (2.0, Verdict::Slower));
+    assert_eq!(comparison(r, "mock:cost=30").ratio, 3.0);
+    // It is not called again after the failing rep.
+    let first = calls.iter().map(|c| c.instance).min().unwrap();
+    let its: Vec<usize> = calls
+        .iter()
+        .filter(|c| c.instance == first + 1)
+        .map(|c| c.rep)
+        .collect();
+    assert_eq!(its, (0..=5).collect::<Vec<_>>());
+}
+
+/// The samples are exactly the configured formula, per instance and rep,
+/// with noise; the noise is the baseline's and the null control's own, so
+/// the null control shows a floor, and a change smaller than it is
+/// "within noise" while a large one is not.
+#[test]
+fn noise_gives_a_null_floor_and_verdicts_respect_it() {
+    let base = "mock:cost=10,noise=0.05,seed=11";
+    let small = "mock:cost=10,effect=0.001,noise=0.05,seed=11";
+    let large = "mock:cost=10,effect=0.5,noise=0.05,seed=11";
+    let (warmup, rounds) = (1, 40);
+    let (report, calls) = run("add_chain", &[base, small, large], rounds, warmup);
+    assert_eq!(report.session.rounds, rounds);
+    let first = calls.iter().map(|c| c.instance).min().unwrap();
+    let r = &report.results[0];
+    let null_label = format!("{base}#null");
+    for (i, label) in [base, small, large, null_label.as_str()]
+        .into_iter()
+        .enumerate()
+    {
+        let spec: ArmSpec = label.trim_end_matches("#null").parse().unwrap();
+        let cfg = MockConfig::parse(&spec.options).unwrap();
+        let expected: Vec<f64> = (warmup..warmup + rounds)
+            .map(|rep| cfg.ns(ITERS, first + i as u64, rep) / ITERS as f64)
+            .collect();
+        assert_eq!(arm(r, label).samples_ns_per_iter, expected, "{label}");
+    }
+    let null = r.null_control.as_ref().unwrap();
+    assert!(null.ci_pct[0] < 0.0 && null.ci_pct[1] > 0.0, "{null:?}");
+    assert_eq!(
+        comparison(r, small).verdict,
+        Verdict::WithinNoise,
+        "{:?}",
+        comparison(r, small)
+    );
+    let c = comparison(r, large);
+    assert_eq!(c.verdict, Verdict::Slower, "{c:?}");
+    assert!((c.median_pct - 50.0).abs() < 10.0, "{c:?}");
+}
+
+/// A fixed per-instance layout bias moves the null control by exactly the
+/// ratio of the two instances' factors, with a zero-width interval: the
+/// bias that more reps cannot remove.
+#[test]
+fn layout_bias_is_a_fixed_offset_per_instance() {
+    let base = "mock:cost=10,layout=0.1,seed=5";
+    let (report, calls) = run("add_chain", &[base], 4, 1);
+    let first = calls.iter().map(|c| c.instance).min().unwrap();
+    let cfg = MockConfig::parse(&base.parse::<ArmSpec>().unwrap().options).unwrap();
+    let b = cfg.ns(ITERS, first, 0) / ITERS as f64;
+    let n = cfg.ns(ITERS, first + 1, 0) / ITERS as f64;
+    assert_ne!(b, n);
+    let r = &report.results[0];
+    assert!(arm(r, base).samples_ns_per_iter.iter().all(|&x| x == b));
+    let null = r.null_control.as_ref().unwrap();
+    let pct = (n / b - 1.0) * 100.0;
+    assert_eq!((null.median_pct, null.ci_pct), (pct, [pct, pct]));
+}
+
+/// The mock runs the module for real: a shape whose loop body is disabled
+/// still fails verification, and every shape it supports verifies.
+#[test]
+fn the_mock_runs_the_module_for_real() {
+    let spec: ArmSpec = "mock:cost=3".parse().unwrap();
+    let mock = InProcessArm::new(&spec, spec.to_string()).unwrap();
+    let mut verified = 0;
+    for shape in shapes::catalog() {
+        let p = Params {
+            iters: Some(shape.declared(&params()).per * 64),
+            ..params()
+        };
+        let module = ShapeModule::build(shape, &p).unwrap();
+        if loopbench::arm::skip_reason(&mock, &module)
+            .unwrap()
+            .is_some()
+        {
+            continue;
+        }
+        let mut prepared = mock.prepare(&module).unwrap();
+        for rep in 0..2 {
+            let done = prepared.rep(rep).unwrap();
+            assert_eq!(done.reading.ns, 3.0 * module.iters as f64);
+        }
+        verified += 1;
+        let mut disabled = ShapeModule::build(shapes::find(module.name()).unwrap(), &p).unwrap();
+        disabled.wasm = wat::parse_str(disabled.shape.wat(&p, Body::Disabled)).unwrap();
+        let err = mock
+            .prepare(&disabled)
+            .unwrap()
+            .rep(0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!(
+                "verify failed: shape {}, arm mock:cost=3, rep 0",
+                module.name()
+            )),
+            "{err}"
+        );
+    }
+    assert!(verified >= 14, "only {verified} shapes verified");
+}
+
+#[test]
+fn bad_mock_options_are_one_line_errors() {
+    for (arm, says) in [
+        (
+            "mock:cost=abc",
+            "arm `mock:cost=abc`: mock option `cost=abc`: expected a number > 0 (cost=NS)",
+        ),
+        ("mock:noise=2", "expected a number in [0, 1)"),
+        ("mock:speed=2", "unknown option `speed=2` for mock"),
+        ("mock@1", "mock cannot run from a build"),
+    ] {
+        let e = arm.parse::<ArmSpec>().unwrap_err();
+        assert!(e.contains(says), "{arm}: {e}");
+        assert!(!e.contains('\n'));
+    }
+    // Option values are not build syntax; the arm prints as written.
+    let spec: ArmSpec = "mock:cost=12.5,seed=3".parse().unwrap();
+    assert_eq!(spec.worker, None);
+    assert_eq!(spec.to_string(), "mock:cost=12.5,seed=3");
+}
+
+/// The binary under test takes mock arms too, and its JSON carries the
+/// exact ratio and verdict.
+#[test]
+fn the_binary_runs_mock_arms() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.json");
+    assert_cmd::Command::cargo_bin("loopbench")
+        .unwrap()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--engines",
+            "mock:cost=10,mock:cost=40",
+            "--shapes",
+            "add_chain",
+            "--bytes",
+            "64k",
+            "--iters",
+            "256",
+            "--rounds",
+            "3",
+            "--warmup",
+            "1",
+            "--json",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let c = &v["results"][0]["comparisons"][0];
+    assert_eq!(c["arm"], "mock:cost=40");
+    assert_eq!(c["ratio"], 4.0);
+    assert_eq!(c["verdict"], "slower");
+    assert_eq!(v["results"][0]["null_control"]["median_pct"], 0.0);
+    for a in v["results"][0]["arms"].as_array().unwrap() {
+        assert_eq!(a["verified_reps"], 3);
+    }
+
+    let failed = assert_cmd::Command::cargo_bin("loopbench")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["run", "--engines", "mock:cost=abc", "--shapes", "add_chain"])
+        .assert()
+        .failure();
+    let stderr = String::from_utf8_lossy(&failed.get_output().stderr).to_string();
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(errors[0].contains("mock option `cost=abc`"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
