@@ -28,6 +28,14 @@ pub struct Timed {
     pub slot: usize,
 }
 
+/// The arms of round `round` (warm-up rounds first) in the order they run.
+/// Warm-up rounds take the design's order too, the measured rounds start
+/// where a whole design starts.
+pub fn sequence(order: &EpochOrder, warmup: usize, round: usize) -> Vec<usize> {
+    let period = order.design.period(order.arms()).max(1);
+    order.round(round.wrapping_sub(warmup) % period)
+}
+
 /// How one arm fared on one shape.
 pub enum ArmOutcome {
     /// Verified reps in round order (warm-up excluded).
@@ -86,11 +94,7 @@ pub fn run_shape(
         }
     }
     for round in 0..warmup + rounds {
-        // Warm-up rounds take the design's order too, so the measured rounds
-        // start where a whole design starts.
-        let period = order.design.period(order.arms()).max(1);
-        let seq = order.round(round.wrapping_sub(warmup) % period);
-        for (slot, i) in seq.into_iter().enumerate() {
+        for (slot, i) in sequence(order, warmup, round).into_iter().enumerate() {
             let Some(p) = prepared[i].as_mut() else {
                 continue;
             };

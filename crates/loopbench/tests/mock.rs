@@ -6,7 +6,8 @@ use loopbench::arm::{Arm, InProcessArm};
 use loopbench::engines::mock::{take_calls, MockCall, MockConfig};
 use loopbench::engines::ArmSpec;
 use loopbench::schedule;
-use loopbench::session::{self, Plan, Report, Role, ShapeResult};
+use loopbench::results::{self, Role, Session as Report, ShapeResult, StopSettings};
+use loopbench::session::{self, Isolation, Plan};
 use loopbench::shapes::{self, Body, Params, ShapeModule};
 use loopbench::stats::Verdict;
 
@@ -34,17 +35,27 @@ fn run(shape: &str, arms: &[&str], rounds: usize, warmup: usize) -> (Report, Vec
         params: params(),
         rounds,
         warmup,
-        counters: Default::default(),
+        // One process, one epoch: the mock's call log and instance numbers
+        // live in this process, and these tests are about one epoch's rounds.
+        isolation: Isolation::InProcess,
+        rep_target: None,
+        stop: StopSettings {
+            min_epochs: 1,
+            max_epochs: 1,
+            precision_pct: 100.0,
+            budget_s: 1e9,
+        },
+        ..Default::default()
     };
     let report = session::run(plan, &mut Quiet).unwrap();
     (report, take_calls())
 }
 
-fn arm<'r>(r: &'r ShapeResult, label: &str) -> &'r session::ArmResult {
+fn arm<'r>(r: &'r ShapeResult, label: &str) -> &'r results::ArmResult {
     r.arms.iter().find(|a| a.arm == label).unwrap()
 }
 
-fn comparison<'r>(r: &'r ShapeResult, label: &str) -> &'r session::Comparison {
+fn comparison<'r>(r: &'r ShapeResult, label: &str) -> &'r results::Comparison {
     r.comparisons.iter().find(|c| c.arm == label).unwrap()
 }
 
@@ -124,11 +135,17 @@ fn rounds_follow_the_rotation() {
     let n = arms.len() + 1;
     assert_eq!(report.session.rounds, rounds);
     assert_eq!(calls.len(), n * (warmup + rounds));
+    let order = schedule::EpochOrder::new(
+        schedule::Design::Williams,
+        n,
+        0,
+        Some(report.session.seed.unwrap()),
+    );
     // Instances are made in plan order, the null control last.
     let first = calls.iter().map(|c| c.instance).min().unwrap();
     let expected: Vec<MockCall> = (0..warmup + rounds)
         .flat_map(|round| {
-            schedule::rotation(round, n)
+            schedule::sequence(&order, warmup, round)
                 .into_iter()
                 .map(move |i| MockCall {
                     instance: first + i as u64,
@@ -170,9 +187,10 @@ fn a_failing_arm_is_reported_and_the_others_complete() {
         assert_eq!(a.verified_reps, 8, "{label}");
         assert_eq!(a.error, None);
     }
-    // The failed arm is compared on the rounds it completed.
+    // The failed arm is compared on the rounds it completed, but three
+    // pairs are too few for a verdict (six are the fewest).
     let c = comparison(r, "mock:cost=20,fail=5");
-    assert_eq!((c.ratio, c.verdict), (2.0, Verdict::Slower));
+    assert_eq!((c.ratio, c.verdict), (2.0, Verdict::TooFewPairs));
     assert_eq!(comparison(r, "mock:cost=30").ratio, 3.0);
     // It is not called again after the failing rep.
     let first = calls.iter().map(|c| c.instance).min().unwrap();
@@ -341,8 +359,11 @@ fn the_binary_runs_mock_arms() {
     assert_eq!(c["ratio"], 4.0);
     assert_eq!(c["verdict"], "slower");
     assert_eq!(v["results"][0]["null_control"]["median_pct"], 0.0);
+    // Three measured rounds in every epoch.
+    let epochs = v["epochs"].as_array().unwrap().len();
+    assert!(epochs >= 5, "the default minimum is five epochs, ran {epochs}");
     for a in v["results"][0]["arms"].as_array().unwrap() {
-        assert_eq!(a["verified_reps"], 3);
+        assert_eq!(a["verified_reps"], 3 * epochs);
     }
 
     let failed = assert_cmd::Command::cargo_bin("loopbench")
