@@ -5,8 +5,8 @@
 use loopbench::arm::{Arm, InProcessArm};
 use loopbench::engines::mock::{take_calls, MockCall, MockConfig};
 use loopbench::engines::ArmSpec;
-use loopbench::schedule;
 use loopbench::results::{self, Role, Session as Report, ShapeResult, StopSettings};
+use loopbench::schedule;
 use loopbench::session::{self, Isolation, Plan};
 use loopbench::shapes::{self, Body, Params, ShapeModule};
 use loopbench::stats::Verdict;
@@ -363,7 +363,10 @@ fn the_binary_runs_mock_arms() {
     // Three arms: 3 rounds round up to 6 (a Williams design for an odd
     // count is two squares), in every epoch.
     let epochs = v["epochs"].as_array().unwrap().len();
-    assert!(epochs >= 5, "the default minimum is five epochs, ran {epochs}");
+    assert!(
+        epochs >= 5,
+        "the default minimum is five epochs, ran {epochs}"
+    );
     assert_eq!(v["session"]["rounds"], 6);
     for a in v["results"][0]["arms"].as_array().unwrap() {
         assert_eq!(a["verified_reps"], 6 * epochs);

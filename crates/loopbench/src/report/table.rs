@@ -3,7 +3,7 @@
 
 use super::Exporter;
 use crate::error::Error;
-use crate::results::{Document, Role, Session, ShapeResult};
+use crate::results::{Document, Layout, Role, Session, ShapeResult};
 use std::fmt::Write;
 
 /// The terminal table of any document.
@@ -72,6 +72,21 @@ pub fn render(report: &Session) -> String {
         crate::units::format_bytes(s.bytes),
         s.build_profile
     );
+    let epochs = report.epochs.len().max(1);
+    let _ = writeln!(
+        out,
+        "epochs: {epochs} ({}), {}; verdicts on the {}{}",
+        match s.isolation.as_deref() {
+            Some("workers") => "each a fresh worker process per arm",
+            Some(other) => other,
+            None => "one process",
+        },
+        s.rotation,
+        s.metric.name(),
+        s.pinned_cpu
+            .map(|c| format!(", timing threads pinned to core {c}"))
+            .unwrap_or_default()
+    );
     let versions: Vec<String> = s
         .engines
         .iter()
@@ -98,6 +113,7 @@ pub fn render(report: &Session) -> String {
         render_shape(&mut out, r);
     }
     let _ = writeln!(out);
+    render_disturbances(&mut out, report);
     crate::report::counters::render_footer(&mut out, report);
     for line in crate::report::LIMITS {
         let _ = writeln!(out, "{line}");
@@ -105,11 +121,84 @@ pub fn render(report: &Session) -> String {
     if !report.complete {
         let _ = writeln!(
             out,
-            "session incomplete: {} of the planned shapes finished",
-            report.results.len()
+            "session incomplete (interrupted or stopped early): {} shapes have results, after {} epochs",
+            report.results.len(),
+            report.epochs.len()
         );
     }
     out
+}
+
+/// Preempted reps per arm: on a shared machine, most wall-clock noise.
+fn render_disturbances(out: &mut String, report: &Session) {
+    let mut per_arm: Vec<(String, usize, usize)> = Vec::new();
+    for r in &report.results {
+        for a in &r.arms {
+            let Some(p) = a.preempted_reps else { continue };
+            match per_arm.iter_mut().find(|(n, _, _)| *n == a.arm) {
+                Some(e) => {
+                    e.1 += p;
+                    e.2 += a.reps.len();
+                }
+                None => per_arm.push((a.arm.clone(), p, a.reps.len())),
+            }
+        }
+    }
+    if per_arm.is_empty() {
+        return;
+    }
+    let parts: Vec<String> = per_arm
+        .iter()
+        .map(|(a, p, n)| format!("{a} {p}/{n}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "preempted reps (an involuntary context switch inside the timed call): {}",
+        parts.join(", ")
+    );
+}
+
+/// A change with its interval, and the layout spread when it has one.
+fn change_text(median: f64, ci: [f64; 2], l: &Layout) -> String {
+    let mut t = format!("{} [{}, {}]", pct(median), pct(ci[0]), pct(ci[1]));
+    if l.layout_sensitive {
+        t.push_str(" L");
+    }
+    t
+}
+
+/// How a shape's intervals were made and why it stopped.
+fn interval_note(r: &ShapeResult) -> String {
+    let l = r
+        .null_control
+        .as_ref()
+        .map(|n| &n.layout)
+        .or_else(|| r.comparisons.first().map(|c| &c.layout));
+    let how = match l {
+        Some(l) if l.includes_layout => format!(
+            "intervals across {} epochs ({} pairs, {})",
+            l.epochs,
+            l.pairs,
+            l.interval.replace('_', " ")
+        ),
+        Some(l) if l.epochs == 1 => format!(
+            "intervals from {} rounds of ONE process: no layout component, a rerun may differ by more",
+            l.pairs
+        ),
+        _ => "intervals from rounds of one process (schema 1)".to_string(),
+    };
+    match &r.stopped {
+        Some(s) => format!(
+            "{how}; stopped: {} after {} epochs, {:.1} s{}",
+            s.reason,
+            s.epochs,
+            s.seconds,
+            s.half_width_pct
+                .map(|h| format!(", widest half-width ±{h:.2}%"))
+                .unwrap_or_default()
+        ),
+        None => how,
+    }
 }
 
 fn render_shape(out: &mut String, r: &ShapeResult) {
@@ -139,22 +228,12 @@ fn render_shape(out: &mut String, r: &ShapeResult) {
             (Role::Baseline, _) => ("1".to_string(), "baseline".to_string(), String::new()),
             (Role::Null, Some(c)) => (
                 format!("{:.3}", c.ratio),
-                format!(
-                    "{} [{}, {}]",
-                    pct(c.median_pct),
-                    pct(c.ci_pct[0]),
-                    pct(c.ci_pct[1])
-                ),
+                change_text(c.median_pct, c.ci_pct, &c.layout),
                 "null floor".into(),
             ),
             (_, Some(c)) => (
                 format!("{:.3}", c.ratio),
-                format!(
-                    "{} [{}, {}]",
-                    pct(c.median_pct),
-                    pct(c.ci_pct[0]),
-                    pct(c.ci_pct[1])
-                ),
+                change_text(c.median_pct, c.ci_pct, &c.layout),
                 c.verdict.to_string(),
             ),
             (_, None) => ("-".into(), "-".into(), String::new()),
@@ -187,6 +266,28 @@ fn render_shape(out: &mut String, r: &ShapeResult) {
             pct(n.median_pct),
             pct(n.ci_pct[0]),
             pct(n.ci_pct[1])
+        );
+    }
+    let _ = writeln!(out, "{:<20} {}", "", interval_note(r));
+    let sensitive: Vec<String> = r
+        .comparisons
+        .iter()
+        .filter(|c| c.layout.layout_sensitive)
+        .map(|c| {
+            format!(
+                "{} (±{:.1}% between epochs, ±{:.1}% within one)",
+                c.arm,
+                c.layout.between_epoch_sd_pct.unwrap_or(f64::NAN),
+                c.layout.within_epoch_half_width_pct.unwrap_or(f64::NAN)
+            )
+        })
+        .collect();
+    if !sensitive.is_empty() {
+        let _ = writeln!(
+            out,
+            "{:<20} L layout-sensitive: {}; a single process would have misled",
+            "",
+            sensitive.join(", ")
         );
     }
     crate::report::counters::render_shape(out, r);
