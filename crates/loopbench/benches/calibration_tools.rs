@@ -22,9 +22,9 @@
 //! ```
 
 use criterion::Criterion;
+use loopbench::arm::ArmSpec;
 use loopbench::arm::PreparedArm;
 use loopbench::calibrate::{base_iters, Effect, ScaledArm, Work};
-use loopbench::engines::ArmSpec;
 use loopbench::shapes::{self, Params, ShapeModule};
 use std::time::Duration;
 

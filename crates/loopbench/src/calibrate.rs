@@ -49,9 +49,10 @@
 //! the wall clock's noise is time spent waiting for a core, which CPU time
 //! leaves out. The wall clock stays the headline: it is what sessions report.
 
+use crate::arm::ArmSpec;
 use crate::arm::{hook_error, skip_reason, Arm, PreparedArm, Rep};
 use crate::cli::ShapeParams;
-use crate::engines::{ArmSpec, Compiled, Engine, Instance};
+use crate::engines::{Compiled, Engine, Instance};
 use crate::error::Error;
 use crate::machine::{self, Machine};
 use crate::measure::Meter;

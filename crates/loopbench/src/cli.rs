@@ -1,7 +1,7 @@
 //! The command line: one struct per subcommand, each with `execute()`.
 //! Raw arguments are validated into a [`Plan`] before any work starts.
 
-use crate::engines::{ArmSpec, EngineKind};
+use crate::arm::{parse_arms, ArmSpec, EngineKind};
 use crate::error::Error;
 use crate::measure::callgrind;
 use crate::measure::counters::{CounterChoice, CounterKind, CounterSet};
@@ -125,12 +125,6 @@ pub struct RunArgs {
     pub counters: CounterChoice,
 }
 
-pub fn parse_arms(list: &[String]) -> Result<Vec<ArmSpec>, Error> {
-    list.iter()
-        .map(|s| s.parse::<ArmSpec>().map_err(Error::Usage))
-        .collect()
-}
-
 /// Resolve `--shapes` and `--shape-file` into shapes, or say which names are valid.
 pub fn select_shapes(names: &[String], files: &[PathBuf]) -> Result<Vec<Box<dyn Shape>>, Error> {
     let mut out: Vec<Box<dyn Shape>> = Vec::new();
@@ -172,7 +166,7 @@ impl RunArgs {
                 )));
             }
             if a.worker.is_some() {
-                crate::build::check(a).map_err(Error::Usage)?;
+                crate::workers::check(a).map_err(Error::Usage)?;
             } else if !a.engine.compiled_in() {
                 return Err(Error::Usage(format!(
                     "{} is not compiled into this binary; rebuild with --features {}",
@@ -361,7 +355,7 @@ pub fn list() -> Result<bool, Error> {
         }
     }
     crate::outln!();
-    crate::out!("{}", crate::build::help());
+    crate::out!("{}", crate::workers::help());
     Ok(true)
 }
 
@@ -454,7 +448,7 @@ impl CountArgs {
                 .as_deref()
                 .ok_or_else(|| Error::Usage("a module file needs --invoke EXPORT".into()))?;
             let wasm = load_module(path)?;
-            let probe = crate::engines::wasmi::CountingInstance::new(&wasm, None)
+            let probe = crate::engines::counting::CountingInstance::new(&wasm, None)
                 .map_err(|e| Error::Usage(format!("{}: {e}", self.target)))?;
             let (types, _) = probe
                 .signature(export)

@@ -4,8 +4,8 @@
 //! saves it) before starting the next, so an interrupted session keeps
 //! everything it completed.
 
+use crate::arm::ArmSpec;
 use crate::arm::{skip_reason, Arm};
-use crate::engines::ArmSpec;
 use crate::error::Error;
 use crate::machine::Machine;
 use crate::measure::counters::{CounterSet, CounterStatus};
@@ -152,7 +152,7 @@ pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
         return Ok(None);
     }
     let needed = crate::proposals::required(&module.wasm).map_err(Error::Usage)?;
-    let counting: crate::engines::ArmSpec = "wasmi".parse().map_err(Error::Usage)?;
+    let counting: crate::arm::ArmSpec = "wasmi".parse().map_err(Error::Usage)?;
     let supported = counting
         .build()
         .map_err(|e| Error::Usage(e.to_string()))?
@@ -251,7 +251,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Report, Error> {
     let counter_set = plan.counters.clone();
     let make_counters: crate::arm::CounterFactory = std::sync::Arc::new(move || counter_set.make());
     // In-process engines, or workers for build arms (`wasmi@0.31`).
-    let ctx = crate::build::ArmContext::new(&plan.counters, make_counters);
+    let ctx = crate::workers::ArmContext::new(&plan.counters, make_counters);
     for (i, spec) in plan.arms.iter().enumerate() {
         let arm = ctx.make(spec, spec.to_string())?;
         arms.push(if i == 0 {

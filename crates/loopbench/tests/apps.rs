@@ -6,7 +6,7 @@
 //! target/apps/), which needs the tools of scripts/apps/install-deps.sh.
 
 use loopbench::apps::{self, cli::run_warm, profile::count_app, warm, AppShape, Driver};
-use loopbench::engines::{ArmSpec, EngineKind};
+use loopbench::arm::{ArmSpec, EngineKind};
 use loopbench::measure::counters::CounterSet;
 use loopbench::session::{self, Plan};
 use loopbench::shapes::{self, Params, Shape, ShapeModule};

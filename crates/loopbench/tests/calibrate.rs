@@ -5,9 +5,9 @@
 //! of the output.
 
 use assert_cmd::Command;
+use loopbench::arm::ArmSpec;
 use loopbench::arm::PreparedArm;
 use loopbench::calibrate::{base_iters, Effect, ScaledArm, Work};
-use loopbench::engines::ArmSpec;
 use loopbench::shapes::{self, HookError, Params, ShapeModule};
 use predicates::prelude::*;
 

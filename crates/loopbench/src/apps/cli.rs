@@ -5,8 +5,7 @@ use super::profile::{count_app, hot_classes, shape_mixes};
 use super::project::{app_features, project, Prices};
 use super::warm::{self, WarmArm};
 use super::{AppShape, AppSpec, APPS};
-use crate::arm::{skip_reason, Arm};
-use crate::engines::{ArmSpec, EngineKind};
+use crate::arm::{parse_arms, skip_reason, Arm, ArmSpec, EngineKind};
 use crate::error::Error;
 use crate::measure::counters::CounterSet;
 use crate::report::{self, JsonTarget};
@@ -66,7 +65,7 @@ impl ArmArgs {
         let arms = if self.engines.is_empty() {
             default
         } else {
-            crate::cli::parse_arms(&self.engines)?
+            parse_arms(&self.engines)?
         };
         if arms.is_empty() {
             return Err(Error::Usage("no engines given".into()));

@@ -17,8 +17,9 @@
 
 use super::rewrite::{Additions, ElemSegment, ModuleInfo, Sig};
 use super::AppShape;
+use crate::arm::ArmSpec;
 use crate::arm::{hook_error, Arm, PreparedArm, Rep};
-use crate::engines::{ArmSpec, Compiled, Engine};
+use crate::engines::{Compiled, Engine};
 use crate::error::{EngineError, Error};
 use crate::measure::Meter;
 use crate::proposals::Proposals;
