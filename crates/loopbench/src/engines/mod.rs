@@ -64,6 +64,27 @@ pub trait Engine: Send + Sync {
     fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError>;
 }
 
+/// Refuse any option outside `valid` for an adapter of `engine` at
+/// `version`, naming the valid ones. In-process arms are checked earlier,
+/// by the arm syntax; a worker's adapter gets its options over the pipe.
+pub fn check_options(
+    engine: &str,
+    version: &str,
+    options: &[String],
+    valid: &[&str],
+) -> Result<(), String> {
+    match options.iter().find(|o| !valid.contains(&o.as_str())) {
+        None => Ok(()),
+        Some(o) if valid.is_empty() => {
+            Err(format!("{engine} {version} takes no options, got `{o}`"))
+        }
+        Some(o) => Err(format!(
+            "{engine} {version} takes no option `{o}` (valid: {})",
+            valid.join(", ")
+        )),
+    }
+}
+
 /// Proposal support sets used by the adapters.
 pub fn support(list: &[Proposal]) -> Proposals {
     Proposals::from_iter(list.iter().copied())

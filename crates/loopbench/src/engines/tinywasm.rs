@@ -8,7 +8,7 @@
 //! verbatim against the requested tinywasm 0.10.x, so it names this library
 //! only as `loopbench::...` and gets the engine's version as an argument.
 
-use loopbench::engines::{Compiled, Engine, Instance};
+use loopbench::engines::{check_options, Compiled, Engine, Instance};
 use loopbench::error::EngineError;
 use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
@@ -18,9 +18,7 @@ use tinywasm::{Module, ModuleInstance, Store};
 /// The engine (tinywasm takes no options); `version` is the tinywasm
 /// crate's, for reports.
 pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {
-    if let Some(o) = options.first() {
-        return Err(format!("tinywasm {version} takes no options, got `{o}`"));
-    }
+    check_options("tinywasm", version, options, &[])?;
     Ok(Box::new(TinywasmEngine {
         version: version.to_string(),
     }))

@@ -13,7 +13,7 @@
 //! feature: whether this build has it is asked of the engine itself (a tiny
 //! SIMD module must compile), and a worker's startup probe runs it too.
 
-use loopbench::engines::{Compiled, Engine, Instance};
+use loopbench::engines::{check_options, Compiled, Engine, Instance};
 use loopbench::error::EngineError;
 use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
@@ -22,22 +22,14 @@ use wasmi::{CompilationMode, Config, Linker, Module, Store, Val};
 /// The engine for the arm's `options` (`fuel`, `eager`); `version` is the
 /// wasmi crate's, for reports.
 pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {
+    check_options("wasmi", version, options, &["fuel", "eager"])?;
+    let has = |name: &str| options.iter().any(|o| o == name);
     let mut config = Config::default();
-    let mut fuel = false;
-    for o in options {
-        match o.as_str() {
-            "fuel" => fuel = true,
-            "eager" => {
-                config.compilation_mode(CompilationMode::Eager);
-            }
-            other => {
-                return Err(format!(
-                    "wasmi {version} takes no option `{other}` (valid: fuel, eager)"
-                ))
-            }
-        }
-    }
+    let fuel = has("fuel");
     config.consume_fuel(fuel);
+    if has("eager") {
+        config.compilation_mode(CompilationMode::Eager);
+    }
     let engine = wasmi::Engine::new(&config);
     let simd = Module::new(&engine, SIMD_PROBE).is_ok();
     Ok(Box::new(WasmiEngine {

@@ -25,15 +25,15 @@
 
 use super::family::{self, Family};
 use super::spec::{self, BuildSpec, Source};
+use super::supervise::{drain_lines, indent, tail};
 use crate::arm::EngineKind;
 use cargo_metadata::{Message, Metadata, MetadataCommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use semver::Version;
-use std::io::{BufRead, BufReader, IsTerminal};
+use std::io::{BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The worker's `main`: everything else is the library and the adapter.
@@ -502,6 +502,9 @@ fn resolve(engine: EngineKind, dir: &Path, target: &Path) -> Result<Version, Str
         .ok_or_else(|| format!("cargo metadata: no package {id}"))
 }
 
+/// Lines of cargo's stderr kept for a failed build's report.
+const CARGO_OUTPUT_KEPT: usize = 400;
+
 /// What the build reports while it runs, from cargo's JSON messages.
 enum Progress {
     /// A crate was compiled (not found fresh).
@@ -548,17 +551,7 @@ fn cargo_build(
     let mut child = cmd.spawn().map_err(|e| format!("cannot run cargo: {e}"))?;
     let stdout = child.stdout.take().ok_or("cargo has no stdout")?;
     let stderr = child.stderr.take().ok_or("cargo has no stderr")?;
-    let lines: Arc<Mutex<Vec<String>>> = Arc::default();
-    let stderr_reader = {
-        let lines = Arc::clone(&lines);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Ok(mut l) = lines.lock() {
-                    l.push(line);
-                }
-            }
-        })
-    };
+    let (lines, stderr_reader) = drain_lines(stderr, CARGO_OUTPUT_KEPT);
     let (tx, events) = mpsc::channel();
     std::thread::spawn(move || {
         for message in Message::parse_stream(BufReader::new(stdout)).map_while(Result::ok) {
@@ -596,7 +589,12 @@ fn cargo_build(
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let lines = lines.lock().map_err(|_| "poisoned")?.clone();
+    let lines: Vec<String> = lines
+        .lock()
+        .map_err(|_| "poisoned")?
+        .iter()
+        .cloned()
+        .collect();
     if !status.success() {
         let mut msg = format!(
             "building the worker failed (cargo {status}; project {}); last lines of cargo's output:\n{}",
@@ -638,23 +636,6 @@ fn progress_bar(label: &str, what: &str, started: Instant) -> ProgressBar {
     bar.set_elapsed(started.elapsed());
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
-}
-
-/// The last `n` non-empty lines of `text`.
-pub fn tail(text: &str, n: usize) -> Vec<String> {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..]
-        .iter()
-        .map(|l| l.to_string())
-        .collect()
-}
-
-pub fn indent(lines: &[String]) -> String {
-    lines
-        .iter()
-        .map(|l| format!("    {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 //! A rep's deadline follows the baseline's timing ([`Timing`]), so a slow
 //! build is given time and a hung one is killed in seconds, not minutes.
 
-use super::project::indent;
 use super::protocol::{Request, Response};
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -136,20 +135,7 @@ impl Process {
                 }
             }
         });
-        let kept: Arc<Mutex<VecDeque<String>>> = Arc::default();
-        let stderr_thread = {
-            let kept = Arc::clone(&kept);
-            std::thread::spawn(move || {
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    if let Ok(mut k) = kept.lock() {
-                        if k.len() == STDERR_TAIL {
-                            k.pop_front();
-                        }
-                        k.push_back(line);
-                    }
-                }
-            })
-        };
+        let (kept, stderr_thread) = drain_lines(stderr, STDERR_TAIL);
         Ok(Process {
             stdin: child.stdin.take(),
             child,
@@ -238,6 +224,46 @@ impl Drop for Process {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Read `reader` line by line on a thread until it ends, keeping the last
+/// `keep` lines (a child's stderr: it must be drained or the child blocks).
+pub fn drain_lines(
+    reader: impl std::io::Read + Send + 'static,
+    keep: usize,
+) -> (Arc<Mutex<VecDeque<String>>>, JoinHandle<()>) {
+    let kept: Arc<Mutex<VecDeque<String>>> = Arc::default();
+    let thread = {
+        let kept = Arc::clone(&kept);
+        std::thread::spawn(move || {
+            for line in BufReader::new(reader).lines().map_while(Result::ok) {
+                if let Ok(mut k) = kept.lock() {
+                    if k.len() == keep {
+                        k.pop_front();
+                    }
+                    k.push_back(line);
+                }
+            }
+        })
+    };
+    (kept, thread)
+}
+
+/// The last `n` non-empty lines of `text`.
+pub fn tail(text: &str, n: usize) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| l.to_string())
+        .collect()
+}
+
+pub fn indent(lines: &[String]) -> String {
+    lines
+        .iter()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]

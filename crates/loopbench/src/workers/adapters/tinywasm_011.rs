@@ -6,7 +6,7 @@
 //! writes into a result slice sized from the function's type, and
 //! instantiation takes imports by reference.
 
-use loopbench::engines::{Compiled, Engine, Instance};
+use loopbench::engines::{check_options, Compiled, Engine, Instance};
 use loopbench::error::EngineError;
 use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
@@ -14,9 +14,7 @@ use tinywasm::WasmValue;
 use tinywasm::{Module, ModuleInstance, Store};
 
 pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {
-    if let Some(o) = options.first() {
-        return Err(format!("tinywasm {version} takes no options, got `{o}`"));
-    }
+    check_options("tinywasm", version, options, &[])?;
     Ok(Box::new(Tinywasm011 { version: version.to_string() }))
 }
 

@@ -8,7 +8,7 @@
 //! apart from plain ones (`memory_shared`, accessed under a lock), so the
 //! host-side hooks try both.
 
-use loopbench::engines::{Compiled, Engine, Instance};
+use loopbench::engines::{check_options, Compiled, Engine, Instance};
 use loopbench::error::EngineError;
 use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
@@ -16,9 +16,7 @@ use tinywasm::WasmValue;
 use tinywasm::{Module, ModuleInstance, Store};
 
 pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {
-    if let Some(o) = options.first() {
-        return Err(format!("tinywasm {version} takes no options, got `{o}`"));
-    }
+    check_options("tinywasm", version, options, &[])?;
     Ok(Box::new(Tinywasm012 { version: version.to_string() }))
 }
 

@@ -6,21 +6,16 @@
 //! 0.31 translates eagerly (there is no lazy mode) and needs tail calls
 //! switched on in its `Config`.
 
-use loopbench::engines::{Compiled, Engine, Instance};
+use loopbench::engines::{check_options, Compiled, Engine, Instance};
 use loopbench::error::EngineError;
 use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
 use wasmi::{Config, Linker, Module, Store, Value};
 
 pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {
+    check_options("wasmi", version, options, &["fuel"])?;
+    let fuel = options.iter().any(|o| o == "fuel");
     let mut config = Config::default();
-    let mut fuel = false;
-    for o in options {
-        match o.as_str() {
-            "fuel" => fuel = true,
-            other => return Err(format!("wasmi {version} takes no option `{other}` (valid: fuel)")),
-        }
-    }
     config.consume_fuel(fuel);
     config.wasm_tail_call(true);
     Ok(Box::new(Wasmi031 { engine: wasmi::Engine::new(&config), fuel, version: version.to_string() }))
