@@ -24,26 +24,20 @@ fn main() {
 
 /// The highest locked version of `krate` (several majors may be locked).
 fn locked_version(lock: &str, krate: &str) -> String {
-    let mut best: Option<String> = None;
+    let mut best: Option<semver::Version> = None;
     let mut lines = lock.lines();
     while let Some(line) = lines.next() {
         if line.trim() == format!("name = \"{krate}\"") {
-            if let Some(v) = lines
+            let version = lines
                 .next()
                 .and_then(|l| l.trim().strip_prefix("version = \""))
-            {
-                let v = v.trim_end_matches('"').to_string();
-                if best.as_ref().is_none_or(|b| semver_key(&v) > semver_key(b)) {
+                .and_then(|v| semver::Version::parse(v.trim_end_matches('"')).ok());
+            if let Some(v) = version {
+                if best.as_ref().is_none_or(|b| v > *b) {
                     best = Some(v);
                 }
             }
         }
     }
-    best.unwrap_or_else(|| "unknown".into())
-}
-
-fn semver_key(v: &str) -> Vec<u64> {
-    v.split(['.', '-'])
-        .map(|p| p.parse().unwrap_or(0))
-        .collect()
+    best.map_or_else(|| "unknown".into(), |v| v.to_string())
 }

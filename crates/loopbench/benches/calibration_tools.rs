@@ -22,9 +22,10 @@
 //! ```
 
 use criterion::Criterion;
+use loopbench::arm::ArmSpec;
+use loopbench::arm::ArmSpec;
 use loopbench::arm::PreparedArm;
 use loopbench::calibrate::{base_iters, calibration_arm, Effect};
-use loopbench::engines::ArmSpec;
 use loopbench::shapes::{self, Params, ShapeModule};
 use std::time::Duration;
 

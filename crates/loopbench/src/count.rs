@@ -12,7 +12,7 @@
 //! wasmi runs the counting copy with fuel, so a module that never ends is
 //! stopped and reported instead of hanging the session.
 
-use crate::engines::wasmi::{CountingInstance, Stopped};
+use crate::engines::counting::{CountingInstance, Stopped};
 use crate::error::{EngineError, Error};
 use crate::shapes::{Declared, ShapeModule};
 use loopbench_count::{instrument, Counts, Instrumented, OpClass};

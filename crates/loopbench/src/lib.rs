@@ -10,8 +10,8 @@
 //! | which proposals a module needs | [`proposals`] |
 //! | exact dynamic counts (untimed counting run) | [`count`] |
 //! | engine adapters, one per engine | [`engines`] |
-//! | arms: an engine + configuration, prepared per shape | [`arm`] |
-//! | arms from other builds of an engine, in worker processes | [`build`] |
+//! | arms: an engine + configuration (the arm syntax), prepared per shape | [`arm`] |
+//! | arms served from worker processes: other builds of an engine | [`workers`] |
 //! | the clock and counters around the timed call | [`measure`] |
 //! | rounds and rotation | [`schedule`] |
 //! | a whole session, reduced to results | [`session`] |
@@ -20,7 +20,7 @@
 //! | table and JSON | [`report`] |
 //!
 //! ```no_run
-//! use loopbench::{session, shapes, engines::ArmSpec};
+//! use loopbench::{session, shapes, arm::ArmSpec};
 //! let plan = session::Plan {
 //!     shapes: vec![shapes::find("add_chain").unwrap()],
 //!     arms: vec!["wasmi".parse::<ArmSpec>().unwrap()],
@@ -35,6 +35,10 @@
 //! let report = session::run(plan, &mut Quiet).unwrap();
 //! print!("{}", loopbench::report::table::render(&report));
 //! ```
+
+// The engine adapters shared with worker templates name this library as
+// `loopbench::...` (see `engines`), in this crate as in a worker.
+extern crate self as loopbench;
 
 pub mod apps;
 /// `print!` for results: a closed stdout (e.g. `| head`) becomes an I/O
@@ -57,7 +61,6 @@ macro_rules! outln {
 }
 
 pub mod arm;
-pub mod build;
 pub mod calibrate;
 pub mod cli;
 pub mod count;
@@ -76,3 +79,4 @@ pub mod shapes;
 pub mod stats;
 pub mod units;
 pub mod versions;
+pub mod workers;

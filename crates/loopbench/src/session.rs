@@ -14,8 +14,8 @@
 //! spent, and says which. After every epoch the caller receives the results
 //! so far, so an interrupted session keeps everything it completed.
 
+use crate::arm::ArmSpec;
 use crate::arm::{skip_reason, Arm};
-use crate::engines::ArmSpec;
 use crate::error::Error;
 use crate::machine::Machine;
 use crate::measure::counters::CounterSet;
@@ -153,7 +153,7 @@ pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
         return Ok(None);
     }
     let needed = crate::proposals::required(&module.wasm).map_err(Error::Usage)?;
-    let counting: crate::engines::ArmSpec = "wasmi".parse().map_err(Error::Usage)?;
+    let counting: crate::arm::ArmSpec = "wasmi".parse().map_err(Error::Usage)?;
     let supported = counting
         .build()
         .map_err(|e| Error::Usage(e.to_string()))?
@@ -239,7 +239,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
         c.extend(crate::measure::disturbance_counters());
         c
     });
-    let ctx = crate::build::ArmContext::new(&plan.counters, make_counters).with_isolation(
+    let ctx = crate::workers::ArmContext::new(&plan.counters, make_counters).with_isolation(
         plan.isolation,
         plan.pin,
         plan.seed,

@@ -6,7 +6,7 @@
 //! target/apps/), which needs the tools of scripts/apps/install-deps.sh.
 
 use loopbench::apps::{self, profile::count_app, warm, warm::run_warm, AppShape, Driver};
-use loopbench::engines::{ArmSpec, EngineKind};
+use loopbench::arm::{ArmSpec, EngineKind};
 use loopbench::measure::counters::CounterSet;
 use loopbench::results::StopSettings;
 use loopbench::session::{self, Isolation, Plan};

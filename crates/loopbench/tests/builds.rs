@@ -2,13 +2,14 @@
 //! side with the in-process engine, with crashes, hangs and bad paths.
 //!
 //! The workers are real cargo builds (dev profile, to keep the suite's build
-//! short), cached under the target directory: the first test run builds them
-//! once (a few minutes on two cores), later runs find them. The tests share
-//! the builds, so they take turns.
+//! short), cached under the target directory (`LOOPBENCH_CACHE_DIR`, so the
+//! user's cache is never touched): the first test run builds them once (a
+//! few minutes on two cores), later runs find them. The tests share the
+//! builds, so they take turns.
 
 use assert_cmd::Command;
-use loopbench::build::{project, spec};
-use loopbench::engines::EngineKind;
+use loopbench::arm::EngineKind;
+use loopbench::workers::{project, spec};
 use serde_json::Value;
 use std::sync::Mutex;
 
@@ -19,9 +20,19 @@ const NEW: &str = "wasmi@2+profile:dev";
 const SHAPES: &str = "add_chain,load_stream";
 const ROUNDS: usize = 3;
 
+/// The tests' worker cache, under the target directory.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/loopbench-workers");
+
+/// `loopbench` with the tests' worker cache.
+fn loopbench() -> Command {
+    let mut cmd = Command::cargo_bin("loopbench").unwrap();
+    cmd.env("LOOPBENCH_CACHE_DIR", CACHE);
+    cmd
+}
+
 fn session(engines: &str, env: &[(&str, &str)]) -> (bool, Value, String) {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::cargo_bin("loopbench").unwrap();
+    let mut cmd = loopbench();
     cmd.current_dir(dir.path()).args([
         "run",
         "--engines",
@@ -219,8 +230,7 @@ fn a_build_that_fails_is_reported_with_cargos_output_and_the_rest_completes() {
 fn a_path_without_a_crate_is_refused_before_any_work() {
     let empty = tempfile::tempdir().unwrap();
     let arg = format!("wasmi,wasmi=path:{}", empty.path().display());
-    let out = Command::cargo_bin("loopbench")
-        .unwrap()
+    let out = loopbench()
         .args(["run", "--engines", &arg])
         .output()
         .unwrap();
@@ -240,8 +250,7 @@ fn a_path_without_a_crate_is_refused_before_any_work() {
         ("wasmi@0.31:eager", "takes no option `eager`"),
         ("wasmi=path:/no/such/dir", "no such directory"),
     ] {
-        let out = Command::cargo_bin("loopbench")
-            .unwrap()
+        let out = loopbench()
             .args(["run", "--engines", arg])
             .output()
             .unwrap();
@@ -273,11 +282,7 @@ fn the_cache_key_changes_with_the_features() {
 
 #[test]
 fn list_explains_build_arms() {
-    let out = Command::cargo_bin("loopbench")
-        .unwrap()
-        .arg("list")
-        .output()
-        .unwrap();
+    let out = loopbench().arg("list").output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     for needle in [
         "Build arms",
@@ -289,4 +294,61 @@ fn list_explains_build_arms() {
     ] {
         assert!(stdout.contains(needle), "{needle}: {stdout}");
     }
+}
+
+#[test]
+fn the_worker_cache_is_the_users_cache_directory_unless_overridden() {
+    let cache_line = |env: &[(&str, &str)]| {
+        let mut cmd = Command::cargo_bin("loopbench").unwrap();
+        cmd.arg("list")
+            .env_remove("LOOPBENCH_CACHE_DIR")
+            .env_remove("XDG_CACHE_HOME");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find(|l| l.contains("Workers are cached under"))
+            .unwrap()
+            .to_string()
+    };
+    let line = cache_line(&[("LOOPBENCH_CACHE_DIR", "/scratch/lb")]);
+    assert!(line.contains("under /scratch/lb by"), "{line}");
+    let line = cache_line(&[("XDG_CACHE_HOME", "/xdg/cache"), ("HOME", "/home/u")]);
+    assert!(
+        line.contains("under /xdg/cache/loopbench/workers by"),
+        "{line}"
+    );
+    let line = cache_line(&[
+        ("LOOPBENCH_CACHE_DIR", "/scratch/lb"),
+        ("XDG_CACHE_HOME", "/xdg/cache"),
+    ]);
+    assert!(line.contains("under /scratch/lb by"), "{line}");
+    if cfg!(target_os = "linux") {
+        let line = cache_line(&[("HOME", "/home/u")]);
+        assert!(
+            line.contains("under /home/u/.cache/loopbench/workers by"),
+            "{line}"
+        );
+    }
+    // Nothing under the build machine's target directory.
+    assert!(!line.contains(env!("CARGO_TARGET_TMPDIR")), "{line}");
+}
+
+#[test]
+fn a_missing_loopbench_source_is_one_clear_line() {
+    let out = loopbench()
+        .args(["run", "--engines", "wasmi,wasmi@2"])
+        .env("LOOPBENCH_SOURCE", "/no/such/loopbench")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("not at /no/such/loopbench") && stderr.contains("LOOPBENCH_SOURCE"),
+        "{stderr}"
+    );
 }

@@ -5,10 +5,8 @@
 //! of the output.
 
 use assert_cmd::Command;
-use loopbench::arm::Iters;
-use loopbench::arm::PreparedArm;
+use loopbench::arm::{ArmSpec, Iters, PreparedArm};
 use loopbench::calibrate::{base_iters, calibration_arm, Effect};
-use loopbench::engines::ArmSpec;
 use loopbench::shapes::{self, HookError, Params, ShapeModule};
 use predicates::prelude::*;
 

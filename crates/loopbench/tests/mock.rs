@@ -2,9 +2,9 @@
 //! engine: its costs are synthetic, so every number here is known in
 //! advance and nothing depends on the clock.
 
+use loopbench::arm::ArmSpec;
 use loopbench::arm::{Arm, InProcessArm};
 use loopbench::engines::mock::{take_calls, MockCall, MockConfig};
-use loopbench::engines::ArmSpec;
 use loopbench::results::{self, Role, Session as Report, ShapeResult, StopSettings};
 use loopbench::schedule;
 use loopbench::session::{self, Isolation, Plan};

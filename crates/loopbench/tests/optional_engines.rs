@@ -11,8 +11,8 @@
 
 #![cfg(any(feature = "wasmtime", feature = "wasmer"))]
 
+use loopbench::arm::ArmSpec;
 use loopbench::arm::{self, Arm, InProcessArm};
-use loopbench::engines::ArmSpec;
 use loopbench::proposals::{self, Proposal};
 use loopbench::shapes::{self, Params, ShapeModule};
 

@@ -2,7 +2,7 @@
 //! it, and every verifier fails when the loop body is disabled.
 
 use loopbench::arm::{skip_reason, Arm, InProcessArm};
-use loopbench::engines::{ArmSpec, EngineKind};
+use loopbench::arm::{ArmSpec, EngineKind};
 use loopbench::shapes::{catalog, Body, Params, ShapeModule};
 
 fn small() -> Params {

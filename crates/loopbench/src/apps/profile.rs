@@ -10,7 +10,7 @@
 
 use super::AppShape;
 use crate::count::instrumented;
-use crate::engines::wasmi::{CountingInstance, Stopped};
+use crate::engines::counting::{CountingInstance, Stopped};
 use crate::error::{EngineError, Error};
 use crate::shapes::{self, Params, ShapeModule};
 use loopbench_count::{Counts, Instrumented, OpClass};
@@ -86,7 +86,7 @@ pub fn shape_mixes() -> (Vec<ShapeMix>, Vec<String>) {
     };
     let mut mixes = Vec::new();
     let mut skipped = Vec::new();
-    let counting = crate::engines::ArmSpec::new(crate::engines::EngineKind::Wasmi);
+    let counting = crate::arm::ArmSpec::new(crate::arm::EngineKind::Wasmi);
     let supported = counting.build().map(|e| e.supports()).unwrap_or_default();
     for s in shapes::catalog() {
         let name = s.name().to_string();

@@ -17,8 +17,8 @@
 
 use super::rewrite::{Additions, ElemSegment, ModuleInfo, Sig};
 use super::AppShape;
-use crate::arm::{hook_error, skip_reason, Arm, PreparedArm, Rep};
-use crate::engines::{ArmSpec, Compiled, Engine};
+use crate::arm::{hook_error, skip_reason, Arm, ArmSpec, PreparedArm, Rep};
+use crate::engines::{Compiled, Engine};
 use crate::error::{EngineError, Error};
 use crate::measure::Meter;
 use crate::proposals::Proposals;

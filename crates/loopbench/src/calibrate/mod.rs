@@ -53,8 +53,8 @@ pub mod effect;
 
 pub use effect::Effect;
 
+use crate::arm::ArmSpec;
 use crate::arm::{skip_reason, Arm, InProcessArm, Iters, PreparedArm, Rep};
-use crate::engines::ArmSpec;
 use crate::error::Error;
 use crate::machine::{self, Machine};
 use crate::measure::cpu::THREAD_CPU;

@@ -7,7 +7,7 @@ use crate::apps::warm;
 use crate::apps::{self, AppShape, AppSpec, APPS};
 
 use super::OutputArgs;
-use crate::engines::{ArmSpec, EngineKind};
+use crate::arm::{parse_arms, ArmSpec, EngineKind};
 use crate::error::Error;
 use crate::report;
 use crate::results::Document;
@@ -67,7 +67,7 @@ impl ArmArgs {
         let arms = if self.engines.is_empty() {
             default
         } else {
-            crate::cli::run::parse_arms(&self.engines)?
+            parse_arms(&self.engines)?
         };
         if arms.is_empty() {
             return Err(Error::Usage("no engines given".into()));

@@ -1,8 +1,8 @@
 //! `loopbench calibrate`: known effects through the real instrument.
 
 use super::{OutputArgs, ShapeParams};
+use crate::arm::ArmSpec;
 use crate::calibrate::{base_iters, one_shot, run, Effect, Progress, Settings};
-use crate::engines::ArmSpec;
 use crate::error::Error;
 use crate::results::Document;
 use crate::shapes::{self, Params};

@@ -53,7 +53,7 @@ impl CountArgs {
                 .as_deref()
                 .ok_or_else(|| Error::Usage("a module file needs --invoke EXPORT".into()))?;
             let (wasm, _) = shapes::user::read_module(path)?;
-            let probe = crate::engines::wasmi::CountingInstance::new(&wasm, None)
+            let probe = crate::engines::counting::CountingInstance::new(&wasm, None)
                 .map_err(|e| Error::Usage(format!("{}: {e}", self.target)))?;
             let (types, _) = probe
                 .signature(export)

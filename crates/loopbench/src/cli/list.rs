@@ -1,7 +1,7 @@
 //! `loopbench list` and `loopbench show`: what can be measured here.
 
 use super::ShapeParams;
-use crate::engines::{ArmSpec, EngineKind};
+use crate::arm::{ArmSpec, EngineKind};
 use crate::error::Error;
 use crate::shapes::{self, Body, Params};
 use clap::Args;
@@ -65,7 +65,7 @@ pub fn list() -> Result<bool, Error> {
         }
     }
     crate::outln!();
-    crate::out!("{}", crate::build::help());
+    crate::out!("{}", crate::workers::help());
     Ok(true)
 }
 

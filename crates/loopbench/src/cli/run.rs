@@ -3,7 +3,7 @@
 
 use super::progress::TerminalSink;
 use super::{OutputArgs, ShapeParams};
-use crate::engines::{ArmSpec, EngineKind};
+use crate::arm::{parse_arms, ArmSpec, EngineKind};
 use crate::error::Error;
 use crate::measure::callgrind;
 use crate::measure::counters::{CounterChoice, CounterKind, CounterSet};
@@ -62,12 +62,6 @@ pub struct RunArgs {
     pub counters: CounterChoice,
 }
 
-pub fn parse_arms(list: &[String]) -> Result<Vec<ArmSpec>, Error> {
-    list.iter()
-        .map(|s| s.parse::<ArmSpec>().map_err(Error::Usage))
-        .collect()
-}
-
 impl RunArgs {
     pub fn plan(&self) -> Result<Plan, Error> {
         let mut arms = if self.engines.is_empty() {
@@ -87,7 +81,7 @@ impl RunArgs {
                 )));
             }
             if a.worker.is_some() {
-                crate::build::check(a).map_err(Error::Usage)?;
+                crate::workers::check(a).map_err(Error::Usage)?;
             } else if !a.engine.compiled_in() {
                 return Err(Error::Usage(format!(
                     "{} is not compiled into this binary; rebuild with --features {}",

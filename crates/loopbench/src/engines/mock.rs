@@ -30,8 +30,7 @@
 //! `--engines` splits on commas; any number through the library):
 //! see [`OPTIONS`].
 
-use super::wasmi::WasmiEngine;
-use super::{ArmSpec, Compiled, Engine, EngineKind, Instance};
+use super::{Compiled, Engine, Instance};
 use crate::error::EngineError;
 use crate::measure::Meter;
 use crate::proposals::Proposals;
@@ -201,25 +200,23 @@ pub fn take_calls() -> Vec<MockCall> {
 }
 
 pub struct MockEngine {
-    inner: WasmiEngine,
+    inner: Box<dyn Engine>,
     config: MockConfig,
 }
 
 impl MockEngine {
-    pub fn new(spec: &ArmSpec) -> Result<Self, EngineError> {
+    pub fn new(options: &[String]) -> Result<Self, EngineError> {
         Ok(MockEngine {
-            inner: WasmiEngine::new(&ArmSpec::new(EngineKind::Wasmi)),
-            config: MockConfig::parse(&spec.options).map_err(EngineError::Config)?,
+            inner: super::wasmi::engine(&[], crate::versions::WASMI)
+                .map_err(EngineError::Config)?,
+            config: MockConfig::parse(options).map_err(EngineError::Config)?,
         })
     }
 }
 
 impl Engine for MockEngine {
     fn version(&self) -> String {
-        format!(
-            "mock (synthetic costs; runs {})",
-            Engine::version(&self.inner)
-        )
+        format!("mock (synthetic costs; runs {})", self.inner.version())
     }
     fn supports(&self) -> Proposals {
         self.inner.supports()

@@ -1,28 +1,41 @@
 //! tinywasm 0.10: a small, portable interpreter (built with
 //! default-features = false plus std and parser; its default `archive`
-//! feature does not build).
+//! feature does not build). In 0.10 `Function::call` returns its results as
+//! a `Vec`.
+//!
+//! This file is also the worker adapter of the `tinywasm_010` family
+//! ([`crate::workers::family`]): a generated worker project compiles it
+//! verbatim against the requested tinywasm 0.10.x, so it names this library
+//! only as `loopbench::...` and gets the engine's version as an argument.
 
-use super::{support, ArmSpec, Compiled, Engine, Instance};
-use crate::error::EngineError;
-use crate::measure::{timed, Meter};
-use crate::proposals::{Proposal, Proposals};
+use loopbench::engines::{check_options, Compiled, Engine, Instance};
+use loopbench::error::EngineError;
+use loopbench::measure::{timed, Meter};
+use loopbench::proposals::{Proposal, Proposals};
 use tinywasm::types::WasmValue;
 use tinywasm::{Module, ModuleInstance, Store};
 
-pub struct TinywasmEngine;
+/// The engine (tinywasm takes no options); `version` is the tinywasm
+/// crate's, for reports.
+pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {
+    check_options("tinywasm", version, options, &[])?;
+    Ok(Box::new(TinywasmEngine {
+        version: version.to_string(),
+    }))
+}
 
-impl TinywasmEngine {
-    pub fn new(_spec: &ArmSpec) -> Self {
-        TinywasmEngine
-    }
+struct TinywasmEngine {
+    version: String,
 }
 
 impl Engine for TinywasmEngine {
     fn version(&self) -> String {
-        format!("tinywasm {}", crate::versions::TINYWASM)
+        format!("tinywasm {}", self.version)
     }
     fn supports(&self) -> Proposals {
-        support(&[Proposal::BulkMemory, Proposal::Simd, Proposal::TailCall])
+        [Proposal::BulkMemory, Proposal::Simd, Proposal::TailCall]
+            .into_iter()
+            .collect()
     }
     fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError> {
         let module =

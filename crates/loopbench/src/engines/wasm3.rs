@@ -5,7 +5,7 @@
 //! [`Engine::supports`] before it reaches this adapter, so wasm3 only ever
 //! sees MVP modules plus the extensions listed here.
 
-use super::{support, ArmSpec, Compiled, Engine, Instance};
+use super::{support, Compiled, Engine, Instance};
 use crate::error::EngineError;
 use crate::measure::{timed, Meter};
 use crate::proposals::Proposals;
@@ -15,12 +15,6 @@ use wasm3::{Environment, Runtime};
 const STACK: u32 = 1 << 20;
 
 pub struct Wasm3Engine;
-
-impl Wasm3Engine {
-    pub fn new(_spec: &ArmSpec) -> Self {
-        Wasm3Engine
-    }
-}
 
 impl Engine for Wasm3Engine {
     fn version(&self) -> String {

@@ -14,7 +14,7 @@
 //! The crate is held to `~7.4`: wasmer 7.5 declares rustc 1.96, newer than the
 //! workspace's pinned toolchain.
 
-use super::{support, ArmSpec, Compiled, Engine, Instance};
+use super::{support, Compiled, Engine, Instance};
 use crate::error::EngineError;
 use crate::measure::{timed, Meter};
 use crate::proposals::{Proposal, Proposals};
@@ -38,19 +38,29 @@ impl Compiler {
         }
     }
 
-    /// The compiler an arm spec names; singlepass when it names none.
-    fn from_spec(spec: &ArmSpec) -> Result<Self, EngineError> {
+    /// The compiler an arm names; singlepass when it names none.
+    fn from_options(options: &[String]) -> Result<Self, EngineError> {
         let named: Vec<Compiler> = Self::ALL
             .into_iter()
-            .filter(|c| spec.has(c.name()))
+            .filter(|c| options.iter().any(|o| o == c.name()))
             .collect();
         match named.as_slice() {
             [] => Ok(Compiler::Singlepass),
             [one] => Ok(*one),
             _ => Err(EngineError::Config(format!(
-                "{spec}: choose one wasmer compiler (singlepass or cranelift), not both"
+                "{}: choose one wasmer compiler (singlepass or cranelift), not both",
+                arm(options)
             ))),
         }
+    }
+}
+
+/// The arm as written, for messages (`wasmer:cranelift`).
+fn arm(options: &[String]) -> String {
+    if options.is_empty() {
+        "wasmer".to_string()
+    } else {
+        format!("wasmer:{}", options.join(","))
     }
 }
 
@@ -60,8 +70,8 @@ pub struct WasmerEngine {
 }
 
 impl WasmerEngine {
-    pub fn new(spec: &ArmSpec) -> Result<Self, EngineError> {
-        let compiler = Compiler::from_spec(spec)?;
+    pub fn new(options: &[String]) -> Result<Self, EngineError> {
+        let compiler = Compiler::from_options(options)?;
         let engine: wasmer::Engine = match compiler {
             Compiler::Singlepass => Singlepass::default().into(),
             Compiler::Cranelift => Cranelift::default().into(),

@@ -1,45 +1,80 @@
-//! wasmi 2: a register-machine interpreter. Always compiled in: it is also
-//! the engine of the exact counting run.
+//! wasmi 1.x and 2.x: the register-machine interpreter. Version 2 is always
+//! compiled in: it is also the engine of the exact counting run
+//! ([`crate::engines::counting`]).
+//!
+//! This file is also the worker adapter of the `wasmi_1x` family
+//! ([`crate::workers::family`]): a generated worker project compiles it
+//! verbatim against the requested wasmi 1.x or 2.x, so it names this library
+//! only as `loopbench::...` and gets the engine's version as an argument.
 //!
 //! wasmi translates lazily by default, so the first call of a function pays
-//! its translation; the session's warm-up rounds absorb that.
+//! its translation; the session's warm-up rounds absorb that. `eager`
+//! translates at compile time. SIMD exists only with the crate's `simd`
+//! feature: whether this build has it is asked of the engine itself (a tiny
+//! SIMD module must compile), and a worker's startup probe runs it too.
 
-use super::{support, ArmSpec, Compiled, Engine, Instance};
-use crate::error::EngineError;
-use crate::measure::{timed, Meter};
-use crate::proposals::{Proposal, Proposals};
+use loopbench::engines::{check_options, Compiled, Engine, Instance};
+use loopbench::error::EngineError;
+use loopbench::measure::{timed, Meter};
+use loopbench::proposals::{Proposal, Proposals};
 use wasmi::{CompilationMode, Config, Linker, Module, Store, Val};
 
-pub struct WasmiEngine {
-    engine: wasmi::Engine,
-    fuel: bool,
+/// The engine for the arm's `options` (`fuel`, `eager`); `version` is the
+/// wasmi crate's, for reports.
+pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {
+    check_options("wasmi", version, options, &["fuel", "eager"])?;
+    let has = |name: &str| options.iter().any(|o| o == name);
+    let mut config = Config::default();
+    let fuel = has("fuel");
+    config.consume_fuel(fuel);
+    if has("eager") {
+        config.compilation_mode(CompilationMode::Eager);
+    }
+    let engine = wasmi::Engine::new(&config);
+    let simd = Module::new(&engine, SIMD_PROBE).is_ok();
+    Ok(Box::new(WasmiEngine {
+        engine,
+        fuel,
+        simd,
+        version: version.to_string(),
+    }))
 }
+
+/// `(module (func (result i32) v128.const i32x4 1 2 3 4 i32x4.extract_lane 0))`:
+/// compiles only where this wasmi was built with SIMD.
+const SIMD_PROBE: &[u8] = &[
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+    0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f, // type: () -> i32
+    0x03, 0x02, 0x01, 0x00, // function 0 has type 0
+    0x0a, 0x19, 0x01, 0x17, 0x00, // code: one body, no locals
+    0xfd, 0x0c, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0, // v128.const
+    0xfd, 0x1b, 0x00, // i32x4.extract_lane 0
+    0x0b, // end
+];
 
 /// Fuel given to a fuel-metered store: far more than any shape uses, so the
 /// metering cost is paid but never ends a run.
 const FUEL: u64 = u64::MAX / 2;
 
-impl WasmiEngine {
-    pub fn new(spec: &ArmSpec) -> Self {
-        let mut config = Config::default();
-        let fuel = spec.has("fuel");
-        config.consume_fuel(fuel);
-        if spec.has("eager") {
-            config.compilation_mode(CompilationMode::Eager);
-        }
-        WasmiEngine {
-            engine: wasmi::Engine::new(&config),
-            fuel,
-        }
-    }
+struct WasmiEngine {
+    engine: wasmi::Engine,
+    fuel: bool,
+    simd: bool,
+    version: String,
 }
 
 impl Engine for WasmiEngine {
     fn version(&self) -> String {
-        format!("wasmi {}", crate::versions::WASMI)
+        format!("wasmi {}", self.version)
     }
     fn supports(&self) -> Proposals {
-        support(&[Proposal::BulkMemory, Proposal::TailCall])
+        let mut p: Proposals = [Proposal::BulkMemory, Proposal::TailCall]
+            .into_iter()
+            .collect();
+        if self.simd {
+            p.insert(Proposal::Simd);
+        }
+        p
     }
     fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError> {
         let module =
@@ -74,9 +109,10 @@ impl Compiled for WasmiModule {
     }
 }
 
-struct WasmiInstance {
-    store: Store<()>,
-    instance: wasmi::Instance,
+/// A live instance (also the core of the counting run's instance).
+pub(crate) struct WasmiInstance {
+    pub(crate) store: Store<()>,
+    pub(crate) instance: wasmi::Instance,
 }
 
 impl WasmiInstance {
@@ -118,105 +154,11 @@ impl Instance for WasmiInstance {
     }
 }
 
-/// A wasmi instance for the untimed counting run: optional fuel (so a
-/// module that never ends is stopped) and calls with any value types.
-pub struct CountingInstance {
-    inner: WasmiInstance,
-}
-
-/// Why a counting call stopped early.
-pub enum Stopped {
-    Trap(String),
-    OutOfFuel,
-}
-
-impl CountingInstance {
-    pub fn new(wasm: &[u8], fuel: Option<u64>) -> Result<Self, EngineError> {
-        let mut config = Config::default();
-        config.consume_fuel(fuel.is_some());
-        let engine = wasmi::Engine::new(&config);
-        let module = Module::new(&engine, wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
-        let mut store = Store::new(&engine, ());
-        if let Some(f) = fuel {
-            store
-                .set_fuel(f)
-                .map_err(|e| EngineError::Instantiate(e.to_string()))?;
-        }
-        let instance = Linker::<()>::new(&engine)
-            .instantiate_and_start(&mut store, &module)
-            .map_err(|e| EngineError::Instantiate(e.to_string()))?;
-        Ok(CountingInstance {
-            inner: WasmiInstance { store, instance },
-        })
-    }
-
-    /// Parameter and result types of an export.
-    pub fn signature(&self, export: &str) -> Result<(Vec<wasmi::ValType>, usize), EngineError> {
-        let f = self
-            .inner
-            .instance
-            .get_func(&self.inner.store, export)
-            .ok_or_else(|| EngineError::MissingExport(export.to_string()))?;
-        let ty = f.ty(&self.inner.store);
-        Ok((ty.params().to_vec(), ty.results().len()))
-    }
-
-    /// Call with arbitrary values; a trap or exhausted fuel is reported as
-    /// [`Stopped`] so the caller can still read what was counted.
-    pub fn call_values(
-        &mut self,
-        export: &str,
-        args: &[Val],
-    ) -> Result<Result<Vec<Val>, Stopped>, EngineError> {
-        let (_, results) = self.signature(export)?;
-        let f = self
-            .inner
-            .instance
-            .get_func(&self.inner.store, export)
-            .ok_or(EngineError::NoMemory)?;
-        let mut out = vec![Val::I32(0); results];
-        match f.call(&mut self.inner.store, args, &mut out) {
-            Ok(()) => Ok(Ok(out)),
-            Err(e) => {
-                let out_of_fuel = e.as_trap_code() == Some(wasmi::TrapCode::OutOfFuel);
-                Ok(Err(if out_of_fuel {
-                    Stopped::OutOfFuel
-                } else {
-                    Stopped::Trap(e.to_string())
-                }))
-            }
-        }
-    }
-
-    /// Read counter slot `slot` through the instrumented module's export.
-    pub fn read_counter(&mut self, export: &str, slot: u32) -> Result<i64, EngineError> {
-        let f = self
-            .inner
-            .instance
-            .get_typed_func::<i32, i64>(&self.inner.store, export)
-            .map_err(|_| EngineError::MissingExport(export.to_string()))?;
-        // Counting runs may have exhausted their fuel: refuel the reader.
-        if self.inner.store.get_fuel().is_ok() {
-            let _ = self.inner.store.set_fuel(u64::MAX / 4);
-        }
-        f.call(&mut self.inner.store, slot as i32)
-            .map_err(|e| EngineError::Trap(e.to_string()))
-    }
-}
-
-impl Instance for CountingInstance {
-    fn call(
-        &mut self,
-        export: &str,
-        arg: Option<i32>,
-        meter: Option<&mut Meter>,
-    ) -> Result<Option<i32>, EngineError> {
-        self.inner.call(export, arg, meter)
-    }
-    fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError> {
-        self.inner.write_memory(offset, data)
-    }
-    fn read_memory(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, EngineError> {
-        self.inner.read_memory(offset, len)
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_simd_probe_is_the_module_it_says() {
+        let wat = "(module (func (result i32) v128.const i32x4 1 2 3 4 i32x4.extract_lane 0))";
+        assert_eq!(super::SIMD_PROBE, wat::parse_str(wat).unwrap().as_slice());
     }
 }

@@ -20,7 +20,7 @@
 //! `=0.135.0` and later 48.0.x releases need a newer 0.135, so this is the
 //! one wasmtime 48 that shares a Cargo.lock with wasmer.
 
-use super::{support, ArmSpec, Compiled, Engine, Instance};
+use super::{support, Compiled, Engine, Instance};
 use crate::error::EngineError;
 use crate::measure::{timed, Meter};
 use crate::proposals::{Proposal, Proposals};
@@ -46,17 +46,18 @@ impl Backend {
         }
     }
 
-    /// The backend an arm spec names; cranelift when it names none.
-    fn from_spec(spec: &ArmSpec) -> Result<Self, EngineError> {
+    /// The backend an arm names; cranelift when it names none.
+    fn from_options(options: &[String]) -> Result<Self, EngineError> {
         let named: Vec<Backend> = Self::ALL
             .into_iter()
-            .filter(|b| spec.has(b.name()))
+            .filter(|b| options.iter().any(|o| o == b.name()))
             .collect();
         match named.as_slice() {
             [] => Ok(Backend::Cranelift),
             [one] => Ok(*one),
             _ => Err(EngineError::Config(format!(
-                "{spec}: choose one wasmtime backend (cranelift, winch or pulley), not several"
+                "{}: choose one wasmtime backend (cranelift, winch or pulley), not several",
+                arm(options)
             ))),
         }
     }
@@ -81,14 +82,24 @@ fn pulley_target() -> &'static str {
     }
 }
 
+/// The arm as written, for messages (`wasmtime:winch`).
+fn arm(options: &[String]) -> String {
+    if options.is_empty() {
+        "wasmtime".to_string()
+    } else {
+        format!("wasmtime:{}", options.join(","))
+    }
+}
+
 pub struct WasmtimeEngine {
     engine: wasmtime::Engine,
     backend: Backend,
 }
 
 impl WasmtimeEngine {
-    pub fn new(spec: &ArmSpec) -> Result<Self, EngineError> {
-        let backend = Backend::from_spec(spec)?;
+    pub fn new(options: &[String]) -> Result<Self, EngineError> {
+        let backend = Backend::from_options(options)?;
+        let spec = arm(options);
         let mut config = Config::new();
         match backend {
             Backend::Cranelift => {

@@ -35,7 +35,7 @@ fn unknown_engine_and_option() {
 
 #[test]
 fn engine_not_compiled_in_names_the_feature() {
-    if !loopbench::engines::EngineKind::Wasmer.compiled_in() {
+    if !loopbench::arm::EngineKind::Wasmer.compiled_in() {
         fails_with(
             &["run", "--engines", "wasmer"],
             "rebuild with --features wasmer",

@@ -1,66 +1,69 @@
-//! Worker adapter for tinywasm 0.10.x.
+//! Worker adapter for tinywasm 0.11.x.
 //!
 //! Compiled only inside a generated worker project, where `tinywasm` is the
 //! requested version (default features off, `std` and `parser` on: the
-//! default `archive` feature does not build). In 0.10 `Function::call`
-//! returns its results as a `Vec`.
+//! default `archive` feature does not build). From 0.11 `Function::call`
+//! writes into a result slice sized from the function's type, and
+//! instantiation takes imports by reference.
 
-use loopbench::engines::{Compiled, Engine, Instance};
+use loopbench::engines::{check_options, Compiled, Engine, Instance};
 use loopbench::error::EngineError;
 use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
-use tinywasm::types::WasmValue;
+use tinywasm::WasmValue;
 use tinywasm::{Module, ModuleInstance, Store};
 
-pub fn engine(options: &[String]) -> Result<Box<dyn Engine>, String> {
-    if let Some(o) = options.first() {
-        return Err(format!("tinywasm {} takes no options, got `{o}`", crate::ENGINE_VERSION));
-    }
-    Ok(Box::new(Tinywasm010))
+pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {
+    check_options("tinywasm", version, options, &[])?;
+    Ok(Box::new(Tinywasm011 { version: version.to_string() }))
 }
 
-struct Tinywasm010;
+struct Tinywasm011 {
+    version: String,
+}
 
-impl Engine for Tinywasm010 {
+impl Engine for Tinywasm011 {
     fn version(&self) -> String {
-        format!("tinywasm {}", crate::ENGINE_VERSION)
+        format!("tinywasm {}", self.version)
     }
     fn supports(&self) -> Proposals {
         [Proposal::BulkMemory, Proposal::Simd, Proposal::TailCall].into_iter().collect()
     }
     fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError> {
         let module = tinywasm::parse_bytes(wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
-        Ok(Box::new(Module010 { module }))
+        Ok(Box::new(Module011 { module }))
     }
 }
 
-struct Module010 {
+struct Module011 {
     module: Module,
 }
 
-impl Compiled for Module010 {
+impl Compiled for Module011 {
     fn instantiate(&self) -> Result<Box<dyn Instance>, EngineError> {
         let mut store = Store::default();
         let instance = ModuleInstance::instantiate(&mut store, &self.module, None)
             .map_err(|e| EngineError::Instantiate(e.to_string()))?;
-        Ok(Box::new(Instance010 { store, instance }))
+        Ok(Box::new(Instance011 { store, instance }))
     }
 }
 
-struct Instance010 {
+struct Instance011 {
     store: Store,
     instance: ModuleInstance,
 }
 
-impl Instance for Instance010 {
+impl Instance for Instance011 {
     fn call(&mut self, export: &str, arg: Option<i32>, meter: Option<&mut Meter>) -> Result<Option<i32>, EngineError> {
         let func = self
             .instance
             .func_untyped(&self.store, export)
             .map_err(|_| EngineError::MissingExport(export.to_string()))?;
         let args: Vec<WasmValue> = arg.into_iter().map(WasmValue::I32).collect();
-        let outcome = timed(meter, || func.call(&mut self.store, &args));
-        let results = outcome.map_err(|e| EngineError::Trap(e.to_string()))?;
+        let n = func.ty(&self.store).map_err(|e| EngineError::Trap(e.to_string()))?.results().len();
+        let mut results = vec![WasmValue::I32(0); n];
+        let outcome = timed(meter, || func.call(&mut self.store, &args, &mut results));
+        outcome.map_err(|e| EngineError::Trap(e.to_string()))?;
         Ok(match results.first() {
             Some(WasmValue::I32(v)) => Some(*v),
             _ => None,

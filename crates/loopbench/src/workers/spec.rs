@@ -18,6 +18,7 @@
 //! that colon belongs to `path:`, `feature:`, `profile:` or `rustflags:`, so
 //! paths containing `:` are not supported.
 
+use semver::{Op, Version, VersionReq};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -195,71 +196,38 @@ fn split_trailing_options(s: &str) -> (&str, &str) {
     }
 }
 
-/// Cargo checks requirements fully; this only rejects what cannot be one.
+/// A Cargo version requirement, checked with Cargo's own parser (`semver`),
+/// and with a version to pick the adapter family by.
 fn check_requirement(req: &str) -> Result<(), String> {
-    if req.is_empty() {
+    if req.trim().is_empty() {
         return Err("empty version requirement after `@`".into());
     }
-    if let Some(c) = req
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || ".-*^~=<> ".contains(*c)))
-    {
-        return Err(format!(
-            "`{c}` cannot appear in a version requirement (`{req}`)"
-        ));
-    }
-    if lowest_version(req).is_none() {
-        return Err(format!("no version number in requirement `{req}`"));
-    }
-    Ok(())
-}
-
-/// A semantic version, enough to pick an adapter family.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Version {
-    pub major: u64,
-    pub minor: u64,
-    pub patch: u64,
-    pub pre: String,
-}
-
-impl Version {
-    /// `1`, `0.31`, `0.12.0-beta.0` (missing parts are zero).
-    pub fn parse(s: &str) -> Option<Version> {
-        let s = s.split('+').next()?;
-        let (nums, pre) = s.split_once('-').unwrap_or((s, ""));
-        let mut it = nums.split('.');
-        let major = it.next()?.parse().ok()?;
-        let minor = it.next().map(str::parse).transpose().ok()?.unwrap_or(0);
-        let patch = it.next().map(str::parse).transpose().ok()?.unwrap_or(0);
-        if it.next().is_some() {
-            return None;
+    match VersionReq::parse(req) {
+        Ok(_) if lowest_version(req).is_some() => Ok(()),
+        Err(e) if req.chars().any(|c| c.is_ascii_digit()) => {
+            Err(format!("`{req}` is not a version requirement: {e}"))
         }
-        Some(Version {
-            major,
-            minor,
-            patch,
-            pre: pre.to_string(),
-        })
+        _ => Err(format!("no version number in requirement `{req}`")),
     }
 }
 
-impl fmt::Display for Version {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)?;
-        if !self.pre.is_empty() {
-            write!(f, "-{}", self.pre)?;
-        }
-        Ok(())
-    }
-}
-
-/// The lowest version a simple requirement admits (`^0.31` -> 0.31.0,
-/// `=0.12.0-beta.0` -> itself), used to pick the adapter family before
-/// resolution; the resolved version is checked again after it.
+/// The lowest version a requirement admits, from its first comparator
+/// (`^0.31` -> 0.31.0, `=0.12.0-beta.0` -> itself; `*` and `<2` name
+/// none), used to pick the adapter family before resolution; the resolved
+/// version is checked again after it.
 pub fn lowest_version(req: &str) -> Option<Version> {
-    let v = req.trim().trim_start_matches(['=', '^', '~', '>', ' ']);
-    Version::parse(v.split_whitespace().next()?)
+    let req = VersionReq::parse(req).ok()?;
+    let c = req.comparators.first()?;
+    if matches!(c.op, Op::Less | Op::LessEq) {
+        return None;
+    }
+    Some(Version {
+        major: c.major,
+        minor: c.minor.unwrap_or(0),
+        patch: c.patch.unwrap_or(0),
+        pre: c.pre.clone(),
+        build: semver::BuildMetadata::EMPTY,
+    })
 }
 
 #[cfg(test)]
@@ -336,21 +304,22 @@ mod tests {
 
     #[test]
     fn versions() {
+        assert_eq!(lowest_version("0.31").unwrap(), Version::new(0, 31, 0));
         assert_eq!(
-            lowest_version("0.31").unwrap(),
-            Version {
-                major: 0,
-                minor: 31,
-                patch: 0,
-                pre: String::new()
-            }
+            lowest_version("=0.12.0-beta.0").unwrap().pre.as_str(),
+            "beta.0"
         );
-        assert_eq!(lowest_version("=0.12.0-beta.0").unwrap().pre, "beta.0");
         assert_eq!(lowest_version("^2").unwrap().major, 2);
-        assert!(Version::parse("1.2.3.4").is_none());
+        assert_eq!(lowest_version("~1.2.3").unwrap(), Version::new(1, 2, 3));
+        assert_eq!(lowest_version(">=1.1, <2").unwrap(), Version::new(1, 1, 0));
+        assert!(lowest_version("*").is_none());
+        assert!(lowest_version("<2").is_none());
+        assert!(lowest_version("1.2.3.4").is_none());
         assert_eq!(
-            Version::parse("0.12.0-beta.0").unwrap().to_string(),
+            lowest_version("=0.12.0-beta.0").unwrap().to_string(),
             "0.12.0-beta.0"
         );
+        let e = check_requirement("0.31;x").unwrap_err();
+        assert!(e.contains("is not a version requirement"), "{e}");
     }
 }

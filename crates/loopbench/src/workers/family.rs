@@ -4,13 +4,16 @@
 //! An engine's API changes across versions (wasmi 0.31's stack machine and
 //! `Value` vs 1.x/2.x's `Val` and lazy translation; tinywasm 0.10's `call`
 //! returning a `Vec` vs 0.11's result slice, and 0.12's shared memories kept
-//! apart from plain ones). Each family is a source file in `build/adapters/`, compiled
-//! only inside a worker against the requested version; it is not a module
-//! of this crate. A version outside every family is refused with the list
-//! of families, before anything is built.
+//! apart from plain ones). Each family is one source file, compiled inside a
+//! worker against the requested version. Where the in-process engine has the
+//! same API (wasmi 1.x/2.x, tinywasm 0.10), that file is the in-process
+//! adapter in `engines/`, so the two cannot drift; the other families are in
+//! `workers/adapters/` and are not modules of this crate. A version outside
+//! every family is refused with the list of families, before anything is
+//! built.
 
-use super::spec::Version;
-use crate::engines::EngineKind;
+use crate::arm::EngineKind;
+use semver::Version;
 
 /// One adapter and the versions it compiles against.
 #[derive(Debug)]
@@ -58,7 +61,7 @@ pub static FAMILIES: [Family; 5] = [
         name: "wasmi_1x",
         covers: "1.x and 2.x (register machine)",
         covers_version: |v| v.major == 1 || v.major == 2,
-        adapter: include_str!("adapters/wasmi_1x.rs"),
+        adapter: include_str!("../engines/wasmi.rs"),
         default_features: true,
         base_features: &[],
         options: &[
@@ -74,7 +77,7 @@ pub static FAMILIES: [Family; 5] = [
         name: "tinywasm_010",
         covers: "0.10.x",
         covers_version: |v| v.major == 0 && v.minor == 10,
-        adapter: include_str!("adapters/tinywasm_010.rs"),
+        adapter: include_str!("../engines/tinywasm.rs"),
         default_features: false,
         base_features: &["std", "parser"],
         options: &[],
@@ -104,6 +107,12 @@ pub static FAMILIES: [Family; 5] = [
 /// Every family of `engine`.
 pub fn of(engine: EngineKind) -> impl Iterator<Item = &'static Family> {
     FAMILIES.iter().filter(move |f| f.engine == engine)
+}
+
+/// Engine options any family of `engine` accepts (checked exactly per
+/// family by [`super::check`]).
+pub fn any_accepts(engine: EngineKind, option: &str) -> bool {
+    of(engine).any(|f| f.options.iter().any(|(n, _)| *n == option))
 }
 
 /// True when some family builds `engine` at all.
@@ -142,7 +151,7 @@ mod tests {
     use super::*;
 
     fn v(s: &str) -> Version {
-        Version::parse(s).unwrap()
+        super::super::spec::lowest_version(s).unwrap()
     }
 
     #[test]

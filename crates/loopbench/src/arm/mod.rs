@@ -7,8 +7,15 @@
 //! the seam for arms that live in another process (a different build of an
 //! engine): such an arm performs the same rep remotely and returns the same
 //! [`Rep`], and the scheduler does not change.
+//!
+//! What an arm is on the command line ([`ArmSpec`], [`EngineKind`]) is in
+//! [`spec`].
 
-use crate::engines::{ArmSpec, Compiled, Engine, Instance};
+pub mod spec;
+
+pub use spec::{parse_arms, ArmSpec, EngineKind};
+
+use crate::engines::{Compiled, Engine, Instance};
 use crate::error::{EngineError, Error};
 use crate::measure::{Meter, Reading};
 use crate::proposals::{self, Proposals};

@@ -1,4 +1,5 @@
-//! The worker's side: the loop a generated worker binary runs.
+//! The worker's end of the pipe: the loop a generated worker binary runs
+//! (its `main` is one call to [`main`] with the adapter's engine factory).
 //!
 //! A worker is this library plus one engine build plus its adapter. It
 //! drives the engine with the same [`InProcessArm`] an in-process arm uses
@@ -296,7 +297,7 @@ impl Hooks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engines::ArmSpec;
+    use crate::arm::ArmSpec;
     use std::io::Cursor;
 
     /// The in-process wasmi as a worker factory.
@@ -362,8 +363,8 @@ mod tests {
                 assert_eq!(*protocol, PROTOCOL);
                 assert!(version.starts_with("wasmi "));
                 // wasmi 2 runs bulk memory and tail calls; SIMD only with its
-                // `simd` feature (off here, although the in-process adapter
-                // declares it: the probe is what counts); never threads.
+                // `simd` feature (off here: the probe is what counts); never
+                // threads.
                 assert_eq!(proposals, &[Proposal::BulkMemory, Proposal::TailCall]);
             }
             other => panic!("{other:?}"),

@@ -1,42 +1,38 @@
 //! Worker adapter for wasmi 0.31.x (the stack-machine interpreter).
 //!
 //! Compiled only inside a generated worker project, where `wasmi` is the
-//! requested version; `crate::ENGINE_VERSION` is the resolved version. The
+//! requested version, which [`engine`] is given as `version`. The
 //! timed region is the engine's call alone, as in the in-process adapters.
 //! 0.31 translates eagerly (there is no lazy mode) and needs tail calls
 //! switched on in its `Config`.
 
-use loopbench::engines::{Compiled, Engine, Instance};
+use loopbench::engines::{check_options, Compiled, Engine, Instance};
 use loopbench::error::EngineError;
 use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
 use wasmi::{Config, Linker, Module, Store, Value};
 
-pub fn engine(options: &[String]) -> Result<Box<dyn Engine>, String> {
+pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {
+    check_options("wasmi", version, options, &["fuel"])?;
+    let fuel = options.iter().any(|o| o == "fuel");
     let mut config = Config::default();
-    let mut fuel = false;
-    for o in options {
-        match o.as_str() {
-            "fuel" => fuel = true,
-            other => return Err(format!("wasmi {} takes no option `{other}` (valid: fuel)", crate::ENGINE_VERSION)),
-        }
-    }
     config.consume_fuel(fuel);
     config.wasm_tail_call(true);
-    Ok(Box::new(Wasmi031 { engine: wasmi::Engine::new(&config), fuel }))
+    Ok(Box::new(Wasmi031 { engine: wasmi::Engine::new(&config), fuel, version: version.to_string() }))
 }
 
 /// Fuel for a metered store: far more than any shape uses.
 const FUEL: u64 = u64::MAX / 2;
 
 struct Wasmi031 {
+    version: String,
     engine: wasmi::Engine,
     fuel: bool,
 }
 
 impl Engine for Wasmi031 {
     fn version(&self) -> String {
-        format!("wasmi {}", crate::ENGINE_VERSION)
+        format!("wasmi {}", self.version)
     }
     fn supports(&self) -> Proposals {
         [Proposal::BulkMemory, Proposal::TailCall].into_iter().collect()

@@ -1,5 +1,6 @@
-//! The session's side of a worker: an [`Arm`] whose reps run in another
-//! process.
+//! The orchestrator's end of the pipe: an [`Arm`] whose reps run in a
+//! worker process ([`WorkerArm`]), and the wrapper that lends the baseline's
+//! rep times to the workers' deadlines ([`Recorded`]).
 //!
 //! The scheduler cannot tell it from an in-process arm: `prepare` sends the
 //! shape and waits for the fresh instance, `rep` asks for one rep and waits
@@ -8,71 +9,21 @@
 //! (every rep has a deadline set from the baseline's timing) or never built
 //! is reported for its arm with the tail of its stderr, the process is
 //! killed, and the other arms go on. The next shape starts a new process.
+//! The process itself (spawn, deadlines, kill, stderr) is
+//! [`super::supervise`]'s; this file speaks the protocol.
 
-use super::project::{indent, Built};
+use super::project::Built;
 use super::protocol::{fnv1a, Request, Response, ShapeSource, WireParams, PROTOCOL};
+use super::supervise::{Process, Timing, FIRST_DEADLINE};
 use super::ArmContext;
-use crate::arm::{Arm, PreparedArm, Rep};
-use crate::engines::ArmSpec;
+use crate::arm::{Arm, ArmSpec, PreparedArm, Rep};
 use crate::error::Error;
 use crate::measure::Reading;
 use crate::proposals::{Proposal, Proposals};
 use crate::shapes::{self, ShapeModule};
 use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Stdio};
 use std::rc::Rc;
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-
-/// A rep's deadline is this many times the reference rep time...
-pub const DEADLINE_FACTOR: f64 = 20.0;
-/// ...and never below this (reset and verify run in the rep too).
-pub const DEADLINE_FLOOR: Duration = Duration::from_secs(10);
-/// Deadline for a rep with no timing yet, for startup and for `prepare`.
-pub const FIRST_DEADLINE: Duration = Duration::from_secs(120);
-/// Lines of a worker's stderr kept for error reports.
-const STDERR_TAIL: usize = 12;
-
-/// Rep times of the current shape, shared by the baseline (which records)
-/// and the worker arms (which set their deadlines from it).
-#[derive(Clone, Default)]
-pub struct Timing(Rc<RefCell<Vec<f64>>>);
-
-impl Timing {
-    fn reset(&self) {
-        self.0.borrow_mut().clear();
-    }
-    fn record(&self, ns: f64) {
-        self.0.borrow_mut().push(ns);
-    }
-    /// `DEADLINE_FACTOR` times the larger of the baseline's and this arm's
-    /// median rep, at least the floor; `FIRST_DEADLINE` with no timing yet.
-    pub fn deadline(&self, own: &[f64]) -> Duration {
-        let floor = floor();
-        let medians = [median(&self.0.borrow()), median(own)];
-        match medians.into_iter().flatten().reduce(f64::max) {
-            Some(ns) => floor.max(Duration::from_secs_f64(ns * DEADLINE_FACTOR / 1e9)),
-            None => floor.max(FIRST_DEADLINE),
-        }
-    }
-}
-
-/// The deadline floor; tests lower it with `LOOPBENCH_WORKER_DEADLINE_FLOOR_MS`.
-fn floor() -> Duration {
-    std::env::var("LOOPBENCH_WORKER_DEADLINE_FLOOR_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map(Duration::from_millis)
-        .unwrap_or(DEADLINE_FLOOR)
-}
-
-fn median(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| crate::stats::median(v))
-}
+use std::time::Duration;
 
 /// Wraps the baseline arm so its rep times reach [`Timing`].
 pub struct Recorded {
@@ -349,201 +300,5 @@ impl PreparedArm for WorkerPrepared<'_> {
             Ok(other) => Err(error(format!("the worker answered `rep` with {other:?}"))),
             Err(detail) => Err(error(detail)),
         }
-    }
-}
-
-/// A running worker process and the threads draining its output.
-struct Process {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
-    stderr_thread: Option<JoinHandle<()>>,
-}
-
-enum Failure {
-    /// The worker closed its stdout (exited or crashed).
-    Gone,
-    Timeout(Duration),
-    Garbled(String),
-    Io(String),
-}
-
-impl Failure {
-    /// Kill the process if needed and describe what happened, with the tail
-    /// of its stderr.
-    fn describe(&self, during: &str, process: &mut Process) -> String {
-        let head = match self {
-            Failure::Gone => {
-                let status = process.wait_briefly();
-                format!("the worker exited during {during} ({status})")
-            }
-            Failure::Timeout(d) => {
-                let _ = process.child.kill();
-                let _ = process.child.wait();
-                format!(
-                    "the worker did not answer {during} within {:.1} s ({DEADLINE_FACTOR:.0}x the baseline's median rep, at least {:.0} s); killed it",
-                    d.as_secs_f64(),
-                    floor().as_secs_f64()
-                )
-            }
-            Failure::Garbled(line) => {
-                let _ = process.child.kill();
-                let _ = process.child.wait();
-                format!("the worker sent a malformed answer during {during}: {line}")
-            }
-            Failure::Io(e) => {
-                let status = process.wait_briefly();
-                format!("talking to the worker failed during {during}: {e} ({status})")
-            }
-        };
-        let tail = process.stderr_tail();
-        if tail.is_empty() {
-            format!("{head}; it wrote nothing on stderr")
-        } else {
-            format!("{head}; last lines of its stderr:\n{}", indent(&tail))
-        }
-    }
-}
-
-impl Process {
-    fn spawn(bin: &std::path::Path) -> Result<Process, String> {
-        let mut child = crate::measure::callgrind::worker_command(bin)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start worker {}: {e}", bin.display()))?;
-        let stdout = child.stdout.take().ok_or("worker without stdout")?;
-        let stderr = child.stderr.take().ok_or("worker without stderr")?;
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let kept: Arc<Mutex<VecDeque<String>>> = Arc::default();
-        let stderr_thread = {
-            let kept = Arc::clone(&kept);
-            std::thread::spawn(move || {
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    if let Ok(mut k) = kept.lock() {
-                        if k.len() == STDERR_TAIL {
-                            k.pop_front();
-                        }
-                        k.push_back(line);
-                    }
-                }
-            })
-        };
-        Ok(Process {
-            stdin: child.stdin.take(),
-            child,
-            lines,
-            stderr: kept,
-            stderr_thread: Some(stderr_thread),
-        })
-    }
-
-    fn ask(&mut self, request: &Request, deadline: Duration) -> Result<Response, Failure> {
-        let line = serde_json::to_string(request).map_err(|e| Failure::Io(e.to_string()))?;
-        let stdin = self.stdin.as_mut().ok_or(Failure::Gone)?;
-        if writeln!(stdin, "{line}")
-            .and_then(|_| stdin.flush())
-            .is_err()
-        {
-            return Err(Failure::Gone);
-        }
-        match self.lines.recv_timeout(deadline) {
-            Ok(answer) => serde_json::from_str(&answer).map_err(|_| Failure::Garbled(answer)),
-            Err(RecvTimeoutError::Timeout) => Err(Failure::Timeout(deadline)),
-            Err(RecvTimeoutError::Disconnected) => Err(Failure::Gone),
-        }
-    }
-
-    /// The exit status, waiting up to two seconds before killing.
-    fn wait_briefly(&mut self) -> String {
-        let until = Instant::now() + Duration::from_secs(2);
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => return describe_status(status),
-                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
-                _ => {
-                    let _ = self.child.kill();
-                    return self
-                        .child
-                        .wait()
-                        .map(describe_status)
-                        .unwrap_or_else(|e| e.to_string());
-                }
-            }
-        }
-    }
-
-    fn stderr_tail(&mut self) -> Vec<String> {
-        // The process is gone, so its stderr ends: let the thread finish.
-        if let Some(t) = self.stderr_thread.take() {
-            let _ = t.join();
-        }
-        self.stderr
-            .lock()
-            .map(|k| k.iter().cloned().collect())
-            .unwrap_or_default()
-    }
-}
-
-fn describe_status(status: std::process::ExitStatus) -> String {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(sig) = status.signal() {
-            let name = match sig {
-                6 => " (SIGABRT)",
-                9 => " (SIGKILL)",
-                11 => " (SIGSEGV)",
-                _ => "",
-            };
-            return format!("killed by signal {sig}{name}");
-        }
-    }
-    status.to_string()
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        if let Some(mut stdin) = self.stdin.take() {
-            let _ = serde_json::to_string(&Request::Quit).map(|l| writeln!(stdin, "{l}"));
-        }
-        let until = Instant::now() + Duration::from_secs(1);
-        while Instant::now() < until {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn deadlines_follow_the_baseline() {
-        let t = Timing::default();
-        assert_eq!(t.deadline(&[]), FIRST_DEADLINE);
-        t.record(1e9); // 1 s reps
-        t.record(3e9);
-        t.record(2e9);
-        assert_eq!(t.deadline(&[]), Duration::from_secs(40));
-        // The arm's own slower reps raise it.
-        assert_eq!(t.deadline(&[5e9]), Duration::from_secs(100));
-        t.reset();
-        t.record(1e6);
-        assert_eq!(t.deadline(&[]), floor());
     }
 }

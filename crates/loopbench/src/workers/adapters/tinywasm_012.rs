@@ -8,25 +8,25 @@
 //! apart from plain ones (`memory_shared`, accessed under a lock), so the
 //! host-side hooks try both.
 
-use loopbench::engines::{Compiled, Engine, Instance};
+use loopbench::engines::{check_options, Compiled, Engine, Instance};
 use loopbench::error::EngineError;
 use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
 use tinywasm::WasmValue;
 use tinywasm::{Module, ModuleInstance, Store};
 
-pub fn engine(options: &[String]) -> Result<Box<dyn Engine>, String> {
-    if let Some(o) = options.first() {
-        return Err(format!("tinywasm {} takes no options, got `{o}`", crate::ENGINE_VERSION));
-    }
-    Ok(Box::new(Tinywasm012))
+pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {
+    check_options("tinywasm", version, options, &[])?;
+    Ok(Box::new(Tinywasm012 { version: version.to_string() }))
 }
 
-struct Tinywasm012;
+struct Tinywasm012 {
+    version: String,
+}
 
 impl Engine for Tinywasm012 {
     fn version(&self) -> String {
-        format!("tinywasm {}", crate::ENGINE_VERSION)
+        format!("tinywasm {}", self.version)
     }
     fn supports(&self) -> Proposals {
         [Proposal::BulkMemory, Proposal::Simd, Proposal::TailCall, Proposal::Threads].into_iter().collect()

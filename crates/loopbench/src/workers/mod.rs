@@ -1,59 +1,56 @@
-//! Arms from builds: any version or checkout of a supported engine, run in a
-//! worker process of its own.
+//! Arms served from worker processes: any version or checkout of a supported
+//! engine, run in a process of its own (and, for layout epochs, fresh
+//! processes of any build).
 //!
 //! Two versions of one crate cannot always link into one binary (two
 //! checkouts of the same version never can), and build settings (profile,
 //! RUSTFLAGS, features) are per binary. So a build arm is a separate
 //! program: a generated Cargo project ([`project`]) that links this library
 //! and the requested engine through the adapter of its API family
-//! ([`family`]), and serves the session over a pipe ([`protocol`],
-//! [`worker`]). The session drives it through the same [`Arm`] trait as an
-//! in-process engine ([`remote`]), so rotation, iteration counts,
-//! verification (in the worker, on every rep) and statistics are unchanged.
+//! ([`family`], whose sources are in `adapters/` or are the in-process
+//! adapters themselves), and serves the session over a pipe ([`protocol`]).
 //!
-//! Syntax: see [`spec`]; `loopbench list` prints a summary.
+//! The files are named for their end of the pipe:
+//!
+//! | file | end | owns |
+//! |---|---|---|
+//! | [`client`] | orchestrator | [`WorkerArm`]: the same [`Arm`] trait as an in-process engine, so rotation, iteration counts, verification (in the worker, on every rep) and statistics are unchanged |
+//! | [`supervise`] | orchestrator | the child process: spawn, deadlines, kill, stderr tail |
+//! | [`protocol`] | both | the messages, one JSON object per line |
+//! | [`server`] | worker | the loop a worker binary runs |
+//! | [`project`] | build | the generated Cargo project, its cache, cargo |
+//! | [`family`], `adapters/` | build | which adapter source suits which version |
+//! | [`spec`] | command line | the build part of an arm (`@0.31`, `=path:DIR`, `+profile:lto`) |
+//!
+//! `loopbench list` prints a summary of the syntax.
 
+pub mod client;
 pub mod family;
 pub mod project;
 pub mod protocol;
-pub mod remote;
+pub mod server;
 pub mod spec;
-pub mod worker;
+pub mod supervise;
 
-use crate::arm::{Arm, CounterFactory, InProcessArm};
-use crate::engines::{ArmSpec, EngineKind};
+use crate::arm::{Arm, ArmSpec, CounterFactory, EngineKind, InProcessArm};
 use crate::error::Error;
 use crate::measure::counters::CounterSet;
 use spec::{BuildSpec, Source};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-pub use remote::{Recorded, Timing, WorkerArm};
-
-/// The engine named `name`, or the list of names.
-pub fn engine_kind(name: &str) -> Result<EngineKind, String> {
-    EngineKind::ALL
-        .into_iter()
-        .find(|k| k.name() == name)
-        .ok_or_else(|| {
-            let known: Vec<_> = EngineKind::ALL.iter().map(|k| k.name()).collect();
-            format!("unknown engine `{name}` (known: {})", known.join(", "))
-        })
-}
-
-/// Engine options any family of `engine` accepts (checked exactly per
-/// family by [`check`]).
-pub fn any_family_accepts(engine: EngineKind, option: &str) -> bool {
-    family::of(engine).any(|f| f.options.iter().any(|(n, _)| *n == option))
-}
+pub use client::{Recorded, WorkerArm};
+pub use supervise::Timing;
 
 /// Validate a build arm before any work: the engine has an adapter family
 /// for the requested version, a path holds the crate, the options suit the
-/// family. Cheap (a path source runs `cargo metadata --no-deps`).
+/// family, and loopbench's own source (which a worker links) is there.
+/// Cheap (a path source runs `cargo metadata --no-deps`).
 pub fn check(spec: &ArmSpec) -> Result<(), String> {
     let Some(build) = &spec.worker else {
         return Ok(());
     };
+    project::check_source()?;
     let (_, fam) = project::locate(spec.engine, build).map_err(|e| format!("arm {spec}: {e}"))?;
     for o in &spec.options {
         if !fam.options.iter().any(|(n, _)| n == o) {

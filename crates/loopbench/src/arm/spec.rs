@@ -1,0 +1,334 @@
+//! What an arm is, as written on the command line: [`EngineKind`] (the
+//! engines loopbench knows, with their options) and [`ArmSpec`] (an engine,
+//! its options and, for a build arm, the build).
+//!
+//! These sit beside the arm code rather than in `engines` or `workers`: the
+//! engine adapters only take a list of options, and the worker builder only
+//! takes the build part ([`crate::workers::spec`]); this file joins the two
+//! and is the one place that turns a string into an arm ([`ArmSpec`]'s
+//! `FromStr`, [`parse_arms`]) and an arm into an engine ([`ArmSpec::build`]).
+
+use crate::engines::{self, Engine};
+use crate::error::{EngineError, Error};
+use crate::workers::{self, family, spec::BuildSpec};
+use std::fmt;
+use std::str::FromStr;
+
+/// The engines loopbench knows, compiled in or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum EngineKind {
+    Wasmi,
+    Tinywasm,
+    Wasm3,
+    Wasmtime,
+    Wasmer,
+    /// Synthetic costs over wasmi, for exact tests (never a default arm).
+    Mock,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 6] = [
+        EngineKind::Wasmi,
+        EngineKind::Tinywasm,
+        EngineKind::Wasm3,
+        EngineKind::Wasmtime,
+        EngineKind::Wasmer,
+        EngineKind::Mock,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Wasmi => "wasmi",
+            EngineKind::Tinywasm => "tinywasm",
+            EngineKind::Wasm3 => "wasm3",
+            EngineKind::Wasmtime => "wasmtime",
+            EngineKind::Wasmer => "wasmer",
+            EngineKind::Mock => "mock",
+        }
+    }
+
+    /// The Cargo feature that compiles this engine in.
+    pub fn feature(self) -> &'static str {
+        self.name()
+    }
+
+    pub fn compiled_in(self) -> bool {
+        match self {
+            EngineKind::Wasmi | EngineKind::Mock => true,
+            EngineKind::Tinywasm => cfg!(feature = "tinywasm"),
+            EngineKind::Wasm3 => cfg!(feature = "wasm3"),
+            EngineKind::Wasmtime => cfg!(feature = "wasmtime"),
+            EngineKind::Wasmer => cfg!(feature = "wasmer"),
+        }
+    }
+
+    /// The version of this engine's crate compiled into this binary (or
+    /// locked for it, when compiled out).
+    pub fn version(self) -> &'static str {
+        match self {
+            EngineKind::Wasmi => crate::versions::WASMI,
+            EngineKind::Tinywasm => crate::versions::TINYWASM,
+            EngineKind::Wasm3 => crate::versions::WASM3,
+            EngineKind::Wasmtime => crate::versions::WASMTIME,
+            EngineKind::Wasmer => crate::versions::WASMER,
+            EngineKind::Mock => crate::versions::WASMI,
+        }
+    }
+
+    /// Configuration options this engine accepts after `:`.
+    pub fn options(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            EngineKind::Wasmi => &[
+                (
+                    "fuel",
+                    "fuel metering on (only adds work: a known-sign toggle)",
+                ),
+                (
+                    "eager",
+                    "translate every function at compile time (default: lazy, on first call)",
+                ),
+            ],
+            EngineKind::Tinywasm => &[],
+            EngineKind::Wasm3 => &[],
+            EngineKind::Wasmtime => &[
+                ("cranelift", "the optimising compiler (default)"),
+                ("winch", "the baseline compiler"),
+                ("pulley", "the Pulley interpreter (target pulley64)"),
+            ],
+            EngineKind::Wasmer => &[
+                ("singlepass", "the baseline compiler (default)"),
+                ("cranelift", "the optimising compiler"),
+            ],
+            EngineKind::Mock => engines::mock::OPTIONS,
+        }
+    }
+
+    /// The arms `--engines` uses when none are named.
+    pub fn defaults() -> Vec<ArmSpec> {
+        [EngineKind::Wasmi, EngineKind::Tinywasm, EngineKind::Wasm3]
+            .into_iter()
+            .filter(|k| k.compiled_in())
+            .map(ArmSpec::new)
+            .collect()
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for EngineKind {
+    type Err = String;
+    /// The engine named `name`, or an error listing the names.
+    fn from_str(name: &str) -> Result<Self, String> {
+        EngineKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| {
+                let known: Vec<_> = EngineKind::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown engine `{name}` (known: {})", known.join(", "))
+            })
+    }
+}
+
+/// An engine plus its configuration, as written on the command line:
+/// `engine[:option[,option...]]`, e.g. `wasmi`, `wasmi:fuel`,
+/// `wasmtime:pulley`; with a build (`wasmi@0.31`, `tinywasm=path:DIR`, see
+/// [`crate::workers::spec`]) the engine runs from that build in a worker.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ArmSpec {
+    pub engine: EngineKind,
+    pub options: Vec<String>,
+    /// `None`: the engine compiled into this binary; `Some`: a worker
+    /// process built from this source and settings.
+    pub worker: Option<BuildSpec>,
+}
+
+impl ArmSpec {
+    /// The compiled-in engine with default options.
+    pub fn new(engine: EngineKind) -> Self {
+        ArmSpec {
+            engine,
+            options: Vec::new(),
+            worker: None,
+        }
+    }
+
+    pub fn has(&self, option: &str) -> bool {
+        self.options.iter().any(|o| o == option)
+    }
+
+    /// Build the engine, or say which feature is missing.
+    pub fn build(&self) -> Result<Box<dyn Engine>, EngineError> {
+        if self.worker.is_some() {
+            return Err(EngineError::Config(format!(
+                "{self} runs in a worker process, not in this binary"
+            )));
+        }
+        let not_compiled = || EngineError::NotCompiled {
+            engine: self.engine.name(),
+            feature: self.engine.feature(),
+        };
+        if !self.engine.compiled_in() {
+            return Err(not_compiled());
+        }
+        let options = &self.options;
+        let version = self.engine.version();
+        match self.engine {
+            EngineKind::Wasmi => {
+                engines::wasmi::engine(options, version).map_err(EngineError::Config)
+            }
+            #[cfg(feature = "tinywasm")]
+            EngineKind::Tinywasm => {
+                engines::tinywasm::engine(options, version).map_err(EngineError::Config)
+            }
+            #[cfg(feature = "wasm3")]
+            EngineKind::Wasm3 => Ok(Box::new(engines::wasm3::Wasm3Engine)),
+            #[cfg(feature = "wasmtime")]
+            EngineKind::Wasmtime => Ok(Box::new(engines::wasmtime::WasmtimeEngine::new(options)?)),
+            #[cfg(feature = "wasmer")]
+            EngineKind::Wasmer => Ok(Box::new(engines::wasmer::WasmerEngine::new(options)?)),
+            EngineKind::Mock => Ok(Box::new(engines::mock::MockEngine::new(options)?)),
+            #[allow(unreachable_patterns)]
+            _ => Err(not_compiled()),
+        }
+    }
+}
+
+impl fmt::Display for ArmSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.engine.name())?;
+        if let Some(b) = &self.worker {
+            write!(f, "{b}")?;
+        }
+        if !self.options.is_empty() {
+            write!(f, ":{}", self.options.join(","))?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for ArmSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let workers::spec::Parsed {
+            engine: name,
+            build: worker,
+            options,
+        } = workers::spec::parse(s)?;
+        let engine: EngineKind = name.parse()?;
+        if worker.is_some() {
+            if !family::buildable(engine) {
+                return Err(format!(
+                    "arm `{s}`: {name} cannot run from a build (buildable engines: {})",
+                    family::buildable_names()
+                ));
+            }
+            if let Some(o) = options.iter().find(|o| !family::any_accepts(engine, o)) {
+                return Err(format!("arm `{s}`: no {name} adapter takes option `{o}`"));
+            }
+            return Ok(ArmSpec {
+                engine,
+                options,
+                worker,
+            });
+        }
+        if engine == EngineKind::Mock {
+            engines::mock::MockConfig::parse(&options).map_err(|e| format!("arm `{s}`: {e}"))?;
+            return Ok(ArmSpec {
+                engine,
+                options,
+                worker: None,
+            });
+        }
+        for o in &options {
+            if !engine.options().iter().any(|(n, _)| n == o) {
+                let valid: Vec<_> = engine.options().iter().map(|(n, _)| *n).collect();
+                return Err(if valid.is_empty() {
+                    format!("engine {name} takes no options, got `{o}`")
+                } else {
+                    format!(
+                        "unknown option `{o}` for {name} (valid: {})",
+                        valid.join(", ")
+                    )
+                });
+            }
+        }
+        Ok(ArmSpec {
+            engine,
+            options,
+            worker: None,
+        })
+    }
+}
+
+/// Parse a list of arms as given to `--engines`.
+pub fn parse_arms(list: &[String]) -> Result<Vec<ArmSpec>, Error> {
+    list.iter()
+        .map(|s| s.parse::<ArmSpec>().map_err(Error::Usage))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_kinds_round_trip_through_display() {
+        for k in EngineKind::ALL {
+            assert_eq!(k.to_string().parse::<EngineKind>(), Ok(k));
+        }
+        let e = "v8".parse::<EngineKind>().unwrap_err();
+        assert!(
+            e.contains("unknown engine `v8`") && e.contains("wasmi, tinywasm"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn arm_specs_round_trip_through_display_for_every_engine_and_option() {
+        let mut specs = Vec::new();
+        for k in EngineKind::ALL {
+            specs.push(ArmSpec::new(k));
+            for (o, _) in k.options() {
+                specs.push(ArmSpec {
+                    options: vec![o.to_string()],
+                    ..ArmSpec::new(k)
+                });
+            }
+            if k.options().len() > 1 {
+                specs.push(ArmSpec {
+                    options: k.options().iter().map(|(o, _)| o.to_string()).collect(),
+                    ..ArmSpec::new(k)
+                });
+            }
+        }
+        // Build arms, with every option an adapter family takes.
+        for text in [
+            "wasmi@0.31:fuel",
+            "wasmi@2:fuel,eager",
+            "tinywasm=path:../tw+feature:std+profile:lto",
+            "wasmi+rustflags:-Ctarget-cpu=native+ignore-rust-version",
+        ] {
+            let spec: ArmSpec = text.parse().unwrap();
+            assert_eq!(spec.to_string(), text);
+            specs.push(spec);
+        }
+        for spec in specs {
+            let text = spec.to_string();
+            assert_eq!(text.parse::<ArmSpec>().as_ref(), Ok(&spec), "{text}");
+        }
+    }
+
+    #[test]
+    fn unknown_options_are_refused_with_the_valid_ones() {
+        let e = "wasmi:turbo".parse::<ArmSpec>().unwrap_err();
+        assert!(e.contains("valid: fuel, eager"), "{e}");
+        let e = "tinywasm:fuel".parse::<ArmSpec>().unwrap_err();
+        assert!(e.contains("takes no options"), "{e}");
+        let e = parse_arms(&["wasmi".into(), "nope".into()]).unwrap_err();
+        assert!(e.to_string().contains("unknown engine `nope`"), "{e}");
+    }
+}

@@ -1,0 +1,115 @@
+//! wasmi for the untimed counting run: optional fuel (so a module that never
+//! ends is stopped), calls with any value types, and reads of the counter
+//! slots an instrumented module exports. Always wasmi 2, compiled in; it
+//! wraps the in-process adapter's instance ([`super::wasmi`]) and is kept
+//! apart from it because that file is also a worker template, compiled
+//! against other wasmi versions.
+
+use super::wasmi::WasmiInstance;
+use super::Instance;
+use crate::error::EngineError;
+use crate::measure::Meter;
+use wasmi::{Config, Linker, Module, Store, Val};
+
+/// A wasmi instance for the untimed counting run: optional fuel (so a
+/// module that never ends is stopped) and calls with any value types.
+pub struct CountingInstance {
+    inner: WasmiInstance,
+}
+
+/// Why a counting call stopped early.
+pub enum Stopped {
+    Trap(String),
+    OutOfFuel,
+}
+
+impl CountingInstance {
+    pub fn new(wasm: &[u8], fuel: Option<u64>) -> Result<Self, EngineError> {
+        let mut config = Config::default();
+        config.consume_fuel(fuel.is_some());
+        let engine = wasmi::Engine::new(&config);
+        let module = Module::new(&engine, wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
+        let mut store = Store::new(&engine, ());
+        if let Some(f) = fuel {
+            store
+                .set_fuel(f)
+                .map_err(|e| EngineError::Instantiate(e.to_string()))?;
+        }
+        let instance = Linker::<()>::new(&engine)
+            .instantiate_and_start(&mut store, &module)
+            .map_err(|e| EngineError::Instantiate(e.to_string()))?;
+        Ok(CountingInstance {
+            inner: WasmiInstance { store, instance },
+        })
+    }
+
+    /// Parameter and result types of an export.
+    pub fn signature(&self, export: &str) -> Result<(Vec<wasmi::ValType>, usize), EngineError> {
+        let f = self
+            .inner
+            .instance
+            .get_func(&self.inner.store, export)
+            .ok_or_else(|| EngineError::MissingExport(export.to_string()))?;
+        let ty = f.ty(&self.inner.store);
+        Ok((ty.params().to_vec(), ty.results().len()))
+    }
+
+    /// Call with arbitrary values; a trap or exhausted fuel is reported as
+    /// [`Stopped`] so the caller can still read what was counted.
+    pub fn call_values(
+        &mut self,
+        export: &str,
+        args: &[Val],
+    ) -> Result<Result<Vec<Val>, Stopped>, EngineError> {
+        let (_, results) = self.signature(export)?;
+        let f = self
+            .inner
+            .instance
+            .get_func(&self.inner.store, export)
+            .ok_or(EngineError::NoMemory)?;
+        let mut out = vec![Val::I32(0); results];
+        match f.call(&mut self.inner.store, args, &mut out) {
+            Ok(()) => Ok(Ok(out)),
+            Err(e) => {
+                let out_of_fuel = e.as_trap_code() == Some(wasmi::TrapCode::OutOfFuel);
+                Ok(Err(if out_of_fuel {
+                    Stopped::OutOfFuel
+                } else {
+                    Stopped::Trap(e.to_string())
+                }))
+            }
+        }
+    }
+
+    /// Read counter slot `slot` through the instrumented module's export.
+    pub fn read_counter(&mut self, export: &str, slot: u32) -> Result<i64, EngineError> {
+        let f = self
+            .inner
+            .instance
+            .get_typed_func::<i32, i64>(&self.inner.store, export)
+            .map_err(|_| EngineError::MissingExport(export.to_string()))?;
+        // Counting runs may have exhausted their fuel: refuel the reader.
+        if self.inner.store.get_fuel().is_ok() {
+            let _ = self.inner.store.set_fuel(u64::MAX / 4);
+        }
+        f.call(&mut self.inner.store, slot as i32)
+            .map_err(|e| EngineError::Trap(e.to_string()))
+    }
+}
+
+impl Instance for CountingInstance {
+    fn call(
+        &mut self,
+        export: &str,
+        arg: Option<i32>,
+        meter: Option<&mut Meter>,
+    ) -> Result<Option<i32>, EngineError> {
+        self.inner.call(export, arg, meter)
+    }
+    fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError> {
+        self.inner.write_memory(offset, data)
+    }
+    fn read_memory(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, EngineError> {
+        self.inner.read_memory(offset, len)
+    }
+}

@@ -1,0 +1,287 @@
+//! Supervising a worker process: spawning it, one request and its answer
+//! under a deadline, and what to say when it dies, hangs or garbles.
+//!
+//! Kept apart from the protocol logic of [`super::client`]: this file knows
+//! processes, pipes, deadlines, kill and the stderr tail, not arms or shapes.
+//! A rep's deadline follows the baseline's timing ([`Timing`]), so a slow
+//! build is given time and a hung one is killed in seconds, not minutes.
+
+use super::protocol::{Request, Response};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::rc::Rc;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A rep's deadline is this many times the reference rep time...
+pub const DEADLINE_FACTOR: f64 = 20.0;
+/// ...and never below this (reset and verify run in the rep too).
+pub const DEADLINE_FLOOR: Duration = Duration::from_secs(10);
+/// Deadline for a rep with no timing yet, for startup and for `prepare`.
+pub const FIRST_DEADLINE: Duration = Duration::from_secs(120);
+/// Lines of a worker's stderr kept for error reports.
+const STDERR_TAIL: usize = 12;
+
+/// Rep times of the current shape, shared by the baseline (which records)
+/// and the worker arms (which set their deadlines from it).
+#[derive(Clone, Default)]
+pub struct Timing(Rc<RefCell<Vec<f64>>>);
+
+impl Timing {
+    pub fn reset(&self) {
+        self.0.borrow_mut().clear();
+    }
+    pub fn record(&self, ns: f64) {
+        self.0.borrow_mut().push(ns);
+    }
+    /// `DEADLINE_FACTOR` times the larger of the baseline's and this arm's
+    /// median rep, at least the floor; `FIRST_DEADLINE` with no timing yet.
+    pub fn deadline(&self, own: &[f64]) -> Duration {
+        let floor = floor();
+        let medians = [median(&self.0.borrow()), median(own)];
+        match medians.into_iter().flatten().reduce(f64::max) {
+            Some(ns) => floor.max(Duration::from_secs_f64(ns * DEADLINE_FACTOR / 1e9)),
+            None => floor.max(FIRST_DEADLINE),
+        }
+    }
+}
+
+/// The deadline floor; tests lower it with `LOOPBENCH_WORKER_DEADLINE_FLOOR_MS`.
+fn floor() -> Duration {
+    std::env::var("LOOPBENCH_WORKER_DEADLINE_FLOOR_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(DEADLINE_FLOOR)
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| crate::stats::median(v))
+}
+
+/// A running worker process and the threads draining its output.
+pub struct Process {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr_thread: Option<JoinHandle<()>>,
+}
+
+pub enum Failure {
+    /// The worker closed its stdout (exited or crashed).
+    Gone,
+    Timeout(Duration),
+    Garbled(String),
+    Io(String),
+}
+
+impl Failure {
+    /// Kill the process if needed and describe what happened, with the tail
+    /// of its stderr.
+    pub fn describe(&self, during: &str, process: &mut Process) -> String {
+        let head = match self {
+            Failure::Gone => {
+                let status = process.wait_briefly();
+                format!("the worker exited during {during} ({status})")
+            }
+            Failure::Timeout(d) => {
+                let _ = process.child.kill();
+                let _ = process.child.wait();
+                format!(
+                    "the worker did not answer {during} within {:.1} s ({DEADLINE_FACTOR:.0}x the baseline's median rep, at least {:.0} s); killed it",
+                    d.as_secs_f64(),
+                    floor().as_secs_f64()
+                )
+            }
+            Failure::Garbled(line) => {
+                let _ = process.child.kill();
+                let _ = process.child.wait();
+                format!("the worker sent a malformed answer during {during}: {line}")
+            }
+            Failure::Io(e) => {
+                let status = process.wait_briefly();
+                format!("talking to the worker failed during {during}: {e} ({status})")
+            }
+        };
+        let tail = process.stderr_tail();
+        if tail.is_empty() {
+            format!("{head}; it wrote nothing on stderr")
+        } else {
+            format!("{head}; last lines of its stderr:\n{}", indent(&tail))
+        }
+    }
+}
+
+impl Process {
+    pub fn spawn(bin: &std::path::Path) -> Result<Process, String> {
+        let mut child = crate::measure::callgrind::worker_command(bin)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start worker {}: {e}", bin.display()))?;
+        let stdout = child.stdout.take().ok_or("worker without stdout")?;
+        let stderr = child.stderr.take().ok_or("worker without stderr")?;
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let (kept, stderr_thread) = drain_lines(stderr, STDERR_TAIL);
+        Ok(Process {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr: kept,
+            stderr_thread: Some(stderr_thread),
+        })
+    }
+
+    pub fn ask(&mut self, request: &Request, deadline: Duration) -> Result<Response, Failure> {
+        let line = serde_json::to_string(request).map_err(|e| Failure::Io(e.to_string()))?;
+        let stdin = self.stdin.as_mut().ok_or(Failure::Gone)?;
+        if writeln!(stdin, "{line}")
+            .and_then(|_| stdin.flush())
+            .is_err()
+        {
+            return Err(Failure::Gone);
+        }
+        match self.lines.recv_timeout(deadline) {
+            Ok(answer) => serde_json::from_str(&answer).map_err(|_| Failure::Garbled(answer)),
+            Err(RecvTimeoutError::Timeout) => Err(Failure::Timeout(deadline)),
+            Err(RecvTimeoutError::Disconnected) => Err(Failure::Gone),
+        }
+    }
+
+    /// The exit status, waiting up to two seconds before killing.
+    fn wait_briefly(&mut self) -> String {
+        let until = Instant::now() + Duration::from_secs(2);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return describe_status(status),
+                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(20)),
+                _ => {
+                    let _ = self.child.kill();
+                    return self
+                        .child
+                        .wait()
+                        .map(describe_status)
+                        .unwrap_or_else(|e| e.to_string());
+                }
+            }
+        }
+    }
+
+    fn stderr_tail(&mut self) -> Vec<String> {
+        // The process is gone, so its stderr ends: let the thread finish.
+        if let Some(t) = self.stderr_thread.take() {
+            let _ = t.join();
+        }
+        self.stderr
+            .lock()
+            .map(|k| k.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+fn describe_status(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            let name = match sig {
+                6 => " (SIGABRT)",
+                9 => " (SIGKILL)",
+                11 => " (SIGSEGV)",
+                _ => "",
+            };
+            return format!("killed by signal {sig}{name}");
+        }
+    }
+    status.to_string()
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if let Some(mut stdin) = self.stdin.take() {
+            let _ = serde_json::to_string(&Request::Quit).map(|l| writeln!(stdin, "{l}"));
+        }
+        let until = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < until {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Read `reader` line by line on a thread until it ends, keeping the last
+/// `keep` lines (a child's stderr: it must be drained or the child blocks).
+pub fn drain_lines(
+    reader: impl std::io::Read + Send + 'static,
+    keep: usize,
+) -> (Arc<Mutex<VecDeque<String>>>, JoinHandle<()>) {
+    let kept: Arc<Mutex<VecDeque<String>>> = Arc::default();
+    let thread = {
+        let kept = Arc::clone(&kept);
+        std::thread::spawn(move || {
+            for line in BufReader::new(reader).lines().map_while(Result::ok) {
+                if let Ok(mut k) = kept.lock() {
+                    if k.len() == keep {
+                        k.pop_front();
+                    }
+                    k.push_back(line);
+                }
+            }
+        })
+    };
+    (kept, thread)
+}
+
+/// The last `n` non-empty lines of `text`.
+pub fn tail(text: &str, n: usize) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| l.to_string())
+        .collect()
+}
+
+pub fn indent(lines: &[String]) -> String {
+    lines
+        .iter()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadlines_follow_the_baseline() {
+        let t = Timing::default();
+        assert_eq!(t.deadline(&[]), FIRST_DEADLINE);
+        t.record(1e9); // 1 s reps
+        t.record(3e9);
+        t.record(2e9);
+        assert_eq!(t.deadline(&[]), Duration::from_secs(40));
+        // The arm's own slower reps raise it.
+        assert_eq!(t.deadline(&[5e9]), Duration::from_secs(100));
+        t.reset();
+        t.record(1e6);
+        assert_eq!(t.deadline(&[]), floor());
+    }
+}
