@@ -292,6 +292,11 @@ mod tests {
         let mut specs = Vec::new();
         for k in EngineKind::ALL {
             specs.push(ArmSpec::new(k));
+            if k == EngineKind::Mock {
+                // Its options carry values (`cost=NS`): one real example.
+                specs.push("mock:cost=10,noise=0.1".parse().unwrap());
+                continue;
+            }
             for (o, _) in k.options() {
                 specs.push(ArmSpec {
                     options: vec![o.to_string()],
