@@ -10,6 +10,7 @@ mod list;
 mod model;
 mod progress;
 mod run;
+mod worker;
 
 use crate::error::Error;
 use crate::shapes::Params;
@@ -50,6 +51,9 @@ pub enum Command {
     ///
     /// Example: loopbench app run zlib --engines wasmi,tinywasm,wasm3
     App(app::AppArgs),
+    /// Serve an engine of this binary to a session (started by `run`).
+    #[command(hide = true)]
+    Worker(worker::WorkerArgs),
 }
 
 /// Where results go, shared by every command that produces them.
@@ -120,6 +124,7 @@ impl Cli {
             Command::Model(a) => a.execute(),
             Command::Calibrate(a) => a.execute(),
             Command::App(a) => a.execute(),
+            Command::Worker(a) => a.execute(),
         }
     }
 }

@@ -186,15 +186,17 @@ pub fn reexec() -> Result<i32, String> {
 /// the same options and output directory; it inherits [`CHILD_ENV`], reads
 /// its own dumps (named by its own pid) and reports exact counts like an
 /// in-process arm. Elsewhere it is the plain binary.
-pub fn worker_command(bin: &Path) -> std::process::Command {
-    match child_dir() {
+pub fn worker_command(bin: &Path, args: &[String]) -> std::process::Command {
+    let mut c = match child_dir() {
         Some(dir) => {
             let mut c = std::process::Command::new("valgrind");
             c.args(valgrind_args(&dir)).arg(bin);
             c
         }
         None => std::process::Command::new(bin),
-    }
+    };
+    c.args(args);
+    c
 }
 
 /// One callgrind dump, as far as loopbench reads it.

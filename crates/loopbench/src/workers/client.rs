@@ -35,6 +35,9 @@ impl Arm for Recorded {
     fn label(&self) -> &str {
         self.inner.label()
     }
+    fn pid(&self) -> Option<u32> {
+        self.inner.pid()
+    }
     fn version(&self) -> String {
         self.inner.version()
     }
@@ -78,6 +81,9 @@ pub struct WorkerArm {
     timing: Timing,
     /// Whether a build or startup failure was reported in full already.
     told: std::cell::Cell<bool>,
+    pin: Option<usize>,
+    /// This process's layout randomisation (environment size, stack offset).
+    layout_seed: Option<u64>,
 }
 
 fn first_line(s: &str) -> &str {
@@ -118,6 +124,8 @@ impl WorkerArm {
             state: Rc::new(RefCell::new(state)),
             timing: ctx.timing.clone(),
             told: std::cell::Cell::new(false),
+            pin: ctx.pin,
+            layout_seed: ctx.next_layout_seed(),
         };
         if let Err(e) = &arm.built {
             arm.state.borrow_mut().broken = Some(e.clone());
@@ -130,11 +138,14 @@ impl WorkerArm {
     /// Start a process and exchange `init`/`ready`.
     fn spawn(&self) -> Result<(), String> {
         let built = self.built.as_ref().map_err(Clone::clone)?;
-        let mut process = Process::spawn(&built.bin)?;
+        let env_pad = self.layout_seed.map_or(0, |s| (s % 4096) as usize);
+        let mut process = Process::spawn(&built.bin, &built.args, env_pad)?;
         let init = Request::Init {
             label: self.label.clone(),
             options: self.options.clone(),
             counters: self.counters.clone(),
+            pin: self.pin,
+            layout_seed: self.layout_seed,
         };
         match process.ask(&init, FIRST_DEADLINE) {
             Ok(Response::Ready { protocol, version, proposals }) if protocol == PROTOCOL => {
@@ -166,6 +177,9 @@ impl WorkerArm {
 impl Arm for WorkerArm {
     fn label(&self) -> &str {
         &self.label
+    }
+    fn pid(&self) -> Option<u32> {
+        self.state.borrow().process.as_ref().map(|p| p.id())
     }
     fn version(&self) -> String {
         let s = self.state.borrow();

@@ -86,6 +86,8 @@ pub struct ArmContext {
     pub isolation: crate::session::Isolation,
     pub pin: Option<usize>,
     pub seed: u64,
+    /// Worker processes started so far: each draws its own layout seed.
+    started: std::cell::Cell<u64>,
 }
 
 impl ArmContext {
@@ -103,6 +105,7 @@ impl ArmContext {
             isolation: crate::session::Isolation::InProcess,
             pin: None,
             seed: 0,
+            started: std::cell::Cell::new(0),
         }
     }
 
@@ -125,6 +128,18 @@ impl ArmContext {
     /// the session: the arm reports the failure on every shape.
     pub fn make(&self, spec: &ArmSpec, label: String) -> Result<Box<dyn Arm>, Error> {
         let Some(build) = &spec.worker else {
+            if self.isolation == crate::session::Isolation::Workers {
+                return Ok(Box::new(WorkerArm::start(
+                    label,
+                    spec,
+                    "this binary".into(),
+                    own_worker(spec),
+                    self,
+                )));
+            }
+            if let Some(cpu) = self.pin {
+                crate::measure::affinity::pin_current_thread(cpu).map_err(Error::Usage)?;
+            }
             let arm = InProcessArm::new(spec, label).map_err(|e| Error::Usage(e.to_string()))?;
             return Ok(Box::new(arm.with_counters(self.counters.clone())));
         };
@@ -149,6 +164,17 @@ impl ArmContext {
         )))
     }
 
+    /// The layout seed of the next worker process: distinct per process,
+    /// reproducible from the session's seed.
+    pub fn next_layout_seed(&self) -> Option<u64> {
+        let n = self.started.get();
+        self.started.set(n + 1);
+        let mut z = self.seed ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        Some(z ^ (z >> 31))
+    }
+
     /// Wrap the baseline so its rep times set the workers' deadlines.
     pub fn record(&self, baseline: Box<dyn Arm>) -> Box<dyn Arm> {
         Box::new(Recorded {
@@ -156,6 +182,22 @@ impl ArmContext {
             timing: self.timing.clone(),
         })
     }
+}
+
+/// This binary as the worker of an engine compiled into it
+/// (`loopbench worker ENGINE`): layout epochs need a fresh process per arm.
+fn own_worker(spec: &ArmSpec) -> Result<project::Built, String> {
+    let bin = std::env::current_exe()
+        .map_err(|e| format!("cannot find this loopbench binary to start workers: {e}"))?;
+    Ok(project::Built {
+        bin,
+        args: vec!["worker".into(), spec.engine.name().into()],
+        version: spec.engine.version().to_string(),
+        family: "compiled in",
+        key: String::new(),
+        seconds: 0.0,
+        compiled: false,
+    })
 }
 
 /// The build as stated next to the version in reports: the profile always

@@ -58,6 +58,9 @@ fn main() {
 #[derive(Clone, Debug)]
 pub struct Built {
     pub bin: PathBuf,
+    /// Arguments that make `bin` serve as a worker (none for a generated
+    /// worker; `worker ENGINE` for this binary serving its own engines).
+    pub args: Vec<String>,
     /// The engine crate's resolved version.
     pub version: String,
     pub family: &'static str,
@@ -461,6 +464,7 @@ pub fn ensure(engine: EngineKind, build: &BuildSpec, label: &str) -> Result<Buil
     }
     Ok(Built {
         bin,
+        args: Vec::new(),
         version,
         family: fam.name,
         key,

@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 
 /// Bumped whenever a message changes; a worker answering with another
 /// number is rebuilt.
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "msg", rename_all = "snake_case")]
@@ -37,6 +37,13 @@ pub enum Request {
         label: String,
         options: Vec<String>,
         counters: Vec<String>,
+        /// Pin the timing thread to this core.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pin: Option<usize>,
+        /// Seeds the worker's layout randomisation (stack offset); `None`:
+        /// none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        layout_seed: Option<u64>,
     },
     Prepare {
         shape: ShapeSource,
@@ -229,6 +236,8 @@ mod tests {
                 label: "wasmi@0.31".into(),
                 options: vec!["fuel".into()],
                 counters: vec!["tsc".into()],
+                pin: Some(1),
+                layout_seed: Some(7),
             },
             Request::Prepare {
                 shape: ShapeSource::Catalog("add_chain".into()),

@@ -50,6 +50,8 @@ pub fn serve(
         label,
         options,
         counters,
+        pin,
+        layout_seed,
     }) = lines.next()?
     else {
         return Err("expected `init` as the first request".into());
@@ -68,6 +70,13 @@ pub fn serve(
         version: engine.version(),
         proposals,
     })?;
+    if let Some(cpu) = pin {
+        // Hygiene: no migration inside a rep. A core that cannot be had is
+        // said on stderr (kept in the arm's error tail) and the worker goes on.
+        if let Err(e) = crate::measure::affinity::pin_current_thread(cpu) {
+            eprintln!("loopbench worker: {e}");
+        }
+    }
     let hooks = Hooks::from_env(&label);
     let arm =
         InProcessArm::from_engine(engine, label.clone()).with_counters(counter_factory(&counters));
@@ -99,7 +108,11 @@ pub fn serve(
                         continue;
                     }
                 };
-                pending = run_prepared(&arm, &module, &hooks, &mut lines)?;
+                // Every prepared shape runs at a fresh random stack depth.
+                let depth = layout_seed.map_or(0, |s| stack_frames(s, wasm_hash));
+                pending = with_stack_offset(depth, &mut || {
+                    run_prepared(&arm, &module, &hooks, &mut lines)
+                })?;
             }
         }
     }
@@ -150,6 +163,34 @@ fn run_prepared(
 }
 
 /// The same counters the session reads in-process, probed again here.
+/// Frames of [`with_stack_offset`] for a seed and a shape: 0 to 63, i.e. a
+/// stack offset of 0 to 4 KiB in cache-line steps.
+fn stack_frames(seed: u64, shape: u64) -> usize {
+    // splitmix64: a well-mixed draw from (seed, shape).
+    let mut z = seed ^ shape.rotate_left(17);
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) % 64) as usize
+}
+
+/// Run `f` `frames` stack frames of 64 bytes deeper than here: the timed
+/// calls then see another stack alignment relative to caches and the
+/// predictor's history (Mytkowicz et al. 2009 moved results by changing
+/// the environment's size, which shifts the stack).
+#[inline(never)]
+fn with_stack_offset<R>(frames: usize, f: &mut dyn FnMut() -> R) -> R {
+    let pad = [frames as u8; 64];
+    std::hint::black_box(&pad);
+    if frames == 0 {
+        f()
+    } else {
+        let r = with_stack_offset(frames - 1, f);
+        std::hint::black_box(&pad);
+        r
+    }
+}
+
 fn counter_factory(names: &[String]) -> crate::arm::CounterFactory {
     let choice = if names.is_empty() {
         Ok(CounterChoice::None)
@@ -157,7 +198,11 @@ fn counter_factory(names: &[String]) -> crate::arm::CounterFactory {
         names.join(",").parse::<CounterChoice>()
     };
     let set = CounterSet::resolve(&choice.unwrap_or(CounterChoice::None));
-    std::sync::Arc::new(move || set.make())
+    std::sync::Arc::new(move || {
+        let mut c = set.make();
+        c.extend(crate::measure::disturbance_counters());
+        c
+    })
 }
 
 fn build_module(
@@ -347,6 +392,8 @@ mod tests {
                 label: "w".into(),
                 options: vec![],
                 counters: vec![],
+                pin: None,
+                layout_seed: None,
             },
             prepare(&name, 64),
             Request::Rep { rep: 0 },
@@ -386,6 +433,8 @@ mod tests {
                 label: "w".into(),
                 options: vec![],
                 counters: vec![],
+                pin: None,
+                layout_seed: None,
             },
             p,
             Request::Rep { rep: 0 },
@@ -399,6 +448,8 @@ mod tests {
             label: "w".into(),
             options: vec!["turbo".into()],
             counters: vec![],
+            pin: None,
+            layout_seed: None,
         }]);
         assert_eq!(out.len(), 1);
         assert!(matches!(&out[0], Response::Failed { .. }), "{out:?}");

@@ -64,6 +64,9 @@ fn median(v: &[f64]) -> Option<f64> {
 }
 
 /// A running worker process and the threads draining its output.
+/// The environment variable whose random length moves a worker's stack.
+pub const ENV_PAD: &str = "LOOPBENCH_ENV_PAD";
+
 pub struct Process {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -118,8 +121,15 @@ impl Failure {
 }
 
 impl Process {
-    pub fn spawn(bin: &std::path::Path) -> Result<Process, String> {
-        let mut child = crate::measure::callgrind::worker_command(bin)
+    /// Start `bin args`; `env_pad` bytes of an extra environment variable
+    /// shift where the worker's stack starts (layout randomisation).
+    pub fn spawn(
+        bin: &std::path::Path,
+        args: &[String],
+        env_pad: usize,
+    ) -> Result<Process, String> {
+        let mut child = crate::measure::callgrind::worker_command(bin, args)
+            .env(ENV_PAD, "x".repeat(env_pad))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -143,6 +153,11 @@ impl Process {
             stderr: kept,
             stderr_thread: Some(stderr_thread),
         })
+    }
+
+    /// The worker's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn ask(&mut self, request: &Request, deadline: Duration) -> Result<Response, Failure> {
