@@ -461,14 +461,17 @@ fn publish(report: &mut Session, runs: &[ShapeRun], started: Instant) {
 }
 
 /// The widest half-width of a shape's comparisons and null control, in
-/// percent; infinite while any of them lacks the layout component.
+/// percent of the ratio each estimates (so "+236% [+212, +262]" is a
+/// ratio known to about ±7%, not ±26 points); infinite while any of them
+/// lacks the layout component.
 fn widest_half_width(r: &ShapeResult) -> f64 {
     let hw = |m: f64, ci: [f64; 2], l: &Layout| {
-        if l.includes_layout {
-            (ci[1] - m).max(m - ci[0])
-        } else {
-            f64::INFINITY
+        if !l.includes_layout {
+            return f64::INFINITY;
         }
+        let ratio = 1.0 + m / 100.0;
+        let (lo, hi) = (1.0 + ci[0] / 100.0, 1.0 + ci[1] / 100.0);
+        ((hi / ratio - 1.0).max(1.0 - lo / ratio)) * 100.0
     };
     r.comparisons
         .iter()

@@ -264,9 +264,24 @@ impl FromStr for ArmSpec {
     }
 }
 
-/// Parse a list of arms as given to `--engines`.
+/// Parse a list of arms as given to `--engines`. The command line splits
+/// on commas, and an arm's options are comma-separated too, so a piece that
+/// does not start with an engine name belongs to the arm before it:
+/// `wasmi:fuel,eager,tinywasm` is `wasmi:fuel,eager` and `tinywasm`.
 pub fn parse_arms(list: &[String]) -> Result<Vec<ArmSpec>, Error> {
-    list.iter()
+    let mut arms: Vec<String> = Vec::new();
+    for piece in list {
+        let name_end = piece.find([':', '@', '=', '+']).unwrap_or(piece.len());
+        let starts_arm = piece[..name_end].parse::<EngineKind>().is_ok();
+        match arms.last_mut() {
+            Some(prev) if !starts_arm && prev.contains(':') => {
+                prev.push(',');
+                prev.push_str(piece);
+            }
+            _ => arms.push(piece.clone()),
+        }
+    }
+    arms.iter()
         .map(|s| s.parse::<ArmSpec>().map_err(Error::Usage))
         .collect()
 }
@@ -325,6 +340,33 @@ mod tests {
             let text = spec.to_string();
             assert_eq!(text.parse::<ArmSpec>().as_ref(), Ok(&spec), "{text}");
         }
+    }
+
+    /// `--engines` splits on commas; options of one arm are put back together.
+    #[test]
+    fn options_after_commas_stay_with_their_arm() {
+        let list: Vec<String> = "wasmi:fuel,eager,tinywasm,mock:cost=10,noise=0.1,wasmi"
+            .split(',')
+            .map(String::from)
+            .collect();
+        let arms: Vec<String> = parse_arms(&list)
+            .unwrap()
+            .iter()
+            .map(|a| a.to_string())
+            .collect();
+        assert_eq!(
+            arms,
+            [
+                "wasmi:fuel,eager",
+                "tinywasm",
+                "mock:cost=10,noise=0.1",
+                "wasmi"
+            ]
+        );
+        // A piece that is no engine and follows an arm without options is
+        // an unknown engine, said as such.
+        let e = parse_arms(&["wasmi".into(), "eager".into()]).unwrap_err();
+        assert!(e.to_string().contains("unknown engine `eager`"), "{e}");
     }
 
     #[test]

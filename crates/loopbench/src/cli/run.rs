@@ -162,7 +162,7 @@ impl RunArgs {
 #[derive(Args, Debug)]
 pub struct EpochArgs {
     /// Stop a shape once the widest interval half-width of its comparisons
-    /// (null control included) is at most this, in percent.
+    /// (null control included) is at most this, in percent of the ratio.
     #[arg(long, default_value_t = 0.5, value_name = "PCT")]
     pub precision: f64,
     /// Seconds each shape may take in all (its epochs' rounds, preparation

@@ -261,7 +261,8 @@ pub struct Stopped {
     pub reason: String,
     pub epochs: usize,
     pub seconds: f64,
-    /// The widest interval half-width of the shape's comparisons, percent.
+    /// The widest interval half-width of the shape's comparisons, in
+    /// percent of the ratio each estimates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub half_width_pct: Option<f64>,
 }
