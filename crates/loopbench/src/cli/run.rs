@@ -128,6 +128,14 @@ impl RunArgs {
             };
         }
         plan.counters = CounterSet::resolve(&self.counters);
+        if self.counters.wants(CounterKind::Callgrind) {
+            // Instruction counts do not move with the layout, and valgrind
+            // makes every process slow: one epoch, in this process.
+            plan.isolation = Isolation::InProcess;
+            plan.stop.min_epochs = 1;
+            plan.stop.max_epochs = 1;
+            plan.rep_target = None;
+        }
         for s in plan.counters.status() {
             if let Some(reason) = &s.reason {
                 eprintln!("counters: {} unavailable: {reason}", s.counter);

@@ -199,8 +199,9 @@ fn counter_factory(names: &[String]) -> crate::arm::CounterFactory {
     };
     let set = CounterSet::resolve(&choice.unwrap_or(CounterChoice::None));
     std::sync::Arc::new(move || {
-        let mut c = set.make();
-        c.extend(crate::measure::disturbance_counters());
+        // Outermost, as in the session: see `session::run`.
+        let mut c = crate::measure::disturbance_counters();
+        c.extend(set.make());
         c
     })
 }

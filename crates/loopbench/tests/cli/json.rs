@@ -17,7 +17,7 @@ fn json_has_the_schema_keys() {
     cmd.args(&args).assert().success();
     let v: Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
-    assert_eq!(v["schema"], "loopbench/1");
+    assert_eq!(v["schema"], "loopbench/2");
     for key in ["cpu", "cores", "os", "load_start", "load_end"] {
         assert!(v["machine"].get(key).is_some(), "machine.{key}");
     }
