@@ -1,0 +1,206 @@
+//! Layout epochs, end to end with the real binary: every epoch runs its
+//! arms in fresh worker processes, a worker that dies is reported for its
+//! arm while the session completes, and the stop rule stops where it says.
+//! The mock engine's synthetic costs make every number exact; nothing here
+//! depends on the clock.
+
+use assert_cmd::Command;
+use loopbench::results::{self, Document, Session};
+use std::collections::BTreeSet;
+
+/// Run `loopbench run ARGS --json out.json`; the session and the exit status.
+fn run(args: &[&str], env: &[(&str, &str)]) -> (Session, bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.json");
+    let mut cmd = Command::cargo_bin("loopbench").unwrap();
+    cmd.current_dir(dir.path())
+        .arg("run")
+        .args(args)
+        .arg("--json")
+        .arg(&out);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let Document::Session(s) = results::read(&out).unwrap() else {
+        panic!("not a session");
+    };
+    (s, o.status.success(), stderr)
+}
+
+const SMALL: &[&str] = &[
+    "--shapes",
+    "add_chain",
+    "--bytes",
+    "64k",
+    "--iters",
+    "256",
+    "--rounds",
+    "4",
+    "--warmup",
+    "1",
+];
+
+fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a: Vec<&str> = SMALL.to_vec();
+    a.extend_from_slice(extra);
+    a
+}
+
+#[test]
+fn every_epoch_runs_every_arm_in_a_fresh_process() {
+    let (s, ok, err) = run(
+        &args(&[
+            "--engines",
+            "mock:cost=10,mock:cost=20",
+            "--min-epochs",
+            "4",
+            "--max-epochs",
+            "4",
+        ]),
+        &[],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(s.session.isolation.as_deref(), Some("workers"));
+    assert_eq!(s.epochs.len(), 4);
+    let mut all = BTreeSet::new();
+    for e in &s.epochs {
+        assert_eq!(e.pids.len(), 3, "two arms and the null control: {e:?}");
+        for pid in e.pids.values() {
+            assert!(all.insert(*pid), "pid {pid} served two arms or two epochs");
+        }
+    }
+    assert!(!all.contains(&std::process::id()));
+    let r = &s.results[0];
+    // 3 arms: 4 rounds round up to 6 (two Williams squares), per epoch.
+    for a in &r.arms {
+        assert_eq!(a.verified_reps, 6 * 4, "{}", a.arm);
+        let epochs: BTreeSet<u32> = a.reps.iter().map(|r| r.epoch).collect();
+        assert_eq!(epochs, (0..4).collect());
+    }
+    let c = &r.comparisons[0];
+    assert!((c.ratio - 2.0).abs() < 1e-12);
+    assert_eq!(c.layout.epochs, 4);
+    assert!(c.layout.includes_layout);
+}
+
+#[test]
+fn a_worker_that_dies_is_reported_for_its_arm_and_the_session_completes() {
+    let (s, ok, err) = run(
+        &args(&[
+            "--engines",
+            "mock:cost=10,mock:cost=20",
+            "--min-epochs",
+            "3",
+            "--max-epochs",
+            "3",
+        ]),
+        // The worker of mock:cost=20 exits when asked for its 3rd rep.
+        &[("LOOPBENCH_WORKER_EXIT", "mock:cost=20@3")],
+    );
+    assert!(!ok, "an arm failed, so the exit status says so");
+    assert!(s.complete, "the session still completed");
+    assert!(err.contains("mock:cost=20"), "{err}");
+    let r = &s.results[0];
+    let failed = r.arms.iter().find(|a| a.arm == "mock:cost=20").unwrap();
+    let e = failed.error.as_deref().unwrap();
+    assert!(e.contains("epoch 0"), "{e}");
+    // Warm-up rep 0 and measured reps 1 and 2 verified before the crash; it
+    // runs no further epoch.
+    assert_eq!(failed.verified_reps, 2);
+    for a in r.arms.iter().filter(|a| a.arm != "mock:cost=20") {
+        assert_eq!(a.error, None);
+        assert_eq!(a.verified_reps, 6 * 3, "{}", a.arm);
+    }
+    assert_eq!(s.errors.len(), 1, "{:?}", s.errors);
+}
+
+fn in_process(extra: &[&str]) -> Session {
+    let mut a = args(&["--in-process"]);
+    a.extend_from_slice(extra);
+    let (s, ok, err) = run(&a, &[]);
+    assert!(ok, "{err}");
+    s
+}
+
+#[test]
+fn exact_costs_reach_the_precision_at_the_minimum_epochs() {
+    let s = in_process(&[
+        "--engines",
+        "mock:cost=10,mock:cost=13",
+        "--min-epochs",
+        "3",
+    ]);
+    let st = s.results[0].stopped.as_ref().unwrap();
+    assert_eq!(st.reason, "precision reached");
+    assert_eq!(st.epochs, 3);
+    assert_eq!(st.half_width_pct, Some(0.0));
+    assert_eq!(s.epochs.len(), 3);
+}
+
+#[test]
+fn a_noisy_shape_stops_when_its_budget_is_spent() {
+    let s = in_process(&[
+        "--engines",
+        "mock:cost=10,noise=0.3,mock:cost=13,noise=0.3",
+        "--min-epochs",
+        "2",
+        "--precision",
+        "0.001",
+        "--budget",
+        "0.3",
+    ]);
+    let st = s.results[0].stopped.as_ref().unwrap();
+    assert_eq!(st.reason, "budget exhausted");
+    assert!(st.seconds >= 0.3, "{st:?}");
+    assert!(st.epochs >= 2);
+    assert!(st.half_width_pct.unwrap() > 0.001);
+}
+
+#[test]
+fn the_epoch_limit_is_said_when_nothing_else_stops_it() {
+    let s = in_process(&[
+        "--engines",
+        "mock:cost=10,noise=0.3,mock:cost=13,noise=0.3",
+        "--min-epochs",
+        "2",
+        "--max-epochs",
+        "3",
+        "--precision",
+        "0.001",
+        "--budget",
+        "1000",
+    ]);
+    let st = s.results[0].stopped.as_ref().unwrap();
+    assert_eq!(st.reason, "epoch limit");
+    assert_eq!(st.epochs, 3);
+}
+
+/// A session of schema 1 (one process, no epochs) reads back, and reads as
+/// one epoch whose intervals say they have no layout component.
+#[test]
+fn every_schema_written_so_far_reads_back() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/schema1/session.json");
+    let Document::Session(s) = results::read(&path).unwrap() else {
+        panic!("not a session");
+    };
+    assert_eq!(s.schema, "loopbench/1");
+    assert!(s.epochs.is_empty());
+    let r = s.results.iter().find(|r| r.shape == "call_direct").unwrap();
+    let null = r.null_control.as_ref().unwrap();
+    assert!(!null.layout.includes_layout);
+    let by_epoch = r.arms[0].samples_by_epoch();
+    assert_eq!(by_epoch.len(), 1);
+    assert_eq!(by_epoch[&0].len(), 60);
+    // And a schema 2 file written now reads back the same.
+    let s2 = in_process(&["--engines", "mock:cost=10", "--min-epochs", "2"]);
+    let text = serde_json::to_string(&s2).unwrap();
+    let Document::Session(back) = results::parse(&text).unwrap() else {
+        panic!("not a session");
+    };
+    assert_eq!(back.schema, "loopbench/2");
+    assert_eq!(back.results[0].arms[0].reps, s2.results[0].arms[0].reps);
+}
