@@ -366,6 +366,17 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
                 run.iters_settled = true;
             }
             let running = skips.iter().filter(|s| s.is_none()).count();
+            if run.epochs == 0 && running == 0 {
+                // Nothing to measure, now or in any later epoch.
+                run.stopped = Some(Stopped {
+                    reason: "skipped by every arm".into(),
+                    epochs: 0,
+                    seconds: 0.0,
+                    half_width_pct: None,
+                });
+                run.result = Some(summarise(run, &specs, &arm_refs, plan.metric));
+                continue;
+            }
             sink.shape_started(run.module.name(), epoch, running * (plan.warmup + rounds));
             let outcomes = schedule::run_shape(
                 &run.module,

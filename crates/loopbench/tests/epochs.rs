@@ -204,3 +204,28 @@ fn every_schema_written_so_far_reads_back() {
     assert_eq!(back.schema, "loopbench/2");
     assert_eq!(back.results[0].arms[0].reps, s2.results[0].arms[0].reps);
 }
+
+/// A shape no arm can run says so and takes no epochs; a session in which
+/// nothing at all was measured fails, naming why.
+#[test]
+fn a_session_with_nothing_measured_fails_and_says_why() {
+    let (s, ok, err) = run(
+        &[
+            "--engines",
+            "wasmi",
+            "--shapes",
+            "shared_store_stream",
+            "--bytes",
+            "64k",
+        ],
+        &[],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("nothing was measured: every arm skips every shape"),
+        "{err}"
+    );
+    assert!(err.contains("lacks threads"), "{err}");
+    let st = s.results[0].stopped.as_ref().unwrap();
+    assert_eq!((st.reason.as_str(), st.epochs), ("skipped by every arm", 0));
+}

@@ -147,7 +147,25 @@ impl RunArgs {
         let started = Instant::now();
         let report = session::run(plan, &mut sink)?;
         sink.finish();
-        let errors = report.errors.clone();
+        let mut errors = report.errors.clone();
+        let measured = report
+            .results
+            .iter()
+            .any(|r| r.arms.iter().any(|a| a.verified_reps > 0));
+        if !measured && errors.is_empty() {
+            // Every arm skipped every shape: no number at all is a failure.
+            let reasons: Vec<String> = report
+                .results
+                .iter()
+                .flat_map(|r| r.arms.iter().filter_map(|a| a.skipped.clone()))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            errors.push(format!(
+                "nothing was measured: every arm skips every shape ({})",
+                reasons.join("; ")
+            ));
+        }
         exports.finish(&Document::Session(report))?;
         if self.phases {
             let breakdown = crate::phases::take(started.elapsed());
