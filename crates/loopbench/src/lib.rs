@@ -5,35 +5,36 @@
 //!
 //! | stage | module |
 //! |---|---|
-//! | command line, plan | [`cli`] |
+//! | command line, one file per command (nothing imports from it) | [`cli`] |
 //! | generated loops ("shapes") with host-side setup and verify | [`shapes`] |
 //! | which proposals a module needs | [`proposals`] |
 //! | exact dynamic counts (untimed counting run) | [`count`] |
-//! | engine adapters, one per engine | [`engines`] |
+//! | engine adapters, one per engine, and a mock for exact tests | [`engines`] |
 //! | arms: an engine + configuration (the arm syntax), prepared per shape | [`arm`] |
-//! | arms served from worker processes: other builds of an engine | [`workers`] |
+//! | arms served from worker processes: layout epochs, other builds | [`workers`] |
 //! | the clock and counters around the timed call | [`measure`] |
-//! | rounds and rotation | [`schedule`] |
-//! | a whole session, reduced to results | [`session`] |
+//! | the order of arms in a round (Williams design) | [`schedule`] |
+//! | a whole session in epochs, reduced to results | [`session`] |
 //! | known effects: how well the instrument measures them | [`calibrate`] |
-//! | paired ratios, intervals, verdicts | [`stats`] |
-//! | table and JSON | [`report`] |
+//! | paired ratios, intervals across epochs, verdicts | [`stats`] |
+//! | prices per primitive | [`model`] |
+//! | the results model: owned, versioned, read back | [`results`] |
+//! | exporters (table, JSON) and the export manager | [`report`] |
 //!
 //! ```no_run
-//! use loopbench::{session, shapes, arm::ArmSpec};
+//! use loopbench::{session, shapes, arm::ArmSpec, results::Document};
+//! use loopbench::report::Exporter;
 //! let plan = session::Plan {
 //!     shapes: vec![shapes::find("add_chain").unwrap()],
 //!     arms: vec!["wasmi".parse::<ArmSpec>().unwrap()],
-//!     params: shapes::Params::default(),
-//!     rounds: 6,
-//!     warmup: 1,
-//!     counters: Default::default(),
+//!     ..Default::default()
 //! };
 //! struct Quiet;
 //! impl loopbench::schedule::Progress for Quiet {}
 //! impl session::Sink for Quiet {}
-//! let report = session::run(plan, &mut Quiet).unwrap();
-//! print!("{}", loopbench::report::table::render(&report));
+//! let session = session::run(plan, &mut Quiet).unwrap();
+//! let table = loopbench::report::table::Table.render(&Document::Session(session)).unwrap();
+//! print!("{}", String::from_utf8_lossy(&table));
 //! ```
 
 // The engine adapters shared with worker templates name this library as

@@ -64,7 +64,7 @@ pub fn render(report: &Session) -> String {
     let _ = writeln!(out, "machine: {}", report.machine.summary());
     let _ = writeln!(
         out,
-        "session: baseline {}, null control {}, {} rounds (+{} warm-up discarded), working set {}, build {}",
+        "session: baseline {}, null control {}, {} rounds per epoch (+{} warm-up discarded), working set {}, build {}",
         s.baseline,
         s.null_arm,
         s.rounds,
