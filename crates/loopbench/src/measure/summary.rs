@@ -11,7 +11,7 @@
 use super::{callgrind, perf, tsc, Reading};
 use crate::results::{
     group_by_epoch, ArmCounters, CounterComparison, CounterSummary, Layout, MedianMin, NullControl,
-    RepRecord, Role,
+    RepRecord, Role, ShapeResult,
 };
 use crate::stats;
 use std::collections::BTreeMap;
@@ -135,6 +135,39 @@ fn paired(cand: &[Option<f64>], base: &[Option<f64>]) -> (Vec<f64>, Vec<f64>) {
         .zip(base)
         .filter_map(|(c, b)| Some(((*c)?, (*b)?)))
         .unzip()
+}
+
+/// Time and exact instruction counts of one comparison, side by side.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SignCheck {
+    /// The counter the instructions come from (`instructions`, `callgrind_ir`).
+    pub counter: String,
+    pub instructions_pct: f64,
+    pub time_pct: f64,
+    /// `Some(false)` when both changes are resolved (a verdict, not noise)
+    /// and point in opposite directions: an alignment or prediction effect
+    /// of the change, not its own cost. `None` when either is within noise.
+    pub agrees: Option<bool>,
+}
+
+/// Time against executed instructions for `arm` on one shape, where an
+/// instruction counter ran.
+pub fn sign_check(r: &ShapeResult, arm: &str) -> Option<SignCheck> {
+    let time = r.comparisons.iter().find(|c| c.arm == arm)?;
+    let instr = [callgrind::NAME, "instructions"].iter().find_map(|k| {
+        r.counter_comparisons
+            .iter()
+            .find(|c| c.arm == arm && c.counter == *k)
+    })?;
+    let resolved = |v: stats::Verdict| matches!(v, stats::Verdict::Faster | stats::Verdict::Slower);
+    let agrees = (resolved(time.verdict) && resolved(instr.verdict))
+        .then(|| (time.median_pct > 0.0) == (instr.median_pct > 0.0));
+    Some(SignCheck {
+        counter: instr.counter.clone(),
+        instructions_pct: instr.median_pct,
+        time_pct: time.median_pct,
+        agrees,
+    })
 }
 
 /// Per counter: every non-baseline arm against the baseline, and the null

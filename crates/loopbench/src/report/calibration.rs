@@ -93,14 +93,14 @@ pub fn render(c: &Calibration) -> String {
         let _ = writeln!(o);
         let _ = writeln!(
             o,
-            "known-sign toggle: wasmi:fuel vs wasmi (fuel metering only adds work, so the change must be > 0)"
+            "known-sign toggle: wasmi:fuel vs wasmi (fuel metering only adds executed instructions; time may move either way, by alignment or prediction)"
         );
         let _ = writeln!(
             o,
             "{:<14} {:<28} {:<10} {:<13} {:<28} {:>6} {:>7}",
             "shape",
             "change % [95% CI]",
-            "sign",
+            "instructions",
             "verdict",
             "null control % [95% CI]",
             "secs",
@@ -121,7 +121,11 @@ pub fn render(c: &Calibration) -> String {
                     pct(t.ci_pct[0]),
                     pct(t.ci_pct[1])
                 ),
-                if t.sign_ok { "+ (ok)" } else { "NOT > 0" },
+                match (t.instructions_pct, t.time_agrees) {
+                    (None, _) => "instr ?".to_string(),
+                    (Some(i), Some(false)) => format!("{} DISAGREE", pct(i)),
+                    (Some(i), _) => pct(i),
+                },
                 t.verdict.to_string(),
                 null,
                 t.wall_seconds,

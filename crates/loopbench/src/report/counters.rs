@@ -194,6 +194,24 @@ pub fn render_footer(out: &mut String, report: &Session) {
     for line in summaries(report) {
         let _ = writeln!(out, "{line}");
     }
+    for r in &report.results {
+        for c in &r.comparisons {
+            let Some(check) = crate::measure::summary::sign_check(r, &c.arm) else {
+                continue;
+            };
+            if check.agrees == Some(false) {
+                let _ = writeln!(
+                    out,
+                    "sign disagreement on {} for {}: time {} but {} {}: an alignment or prediction effect of the change, not its own cost",
+                    r.shape,
+                    c.arm,
+                    pct(check.time_pct),
+                    check.counter,
+                    pct(check.instructions_pct)
+                );
+            }
+        }
+    }
 }
 
 /// One line per candidate arm: per counter, its change in % for each shape.

@@ -95,9 +95,18 @@ pub struct ToggleRow {
     pub vs: String,
     pub median_pct: f64,
     pub ci_pct: [f64; 2],
-    /// The interval lies above zero: the known sign (fuel only adds work).
-    pub sign_ok: bool,
     pub verdict: Verdict,
+    /// The known sign is for executed instructions (fuel metering only adds
+    /// them), not for time: the instruction change, where a counter of
+    /// executed instructions ran, and which counter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_counter: Option<String>,
+    /// Whether the time change points the way the instruction change does
+    /// (`None`: either is within noise, or no instruction counter ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_agrees: Option<bool>,
     pub null_median_pct: Option<f64>,
     pub null_ci_pct: Option<[f64; 2]>,
     pub rounds: usize,
