@@ -2,6 +2,12 @@
 //! Errors print as one line and exit non-zero; a broken pipe exits quietly.
 
 use clap::Parser;
+
+// Lets a worker pad its heap blocks by random cache lines (layout
+// randomisation); without `enable` it only adds a 16-byte header.
+#[global_allocator]
+static ALLOC: loopbench::workers::heap::PaddingAllocator =
+    loopbench::workers::heap::PaddingAllocator;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

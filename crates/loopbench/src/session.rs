@@ -241,11 +241,12 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
         c.extend(counter_set.make());
         c
     });
-    let ctx = crate::workers::ArmContext::new(&plan.counters, make_counters).with_isolation(
+    let mut ctx = crate::workers::ArmContext::new(&plan.counters, make_counters).with_isolation(
         plan.isolation,
         plan.pin,
         plan.seed,
     );
+    ctx.layout = crate::workers::Randomise::from_env().map_err(Error::Usage)?;
 
     let mut runs = Vec::new();
     for shape in plan.shapes {
@@ -288,6 +289,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
             order: Some(plan.order.clone()),
             seed: Some(plan.seed),
             isolation: Some(plan.isolation.name().to_string()),
+            randomised: (plan.isolation == Isolation::Workers).then(|| ctx.layout.describe()),
             pinned_cpu: plan.pin,
             metric: plan.metric,
             stop_rule: Some(plan.stop.clone()),

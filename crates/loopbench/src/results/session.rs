@@ -229,6 +229,9 @@ pub struct SessionInfo {
     /// `workers` (every arm in a fresh process per epoch) or `in-process`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<String>,
+    /// The layout randomisations inside each worker (`env`, `stack`, `heap`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub randomised: Option<String>,
     /// The core the timing threads were pinned to, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pinned_cpu: Option<usize>,

@@ -15,7 +15,7 @@
 use super::project::Built;
 use super::protocol::{fnv1a, Request, Response, ShapeSource, WireParams, PROTOCOL};
 use super::supervise::{Process, Timing, FIRST_DEADLINE};
-use super::ArmContext;
+use super::{ArmContext, Randomise};
 use crate::arm::{Arm, ArmSpec, PreparedArm, Rep};
 use crate::error::Error;
 use crate::measure::Reading;
@@ -82,8 +82,10 @@ pub struct WorkerArm {
     /// Whether a build or startup failure was reported in full already.
     told: std::cell::Cell<bool>,
     pin: Option<usize>,
-    /// This process's layout randomisation (environment size, stack offset).
+    /// This process's layout randomisation (environment size, stack offset,
+    /// heap padding) and which of them are on.
     layout_seed: Option<u64>,
+    layout: Randomise,
 }
 
 fn first_line(s: &str) -> &str {
@@ -126,6 +128,7 @@ impl WorkerArm {
             told: std::cell::Cell::new(false),
             pin: ctx.pin,
             layout_seed: ctx.next_layout_seed(),
+            layout: ctx.layout,
         };
         if let Err(e) = &arm.built {
             arm.state.borrow_mut().broken = Some(e.clone());
@@ -138,14 +141,21 @@ impl WorkerArm {
     /// Start a process and exchange `init`/`ready`.
     fn spawn(&self) -> Result<(), String> {
         let built = self.built.as_ref().map_err(Clone::clone)?;
-        let env_pad = self.layout_seed.map_or(0, |s| (s % 4096) as usize);
+        let layout = self.layout;
+        let draw = |salt: u64| self.layout_seed.map(|s| s.rotate_left(salt as u32) ^ salt);
+        let env_pad = if layout.env {
+            draw(1).map_or(0, |s| (s % 4096) as usize)
+        } else {
+            0
+        };
         let mut process = Process::spawn(&built.bin, &built.args, env_pad)?;
         let init = Request::Init {
             label: self.label.clone(),
             options: self.options.clone(),
             counters: self.counters.clone(),
             pin: self.pin,
-            layout_seed: self.layout_seed,
+            layout_seed: draw(2).filter(|_| layout.stack),
+            heap_seed: draw(3).filter(|_| layout.heap),
         };
         match process.ask(&init, FIRST_DEADLINE) {
             Ok(Response::Ready { protocol, version, proposals }) if protocol == PROTOCOL => {

@@ -26,6 +26,7 @@
 
 pub mod client;
 pub mod family;
+pub mod heap;
 pub mod project;
 pub mod protocol;
 pub mod server;
@@ -88,6 +89,87 @@ pub struct ArmContext {
     pub seed: u64,
     /// Worker processes started so far: each draws its own layout seed.
     started: std::cell::Cell<u64>,
+    /// Which in-worker layout randomisations are on.
+    pub layout: Randomise,
+}
+
+/// The layout randomisations inside a worker, on top of the fresh process
+/// itself: all on by default; `LOOPBENCH_LAYOUT=none` or a list such as
+/// `env,stack` chooses (to measure what each adds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Randomise {
+    /// A random-length environment variable: shifts where the stack starts.
+    pub env: bool,
+    /// A random stack depth (0-4 KiB) before each shape's timed calls.
+    pub stack: bool,
+    /// Every heap block padded by 0-63 cache lines.
+    pub heap: bool,
+}
+
+impl Randomise {
+    pub const ENV: &'static str = "LOOPBENCH_LAYOUT";
+
+    pub fn from_env() -> Result<Self, String> {
+        match std::env::var(Self::ENV) {
+            Err(_) => Ok(Randomise {
+                env: true,
+                stack: true,
+                heap: true,
+            }),
+            Ok(v) => Self::parse(&v),
+        }
+    }
+
+    pub fn parse(v: &str) -> Result<Self, String> {
+        let mut r = Randomise {
+            env: false,
+            stack: false,
+            heap: false,
+        };
+        for part in v
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty() && *p != "none")
+        {
+            match part {
+                "env" => r.env = true,
+                "stack" => r.stack = true,
+                "heap" => r.heap = true,
+                "all" => {
+                    r = Randomise {
+                        env: true,
+                        stack: true,
+                        heap: true,
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "{}: unknown randomisation `{other}` (valid: env, stack, heap, all, none)",
+                        Self::ENV
+                    ))
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// As recorded in the results.
+    pub fn describe(&self) -> String {
+        let on: Vec<&str> = [
+            ("env", self.env),
+            ("stack", self.stack),
+            ("heap", self.heap),
+        ]
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(n, _)| *n)
+        .collect();
+        if on.is_empty() {
+            "none".into()
+        } else {
+            on.join(",")
+        }
+    }
 }
 
 impl ArmContext {
@@ -106,6 +188,11 @@ impl ArmContext {
             pin: None,
             seed: 0,
             started: std::cell::Cell::new(0),
+            layout: Randomise {
+                env: true,
+                stack: true,
+                heap: true,
+            },
         }
     }
 

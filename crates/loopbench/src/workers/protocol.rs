@@ -40,10 +40,13 @@ pub enum Request {
         /// Pin the timing thread to this core.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pin: Option<usize>,
-        /// Seeds the worker's layout randomisation (stack offset); `None`:
-        /// none.
+        /// Seeds the stack offset of the timed calls; `None`: none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         layout_seed: Option<u64>,
+        /// Seeds heap-block padding (where the worker's allocator pads);
+        /// `None`: none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        heap_seed: Option<u64>,
     },
     Prepare {
         shape: ShapeSource,
@@ -238,6 +241,7 @@ mod tests {
                 counters: vec!["tsc".into()],
                 pin: Some(1),
                 layout_seed: Some(7),
+                heap_seed: Some(8),
             },
             Request::Prepare {
                 shape: ShapeSource::Catalog("add_chain".into()),

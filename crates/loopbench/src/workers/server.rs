@@ -52,6 +52,7 @@ pub fn serve(
         counters,
         pin,
         layout_seed,
+        heap_seed,
     }) = lines.next()?
     else {
         return Err("expected `init` as the first request".into());
@@ -70,6 +71,9 @@ pub fn serve(
         version: engine.version(),
         proposals,
     })?;
+    if let Some(seed) = heap_seed {
+        super::heap::enable(seed);
+    }
     if let Some(cpu) = pin {
         // Hygiene: no migration inside a rep. A core that cannot be had is
         // said on stderr (kept in the arm's error tail) and the worker goes on.
@@ -395,6 +399,7 @@ mod tests {
                 counters: vec![],
                 pin: None,
                 layout_seed: None,
+                heap_seed: None,
             },
             prepare(&name, 64),
             Request::Rep { rep: 0 },
@@ -436,6 +441,7 @@ mod tests {
                 counters: vec![],
                 pin: None,
                 layout_seed: None,
+                heap_seed: None,
             },
             p,
             Request::Rep { rep: 0 },
@@ -451,6 +457,7 @@ mod tests {
             counters: vec![],
             pin: None,
             layout_seed: None,
+            heap_seed: None,
         }]);
         assert_eq!(out.len(), 1);
         assert!(matches!(&out[0], Response::Failed { .. }), "{out:?}");
