@@ -15,7 +15,7 @@
 //! so far, so an interrupted session keeps everything it completed.
 
 use crate::arm::ArmSpec;
-use crate::arm::{skip_reason, Arm};
+use crate::arm::{skip_reason, Arm, Iters};
 use crate::error::Error;
 use crate::machine::Machine;
 use crate::measure::counters::CounterSet;
@@ -41,6 +41,12 @@ pub struct Plan {
     pub shapes: Vec<Box<dyn Shape>>,
     /// Arms in order; `arms[0]` is the baseline.
     pub arms: Vec<ArmSpec>,
+    /// Labels of the arms, when not their spec (empty: the specs). Arms
+    /// that share a spec (calibration's effects) need them.
+    pub labels: Vec<String>,
+    /// Iteration counts of the arms relative to the shape's (empty: all run
+    /// the shape's count; see [`crate::arm::Iters`]).
+    pub arm_iters: Vec<Iters>,
     pub params: Params,
     /// Measured rounds per epoch (rounded up to whole order designs).
     pub rounds: usize,
@@ -90,6 +96,8 @@ impl Default for Plan {
         Plan {
             shapes: Vec::new(),
             arms: Vec::new(),
+            labels: Vec::new(),
+            arm_iters: Vec::new(),
             params: Params::default(),
             rounds: 8,
             warmup: 1,
@@ -189,6 +197,14 @@ pub fn null_label(baseline: &ArmSpec) -> String {
     format!("{baseline}#null")
 }
 
+/// One arm as the session runs it.
+struct ArmPlan {
+    spec: ArmSpec,
+    label: String,
+    role: Role,
+    iters: Iters,
+}
+
 /// One shape across epochs.
 struct ShapeRun {
     module: ShapeModule,
@@ -217,20 +233,28 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
         .ok_or_else(|| Error::Usage("no engines given".into()))?
         .clone();
     // The null control is a second, separately started copy of the baseline.
-    let mut specs: Vec<(ArmSpec, String, Role)> = plan
+    let mut specs: Vec<ArmPlan> = plan
         .arms
         .iter()
         .enumerate()
-        .map(|(i, a)| {
-            let role = if i == 0 {
+        .map(|(i, a)| ArmPlan {
+            spec: a.clone(),
+            label: plan.labels.get(i).cloned().unwrap_or_else(|| a.to_string()),
+            role: if i == 0 {
                 Role::Baseline
             } else {
                 Role::Candidate
-            };
-            (a.clone(), a.to_string(), role)
+            },
+            iters: plan.arm_iters.get(i).copied().unwrap_or_default(),
         })
         .collect();
-    specs.push((baseline.clone(), null_label(&baseline), Role::Null));
+    let base_label = specs[0].label.clone();
+    specs.push(ArmPlan {
+        spec: baseline.clone(),
+        label: format!("{base_label}#null"),
+        role: Role::Null,
+        iters: specs[0].iters,
+    });
     let n_arms = specs.len();
 
     let counter_set = plan.counters.clone();
@@ -275,7 +299,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
             rounds,
             warmup: plan.warmup,
             baseline: baseline.to_string(),
-            null_arm: null_label(&baseline),
+            null_arm: format!("{}#null", specs[0].label),
             bytes: plan.params.bytes,
             k: plan.params.k,
             iters_override: plan.params.iters,
@@ -286,7 +310,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
                 "{} design over all arms, null control included, relabelled per epoch",
                 plan.order.name()
             ),
-            order: Some(plan.order.clone()),
+            order: Some(plan.order),
             seed: Some(plan.seed),
             isolation: Some(plan.isolation.name().to_string()),
             randomised: (plan.isolation == Isolation::Workers).then(|| ctx.layout.describe()),
@@ -322,8 +346,8 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
         let epoch_started = Instant::now();
         // Fresh arms: with worker isolation, each one a new process.
         let mut arms: Vec<Box<dyn Arm>> = Vec::with_capacity(n_arms);
-        for (i, (spec, label, _)) in specs.iter().enumerate() {
-            let arm = ctx.make(spec, label.clone())?;
+        for (i, a) in specs.iter().enumerate() {
+            let arm = ctx.make_with(&a.spec, a.label.clone(), a.iters)?;
             arms.push(if i == 0 { ctx.record(arm) } else { arm });
         }
         if report.session.engines.is_empty() {
@@ -336,7 +360,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
                 .collect();
         }
         let arm_refs: Vec<&dyn Arm> = arms.iter().map(|a| a.as_ref()).collect();
-        let order = EpochOrder::new(plan.order.clone(), n_arms, epoch, Some(plan.seed));
+        let order = EpochOrder::new(plan.order, n_arms, epoch, Some(plan.seed));
         let mut ran = Vec::new();
         // Shapes start at a different place in every epoch, so no shape
         // always runs first in a fresh process.
@@ -361,7 +385,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
                     })
                 })
                 .collect();
-            if !run.iters_settled {
+            if !run.iters_settled && specs.iter().all(|a| a.iters == Iters::Shape) {
                 if let Some(target) = plan.rep_target {
                     pilot(&mut run.module, &arm_refs, &skips, target)?;
                 }
@@ -530,17 +554,15 @@ fn pilot(
     Ok(())
 }
 
-fn summarise(
-    run: &ShapeRun,
-    specs: &[(ArmSpec, String, Role)],
-    arms: &[&dyn Arm],
-    metric: Metric,
-) -> ShapeResult {
+fn summarise(run: &ShapeRun, specs: &[ArmPlan], arms: &[&dyn Arm], metric: Metric) -> ShapeResult {
     let module = &run.module;
     let counts = run.counts.clone();
-    let iters = module.iters as f64;
     let mut results = Vec::new();
-    for (i, (_, label, role)) in specs.iter().enumerate() {
+    for (i, a) in specs.iter().enumerate() {
+        let (label, role) = (&a.label, &a.role);
+        // The count this arm's reps ran (an override scales the shape's).
+        let n = a.iters.resolve(module.iters).unwrap_or(module.iters);
+        let iters = n as f64;
         let reps = &run.reps[i];
         let value = |t: &Timed| match metric {
             Metric::Wall => Some(t.rep.reading.ns),
@@ -558,7 +580,7 @@ fn summarise(
                 epoch: *e,
                 round: t.round as u32,
                 slot: t.slot as u32,
-                iters: module.iters,
+                iters: n,
                 ns: t.rep.reading.ns,
                 cpu_ns: t.rep.reading.counters.get(THREAD_CPU).copied(),
                 involuntary_switches: t.rep.reading.counters.get(INVOLUNTARY).map(|v| *v as u64),

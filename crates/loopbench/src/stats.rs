@@ -261,7 +261,7 @@ mod tests {
             Verdict::Faster
         );
         // The same through compare, one epoch.
-        let null = compare(&[null], &[base.clone()], None, 0.95)
+        let null = compare(&[null], std::slice::from_ref(&base), None, 0.95)
             .unwrap()
             .change;
         let c = compare(&[cand], &[base], Some(&null), 0.95).unwrap();

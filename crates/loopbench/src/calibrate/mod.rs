@@ -64,10 +64,12 @@ use crate::machine::{self, Machine};
 use crate::measure::cpu::THREAD_CPU;
 use crate::measure::load::BusyLoad;
 use crate::results::Role;
+use crate::results::StopSettings;
 use crate::schedule::{self, ArmOutcome};
 use crate::session::{self, LEVEL};
 use crate::shapes::{self, Params, ShapeModule};
 use crate::stats;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 pub use crate::results::calibration::*;
@@ -117,8 +119,11 @@ pub struct Settings {
     /// Effects other than the null, ascending, distinct.
     pub effects: Vec<Effect>,
     pub repeat: usize,
+    /// Measured rounds per epoch.
     pub rounds: usize,
     pub warmup: usize,
+    /// Epochs (fresh worker processes) per repetition.
+    pub epochs: usize,
     pub load_threads: usize,
     /// Shapes of the wasmi vs wasmi:fuel toggle (none: skipped).
     pub toggle_shapes: Vec<String>,
@@ -290,7 +295,6 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
             e.iters(),
         )?);
     }
-    let refs: Vec<&dyn Arm> = arms.iter().map(|a| a as &dyn Arm).collect();
     let mut iters = Vec::new();
     for a in &arms {
         if let Some(reason) = skip_reason(a, &module)? {
@@ -301,16 +305,16 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
         }
         iters.push(a.iters_for(&module)?);
     }
-    let skips = vec![None; arms.len()];
     let rounds = schedule::complete_rounds(s.rounds, arms.len());
     let version = arms[0].version();
 
     let _load = (s.load_threads > 0).then(|| BusyLoad::start(s.load_threads));
     progress.note(&format!(
-        "calibrate: {} on {} ({version}), {base} iterations, {} arms x {rounds} rounds x {} repetitions{}",
+        "calibrate: {} on {} ({version}), {base} iterations, {} arms x {rounds} rounds x {} epochs x {} repetitions{}",
         s.shape,
         s.engine,
         arms.len(),
+        s.epochs,
         s.repeat,
         if s.load_threads > 0 { format!(", {} busy threads", s.load_threads) } else { String::new() }
     ));
@@ -319,48 +323,94 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
     let mut rows = Vec::new();
     let mut repetitions = Vec::new();
     let mut base_calls: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let labels: Vec<String> = arms.iter().map(|a| a.label().to_string()).collect();
     for rep in 1..=s.repeat {
         let load_start = machine::load_average();
-        let t0 = Instant::now();
-        // Each repetition is one process's rounds, relabelled like an epoch.
-        let order =
-            schedule::EpochOrder::new(Default::default(), refs.len(), rep, Some(rep as u64));
-        let outcomes =
-            schedule::run_shape(&module, &refs, &skips, s.warmup, rounds, &order, &mut ());
-        let secs = t0.elapsed().as_secs_f64();
+        // One repetition is one session: epochs of fresh worker processes,
+        // the same machinery (order, null control, intervals) as `run`.
+        let mut session_labels = vec![labels[0].clone()];
+        session_labels.extend(labels[2..].iter().cloned());
+        let mut arm_iters = vec![Iters::Shape];
+        arm_iters.extend(s.effects.iter().map(|e| e.iters()));
+        let plan = session::Plan {
+            shapes: vec![shapes::lookup(&s.shape)?],
+            arms: vec![s.engine.clone(); session_labels.len()],
+            labels: session_labels,
+            arm_iters,
+            params: s.params.clone(),
+            rounds: s.rounds,
+            warmup: s.warmup,
+            stop: StopSettings {
+                min_epochs: s.epochs,
+                max_epochs: s.epochs,
+                precision_pct: 0.0,
+                budget_s: f64::INFINITY,
+            },
+            rep_target: None,
+            seed: rep as u64,
+            ..Default::default()
+        };
+        let session = session::run(plan, &mut QuietSink)?;
+        if let Some(e) = session.errors.first() {
+            return Err(Error::Usage(format!("calibration repetition {rep}: {e}")));
+        }
+        let result = session
+            .results
+            .first()
+            .ok_or_else(|| Error::Usage(format!("calibration repetition {rep}: no result")))?;
+        let secs = session.wall_seconds;
         let load_end = machine::load_average();
-        let reps = arm_reps(outcomes)?;
+        // Per arm (in `labels` order: baseline, null, effects), per epoch, the
+        // metric of each call.
+        let arm_of = |label: &str| result.arms.iter().find(|a| a.arm == label);
         let mut t_wall = f64::NAN;
         for (m, metric) in Metric::ALL.into_iter().enumerate() {
-            let Some(samples) = metric_samples(metric, &reps) else {
+            let per_call = |label: &str| -> Option<BTreeMap<u32, Vec<f64>>> {
+                let a = arm_of(label)?;
+                let values: Option<Vec<f64>> = a
+                    .reps
+                    .iter()
+                    .map(|r| match metric {
+                        Metric::Wall => Some(r.ns),
+                        Metric::ThreadCpu => r.cpu_ns,
+                    })
+                    .collect();
+                Some(crate::results::group_by_epoch(&values?, &a.reps))
+            };
+            let Some(base_ns) = per_call(&labels[0]) else {
                 continue;
             };
-            let base_ns = &samples[0];
-            let t_base = stats::median(base_ns);
+            let base_flat: Vec<f64> = base_ns.values().flatten().copied().collect();
+            if base_flat.is_empty() {
+                continue;
+            }
+            let t_base = stats::median(&base_flat);
             if metric == Metric::Wall {
                 t_wall = t_base;
             }
-            base_calls[m].extend_from_slice(base_ns);
-            let one = |v: &Vec<f64>| vec![v.clone()];
-            let null_change =
-                stats::compare(&one(&samples[1]), &one(base_ns), None, LEVEL).map(|c| c.change);
-            for (i, arm) in arms.iter().enumerate().skip(1) {
+            base_calls[m].extend_from_slice(&base_flat);
+            let compare = |label: &str, null: Option<&stats::EpochChange>| {
+                let (c, b) = crate::results::paired_epochs(&per_call(label)?, &base_ns);
+                stats::compare(&c, &b, null, LEVEL)
+            };
+            let null_change = compare(&labels[1], None).map(|c| c.change);
+            for (i, label) in labels.iter().enumerate().skip(1) {
                 let e = effects[i];
-                let Some(stats::Compared { change: c, verdict }) = stats::compare(
-                    &one(&samples[i]),
-                    &one(base_ns),
-                    null_change.as_ref(),
-                    LEVEL,
-                ) else {
+                let Some(stats::Compared { change: c, verdict }) =
+                    compare(label, null_change.as_ref())
+                else {
                     continue;
                 };
+                let cand_flat: Vec<f64> = per_call(label)
+                    .map(|v| v.values().flatten().copied().collect())
+                    .unwrap_or_default();
                 // Exact by construction: the arm's count resolves e.iters().
                 debug_assert_eq!(Ok(iters[i]), e.iters().resolve(base));
                 let true_pct = e.pct();
                 rows.push(Row {
                     repetition: rep,
                     metric,
-                    arm: arm.label().to_string(),
+                    arm: label.clone(),
                     true_pct,
                     true_time_pct: true_pct * (1.0 - (overhead[m] / t_base).clamp(0.0, 1.0)),
                     base_iters: base,
@@ -369,7 +419,7 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
                     ci_pct: c.ci_pct,
                     confidence: c.confidence,
                     pairs: c.pairs,
-                    min_pct: (stats::min(&samples[i]) / stats::min(base_ns) - 1.0) * 100.0,
+                    min_pct: (stats::min(&cand_flat) / stats::min(&base_flat) - 1.0) * 100.0,
                     covered: c.ci_pct[0] <= e.pct() && e.pct() <= c.ci_pct[1],
                     detected: detects(c.ci_pct, e.pct()),
                     verdict,
@@ -382,8 +432,8 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
         repetitions.push(Repetition {
             repetition: rep,
             session_seconds: secs,
-            rounds,
-            reps: arms.len() * (rounds + s.warmup),
+            rounds: session.session.rounds * session.epochs.len(),
+            reps: result.arms.iter().map(|a| a.verified_reps).sum(),
             base_call_ns: t_wall,
             load_start,
             load_end,
@@ -392,8 +442,9 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
             .map(|l| format!("{:.2}", l[0]))
             .unwrap_or_else(|| "?".into());
         progress.note(&format!(
-            "calibrate: repetition {rep}/{} took {secs:.1} s (load {load})",
-            s.repeat
+            "calibrate: repetition {rep}/{} took {secs:.1} s ({} epochs, load {load})",
+            s.repeat,
+            session.epochs.len()
         ));
     }
 

@@ -32,10 +32,14 @@ pub struct CalibrateArgs {
     /// Repetitions of the whole calibration.
     #[arg(long, default_value_t = 10)]
     pub repeat: usize,
-    /// Measured rounds per repetition (rounded up to a multiple of the arm count).
+    /// Epochs per repetition: each a fresh worker process per arm, so every
+    /// repetition's intervals include the layout, as a session's do.
+    #[arg(long, default_value_t = 5)]
+    pub epochs: usize,
+    /// Measured rounds per epoch (rounded up to a whole order design).
     #[arg(long, default_value_t = 30)]
     pub rounds: usize,
-    /// Warm-up rounds per repetition, run and verified but discarded.
+    /// Warm-up rounds per epoch, run and verified but discarded.
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
     #[command(flatten)]
@@ -101,6 +105,9 @@ impl CalibrateArgs {
         if self.repeat == 0 {
             return Err(Error::Usage("--repeat must be at least 1".into()));
         }
+        if self.epochs == 0 {
+            return Err(Error::Usage("--epochs must be at least 1".into()));
+        }
         if self.rounds == 0 {
             return Err(Error::Usage("--rounds must be at least 1".into()));
         }
@@ -123,6 +130,7 @@ impl CalibrateArgs {
             repeat: self.repeat,
             rounds: self.rounds,
             warmup: self.warmup,
+            epochs: self.epochs,
             load_threads: self.load,
             toggle_shapes,
         })

@@ -114,6 +114,8 @@ impl RunArgs {
             rounds: self.rounds,
             warmup: self.warmup,
             counters: CounterSet::none(),
+            labels: Vec::new(),
+            arm_iters: Vec::new(),
         })
     }
 

@@ -161,7 +161,7 @@ pub fn sign_check(r: &ShapeResult, arm: &str) -> Option<SignCheck> {
     })?;
     let resolved = |v: stats::Verdict| matches!(v, stats::Verdict::Faster | stats::Verdict::Slower);
     let agrees = (resolved(time.verdict) && resolved(instr.verdict))
-        .then(|| (time.median_pct > 0.0) == (instr.median_pct > 0.0));
+        .then_some((time.median_pct > 0.0) == (instr.median_pct > 0.0));
     Some(SignCheck {
         counter: instr.counter.clone(),
         instructions_pct: instr.median_pct,

@@ -16,7 +16,7 @@ use super::project::Built;
 use super::protocol::{fnv1a, Request, Response, ShapeSource, WireParams, PROTOCOL};
 use super::supervise::{Process, Timing, FIRST_DEADLINE};
 use super::{ArmContext, Randomise};
-use crate::arm::{Arm, ArmSpec, PreparedArm, Rep};
+use crate::arm::{Arm, ArmSpec, Iters, PreparedArm, Rep};
 use crate::error::Error;
 use crate::measure::Reading;
 use crate::proposals::{Proposal, Proposals};
@@ -86,6 +86,8 @@ pub struct WorkerArm {
     /// heap padding) and which of them are on.
     layout_seed: Option<u64>,
     layout: Randomise,
+    /// The iteration count each rep runs, relative to the shape's.
+    iters: Iters,
 }
 
 fn first_line(s: &str) -> &str {
@@ -129,6 +131,7 @@ impl WorkerArm {
             pin: ctx.pin,
             layout_seed: ctx.next_layout_seed(),
             layout: ctx.layout,
+            iters: Iters::Shape,
         };
         if let Err(e) = &arm.built {
             arm.state.borrow_mut().broken = Some(e.clone());
@@ -184,6 +187,14 @@ impl WorkerArm {
     }
 }
 
+impl WorkerArm {
+    /// Run another iteration count than the shape's (see [`Iters`]).
+    pub fn with_iters(mut self, iters: Iters) -> Self {
+        self.iters = iters;
+        self
+    }
+}
+
 impl Arm for WorkerArm {
     fn label(&self) -> &str {
         &self.label
@@ -232,10 +243,14 @@ impl Arm for WorkerArm {
             self.spawn()
                 .map_err(|e| self.error(shape.name(), format!("restarting the worker: {e}")))?;
         }
+        let iters = self
+            .iters
+            .resolve(shape.iters)
+            .map_err(|e| self.error(shape.name(), e))?;
         let request = Request::Prepare {
             shape: source_of(shape),
             params: WireParams::from(&shape.params),
-            iters: shape.iters,
+            iters,
             wasm_hash: fnv1a(&[&shape.wasm]),
         };
         match ask(&self.state, &request, FIRST_DEADLINE, "prepare") {

@@ -214,21 +214,29 @@ impl ArmContext {
     /// (built or found in the cache first). A build that fails does not stop
     /// the session: the arm reports the failure on every shape.
     pub fn make(&self, spec: &ArmSpec, label: String) -> Result<Box<dyn Arm>, Error> {
+        self.make_with(spec, label, crate::arm::Iters::Shape)
+    }
+
+    /// [`ArmContext::make`] with an iteration count other than the shape's.
+    pub fn make_with(
+        &self,
+        spec: &ArmSpec,
+        label: String,
+        iters: crate::arm::Iters,
+    ) -> Result<Box<dyn Arm>, Error> {
         let Some(build) = &spec.worker else {
             if self.isolation == crate::session::Isolation::Workers {
-                return Ok(Box::new(WorkerArm::start(
-                    label,
-                    spec,
-                    "this binary".into(),
-                    own_worker(spec),
-                    self,
-                )));
+                let arm =
+                    WorkerArm::start(label, spec, "this binary".into(), own_worker(spec), self);
+                return Ok(Box::new(arm.with_iters(iters)));
             }
             if let Some(cpu) = self.pin {
                 crate::measure::affinity::pin_current_thread(cpu).map_err(Error::Usage)?;
             }
             let arm = InProcessArm::new(spec, label).map_err(|e| Error::Usage(e.to_string()))?;
-            return Ok(Box::new(arm.with_counters(self.counters.clone())));
+            return Ok(Box::new(
+                arm.with_counters(self.counters.clone()).with_iters(iters),
+            ));
         };
         let key = (spec.engine, build.clone());
         let cached = BUILT
@@ -246,9 +254,9 @@ impl ArmContext {
             }
         };
         let described = describe(build, built.as_ref().ok());
-        Ok(Box::new(WorkerArm::start(
-            label, spec, described, built, self,
-        )))
+        Ok(Box::new(
+            WorkerArm::start(label, spec, described, built, self).with_iters(iters),
+        ))
     }
 
     /// The layout seed of the next worker process: distinct per process,

@@ -226,15 +226,17 @@ fn build_module(
             Box::new(UserShape::from_wasm(name, wasm, None).map_err(Error::Usage)?)
         }
     };
-    let module = ShapeModule::build(shape, params)?;
+    let mut module = ShapeModule::build(shape, params)?;
     let hash = super::protocol::fnv1a(&[&module.wasm]);
-    if module.iters != iters || hash != wasm_hash {
+    if hash != wasm_hash {
         return Err(Error::Usage(format!(
-            "shape {}: the worker generated a different module (iterations {} vs {iters}); its loopbench is stale",
+            "shape {}: the worker generated a different module; its loopbench is stale",
             module.name(),
-            module.iters
         )));
     }
+    // The module does not depend on the count; the session sets it (an arm
+    // may run more than the shape's, e.g. a calibration effect).
+    module.set_iters(iters)?;
     Ok(module)
 }
 
