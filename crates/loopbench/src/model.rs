@@ -21,9 +21,9 @@
 //! combination of the others in this catalog, is *not identifiable*: the
 //! fit cannot separate it, and it is reported as such rather than priced.
 
+pub use crate::results::model::{EngineModel, Pair, Price, Residual};
 use crate::results::{Role, Session, ShapeResult};
 use crate::stats;
-use serde::{Deserialize, Serialize};
 
 /// The features of the fit: instruction classes plus two dynamic
 /// quantities that cost more than their instruction count says.
@@ -242,42 +242,6 @@ pub fn not_identifiable(a: &[Vec<f64>]) -> Vec<usize> {
     }
     out.sort();
     out
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Price {
-    pub feature: String,
-    /// ns per unit (per instruction, per taken branch, per bulk byte).
-    pub ns: f64,
-    pub ci: [f64; 2],
-    pub identifiable: bool,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Residual {
-    pub shape: String,
-    pub measured_ns: f64,
-    pub reproduced_ns: f64,
-    pub residual_pct: f64,
-    /// `fit` for fitted shapes, `held_out` for predictions.
-    pub kind: String,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Pair {
-    pub name: String,
-    pub value: f64,
-    pub ci: [f64; 2],
-    pub unit: String,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct EngineModel {
-    pub arm: String,
-    pub prices: Vec<Price>,
-    pub not_identifiable: Vec<String>,
-    pub residuals: Vec<Residual>,
-    pub pairs: Vec<Pair>,
 }
 
 /// Samples (ns/iter per round) of one arm on one shape.

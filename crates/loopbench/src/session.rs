@@ -33,8 +33,8 @@ use crate::stats;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// Confidence level of every interval loopbench prints.
-pub const LEVEL: f64 = 0.95;
+pub use crate::stats::LEVEL;
+pub use crate::workers::Isolation;
 
 /// Everything a session needs, validated.
 pub struct Plan {
@@ -69,25 +69,6 @@ pub struct Plan {
     /// Target duration of one rep of the slowest arm; `None`: the shape's
     /// own iteration count (or `--iters`).
     pub rep_target: Option<Duration>,
-}
-
-/// Where arms run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Isolation {
-    /// A fresh worker process per arm and epoch: layouts are sampled.
-    Workers,
-    /// Every arm in this process (debugging, and exact tests with the mock
-    /// engine): one layout, so intervals cover rounds only.
-    InProcess,
-}
-
-impl Isolation {
-    pub fn name(self) -> &'static str {
-        match self {
-            Isolation::Workers => "workers",
-            Isolation::InProcess => "in-process",
-        }
-    }
 }
 
 impl Default for Plan {

@@ -16,6 +16,9 @@
 
 pub mod epochs;
 
+/// Confidence level of every interval loopbench prints.
+pub const LEVEL: f64 = 0.95;
+
 use serde::{Deserialize, Serialize};
 
 /// Median of a non-empty slice (mean of the middle two for even lengths).

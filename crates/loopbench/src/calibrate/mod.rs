@@ -66,9 +66,10 @@ use crate::measure::load::BusyLoad;
 use crate::results::Role;
 use crate::results::StopSettings;
 use crate::schedule::{self, ArmOutcome};
-use crate::session::{self, LEVEL};
+use crate::session;
 use crate::shapes::{self, Params, ShapeModule};
 use crate::stats;
+use crate::stats::LEVEL;
 use std::collections::BTreeMap;
 use std::time::Instant;
 

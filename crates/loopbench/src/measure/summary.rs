@@ -196,7 +196,7 @@ pub fn compare(
                 .iter()
                 .filter_map(|(e, c)| Some(paired(c, b.get(e)?)))
                 .unzip();
-            stats::compare(&x, &y, null, crate::session::LEVEL)
+            stats::compare(&x, &y, null, stats::LEVEL)
         };
         let null = arms
             .iter()

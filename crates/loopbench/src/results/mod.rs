@@ -8,6 +8,7 @@
 
 pub mod calibration;
 pub mod counts;
+pub mod model;
 pub mod session;
 
 pub use session::*;
@@ -29,7 +30,7 @@ pub const MODEL_SCHEMA: &str = "loopbench-model/1";
 pub struct ModelResults {
     pub schema: String,
     pub session: Session,
-    pub models: Vec<crate::model::EngineModel>,
+    pub models: Vec<model::EngineModel>,
 }
 
 /// One command's results, whatever the command.

@@ -84,13 +84,32 @@ pub struct ArmContext {
     /// In the callgrind child, workers run under callgrind too
     /// ([`crate::measure::callgrind::worker_command`]).
     pub worker_counters: Vec<String>,
-    pub isolation: crate::session::Isolation,
+    pub isolation: Isolation,
     pub pin: Option<usize>,
     pub seed: u64,
     /// Worker processes started so far: each draws its own layout seed.
     started: std::cell::Cell<u64>,
     /// Which in-worker layout randomisations are on.
     pub layout: Randomise,
+}
+
+/// Where arms run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isolation {
+    /// A fresh worker process per arm and epoch: layouts are sampled.
+    Workers,
+    /// Every arm in this process (debugging, and exact tests with the mock
+    /// engine): one layout, so intervals cover rounds only.
+    InProcess,
+}
+
+impl Isolation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::Workers => "workers",
+            Isolation::InProcess => "in-process",
+        }
+    }
 }
 
 /// The layout randomisations inside a worker, on top of the fresh process
@@ -184,7 +203,7 @@ impl ArmContext {
             timing: Timing::default(),
             counters,
             worker_counters,
-            isolation: crate::session::Isolation::InProcess,
+            isolation: Isolation::InProcess,
             pin: None,
             seed: 0,
             started: std::cell::Cell::new(0),
@@ -198,12 +217,7 @@ impl ArmContext {
 
     /// Where arms run, the core their timing thread is pinned to, and the
     /// seed of in-worker randomisation.
-    pub fn with_isolation(
-        mut self,
-        isolation: crate::session::Isolation,
-        pin: Option<usize>,
-        seed: u64,
-    ) -> Self {
+    pub fn with_isolation(mut self, isolation: Isolation, pin: Option<usize>, seed: u64) -> Self {
         self.isolation = isolation;
         self.pin = pin;
         self.seed = seed;
@@ -225,7 +239,7 @@ impl ArmContext {
         iters: crate::arm::Iters,
     ) -> Result<Box<dyn Arm>, Error> {
         let Some(build) = &spec.worker else {
-            if self.isolation == crate::session::Isolation::Workers {
+            if self.isolation == Isolation::Workers {
                 let arm =
                     WorkerArm::start(label, spec, "this binary".into(), own_worker(spec), self);
                 return Ok(Box::new(arm.with_iters(iters)));

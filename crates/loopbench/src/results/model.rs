@@ -1,0 +1,40 @@
+//! `loopbench model`'s results: the price of each primitive per engine,
+//! the subtraction pairs, and the residuals of shapes the fit did not see.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Price {
+    pub feature: String,
+    /// ns per unit (per instruction, per taken branch, per bulk byte).
+    pub ns: f64,
+    pub ci: [f64; 2],
+    pub identifiable: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Residual {
+    pub shape: String,
+    pub measured_ns: f64,
+    pub reproduced_ns: f64,
+    pub residual_pct: f64,
+    /// `fit` for fitted shapes, `held_out` for predictions.
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Pair {
+    pub name: String,
+    pub value: f64,
+    pub ci: [f64; 2],
+    pub unit: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EngineModel {
+    pub arm: String,
+    pub prices: Vec<Price>,
+    pub not_identifiable: Vec<String>,
+    pub residuals: Vec<Residual>,
+    pub pairs: Vec<Pair>,
+}
