@@ -228,12 +228,13 @@ fn warm_mode_uses_one_fresh_instance_per_rep() {
     let setup = warm_setup("zlib", "store_stream");
     let (r, errors) = run_warm(&setup, &"wasmi".parse().unwrap(), 1, 3, 1).unwrap();
     assert!(errors.is_empty(), "{errors:?}");
-    // 3 arms -> 3 balanced rounds, + 1 warm-up: 4 reps and 4 instances per arm.
+    // 3 arms -> 6 rounds (a Williams design for an odd count is two
+    // squares), + 1 warm-up: 7 reps and 7 instances per arm.
     for ((label, samples, skipped), n) in r.arms.iter().zip(&r.instances) {
         assert!(skipped.is_none(), "{label}: {skipped:?}");
-        assert_eq!(samples.len(), 3, "{label}");
+        assert_eq!(samples.len(), 6, "{label}");
         assert_eq!(
-            *n, 4,
+            *n, 7,
             "{label}: instances must equal reps (one fresh instance per rep)"
         );
     }
