@@ -151,6 +151,9 @@ fn a_noisy_shape_stops_when_its_budget_is_spent() {
         "0.001",
         "--budget",
         "0.3",
+        // A release build runs these tiny epochs in about a millisecond.
+        "--max-epochs",
+        "1000000",
     ]);
     let st = s.results[0].stopped.as_ref().unwrap();
     assert_eq!(st.reason, "budget exhausted");

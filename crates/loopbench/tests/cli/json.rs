@@ -53,7 +53,8 @@ fn json_has_the_schema_keys() {
             );
             // 2 rounds requested, rounded up to a whole Williams design
             // for 3 arms (two squares: 6), in every epoch.
-            let epochs = v["epochs"].as_array().unwrap().len() as u64;
+            // Each shape stops on its own; its epochs are in `stopped`.
+            let epochs = r["stopped"]["epochs"].as_u64().unwrap();
             assert_eq!(v["session"]["rounds"], 6);
             assert_eq!(a["verified_reps"].as_u64().unwrap(), 6 * epochs);
             assert_eq!(a["reps"].as_array().unwrap().len() as u64, 6 * epochs);
@@ -100,7 +101,11 @@ fn skipped_shapes_carry_a_reason() {
     ];
     args.extend_from_slice(SMALL);
     let out = cmd.args(&args).output().unwrap();
-    assert!(out.status.success());
+    // Nothing was measured at all: a failure, with the reason, and the
+    // skipped shape still in the results.
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing was measured"), "{err}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let arm = &v["results"][0]["arms"][0];
     assert_eq!(
