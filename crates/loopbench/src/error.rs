@@ -65,6 +65,10 @@ pub enum Error {
     /// or the worker layout setting is bad.
     #[error(transparent)]
     Workers(#[from] crate::workers::WorkerError),
+    #[error(transparent)]
+    Effect(#[from] crate::calibrate::effect::EffectError),
+    #[error(transparent)]
+    Size(#[from] crate::units::SizeError),
     /// A build arm's worker failed to build, crashed, hung or misbehaved.
     #[error("shape {shape}, arm {arm}: {detail}")]
     Worker {

@@ -141,7 +141,8 @@ pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
     if !module.shape.counted_in_session() {
         return Ok(None);
     }
-    let needed = crate::proposals::required(&module.wasm).map_err(Error::Usage)?;
+    let needed =
+        crate::proposals::required(&module.wasm).map_err(|e| Error::Usage(e.to_string()))?;
     let counting: crate::arm::ArmSpec = "wasmi".parse()?;
     let supported = counting
         .build()

@@ -97,8 +97,7 @@ impl CalibrateArgs {
             .effects
             .iter()
             .map(|e| e.parse::<Effect>())
-            .collect::<Result<_, _>>()
-            .map_err(Error::Usage)?;
+            .collect::<Result<_, _>>()?;
         effects.retain(|e| !e.is_null());
         effects.sort();
         effects.dedup();
@@ -138,7 +137,7 @@ impl CalibrateArgs {
 
     pub fn execute(&self) -> Result<bool, Error> {
         if let Some(x) = &self.one_shot {
-            let effect: Effect = x.parse().map_err(Error::Usage)?;
+            let effect: Effect = x.parse()?;
             let engine: ArmSpec = self.engine.parse()?;
             let shape = shapes::lookup(&self.shape)?;
             let mut params = self.shape_params();
