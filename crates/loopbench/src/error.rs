@@ -58,6 +58,17 @@ pub enum Error {
     /// The counting run disagrees with the shape's declared counts.
     #[error("counts for shape {shape} differ from its declaration: {detail}")]
     Counts { shape: String, detail: String },
+    /// An arm as written does not parse.
+    #[error(transparent)]
+    Arm(#[from] crate::arm::ArmError),
+    /// A build arm is refused before the session (its build, its options),
+    /// or the worker layout setting is bad.
+    #[error(transparent)]
+    Workers(#[from] crate::workers::WorkerError),
+    #[error(transparent)]
+    Effect(#[from] crate::calibrate::effect::EffectError),
+    #[error(transparent)]
+    Size(#[from] crate::units::SizeError),
     /// A build arm's worker failed to build, crashed, hung or misbehaved.
     #[error("shape {shape}, arm {arm}: {detail}")]
     Worker {

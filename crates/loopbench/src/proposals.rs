@@ -33,25 +33,35 @@ impl fmt::Display for Proposal {
 
 pub type Proposals = BTreeSet<Proposal>;
 
+/// A module [`required`] cannot read.
+#[derive(Debug, thiserror::Error, Clone)]
+pub enum ProposalError {
+    #[error("invalid wasm: {0}")]
+    Invalid(#[source] wasmparser::BinaryReaderError),
+    /// Reading a validated module failed.
+    #[error("{0}")]
+    Read(#[source] wasmparser::BinaryReaderError),
+}
+
 /// Validate `wasm` (all features on) and list the proposals it uses.
-pub fn required(wasm: &[u8]) -> Result<Proposals, String> {
+pub fn required(wasm: &[u8]) -> Result<Proposals, ProposalError> {
     let mut validator = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all());
     validator
         .validate_all(wasm)
-        .map_err(|e| format!("invalid wasm: {e}"))?;
+        .map_err(ProposalError::Invalid)?;
     let mut used = Proposals::new();
     for payload in Parser::new(0).parse_all(wasm) {
-        match payload.map_err(|e| e.to_string())? {
+        match payload.map_err(ProposalError::Read)? {
             Payload::MemorySection(r) => {
                 for m in r {
-                    if m.map_err(|e| e.to_string())?.shared {
+                    if m.map_err(ProposalError::Read)?.shared {
                         used.insert(Proposal::Threads);
                     }
                 }
             }
             Payload::ImportSection(r) => {
                 for imp in r.into_imports() {
-                    if let wasmparser::TypeRef::Memory(m) = imp.map_err(|e| e.to_string())?.ty {
+                    if let wasmparser::TypeRef::Memory(m) = imp.map_err(ProposalError::Read)?.ty {
                         if m.shared {
                             used.insert(Proposal::Threads);
                         }
@@ -61,7 +71,7 @@ pub fn required(wasm: &[u8]) -> Result<Proposals, String> {
             Payload::DataSection(r) => {
                 for d in r {
                     if matches!(
-                        d.map_err(|e| e.to_string())?.kind,
+                        d.map_err(ProposalError::Read)?.kind,
                         wasmparser::DataKind::Passive
                     ) {
                         used.insert(Proposal::BulkMemory);
@@ -69,14 +79,14 @@ pub fn required(wasm: &[u8]) -> Result<Proposals, String> {
                 }
             }
             Payload::CodeSectionEntry(body) => {
-                for local in body.get_locals_reader().map_err(|e| e.to_string())? {
-                    if local.map_err(|e| e.to_string())?.1 == ValType::V128 {
+                for local in body.get_locals_reader().map_err(ProposalError::Read)? {
+                    if local.map_err(ProposalError::Read)?.1 == ValType::V128 {
                         used.insert(Proposal::Simd);
                     }
                 }
-                let mut ops = body.get_operators_reader().map_err(|e| e.to_string())?;
+                let mut ops = body.get_operators_reader().map_err(ProposalError::Read)?;
                 while !ops.eof() {
-                    if let Some(p) = proposal_of(&ops.read().map_err(|e| e.to_string())?) {
+                    if let Some(p) = proposal_of(&ops.read().map_err(ProposalError::Read)?) {
                         used.insert(p);
                     }
                 }

@@ -141,8 +141,9 @@ pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
     if !module.shape.counted_in_session() {
         return Ok(None);
     }
-    let needed = crate::proposals::required(&module.wasm).map_err(Error::Usage)?;
-    let counting: crate::arm::ArmSpec = "wasmi".parse().map_err(Error::Usage)?;
+    let needed =
+        crate::proposals::required(&module.wasm).map_err(|e| Error::Usage(e.to_string()))?;
+    let counting: crate::arm::ArmSpec = "wasmi".parse()?;
     let supported = counting
         .build()
         .map_err(|e| Error::Usage(e.to_string()))?
@@ -251,7 +252,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
         plan.pin,
         plan.seed,
     );
-    ctx.layout = crate::workers::Randomise::from_env().map_err(Error::Usage)?;
+    ctx.layout = crate::workers::Randomise::from_env()?;
 
     let mut runs = Vec::new();
     for shape in plan.shapes {

@@ -1,7 +1,20 @@
 //! Sizes on the command line (`8m`, `64k`, `1g`, `4096`) and back.
 
+use thiserror::Error;
+
+/// A size on the command line that loopbench cannot use.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum SizeError {
+    #[error("bad size `{text}`: expected e.g. 8m, 64k, 1g or 4096")]
+    NotASize { text: String },
+    #[error("bad size `{text}`: must be positive and fit in 64 bits")]
+    OutOfRange { text: String },
+    #[error("bad --bytes `{text}`: the working set must be a power of two of at least 64k (shapes mask addresses with bytes - 1)")]
+    WorkingSet { text: String },
+}
+
 /// Parse a byte size: a number with an optional k/m/g suffix (binary units).
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
+pub fn parse_bytes(s: &str) -> Result<u64, SizeError> {
     let t = s.trim().to_ascii_lowercase();
     let t = t
         .strip_suffix("ib")
@@ -13,22 +26,23 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         Some('g') => (&t[..t.len() - 1], 1 << 30),
         _ => (t, 1),
     };
-    let n: u64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("bad size `{s}`: expected e.g. 8m, 64k, 1g or 4096"))?;
+    let n: u64 = num.trim().parse().map_err(|_| SizeError::NotASize {
+        text: s.to_string(),
+    })?;
     n.checked_mul(mult)
         .filter(|&b| b > 0)
-        .ok_or_else(|| format!("bad size `{s}`: must be positive and fit in 64 bits"))
+        .ok_or_else(|| SizeError::OutOfRange {
+            text: s.to_string(),
+        })
 }
 
 /// Validate a working-set size: a power of two, at least 64 KiB.
-pub fn working_set(s: &str) -> Result<u64, String> {
+pub fn working_set(s: &str) -> Result<u64, SizeError> {
     let b = parse_bytes(s)?;
     if !b.is_power_of_two() || b < 65536 {
-        return Err(format!(
-            "bad --bytes `{s}`: the working set must be a power of two of at least 64k (shapes mask addresses with bytes - 1)"
-        ));
+        return Err(SizeError::WorkingSet {
+            text: s.to_string(),
+        });
     }
     Ok(b)
 }

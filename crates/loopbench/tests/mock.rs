@@ -316,7 +316,7 @@ fn bad_mock_options_are_one_line_errors() {
         ("mock:speed=2", "unknown option `speed=2` for mock"),
         ("mock@1", "mock cannot run from a build"),
     ] {
-        let e = arm.parse::<ArmSpec>().unwrap_err();
+        let e = arm.parse::<ArmSpec>().unwrap_err().to_string();
         assert!(e.contains(says), "{arm}: {e}");
         assert!(!e.contains('\n'));
     }

@@ -13,7 +13,7 @@
 
 pub mod spec;
 
-pub use spec::{parse_arms, ArmSpec, EngineKind};
+pub use spec::{parse_arms, ArmError, ArmSpec, EngineKind};
 
 use crate::engines::{Compiled, Engine, Instance};
 use crate::error::{EngineError, Error};

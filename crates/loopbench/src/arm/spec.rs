@@ -10,9 +10,48 @@
 
 use crate::engines::{self, Engine};
 use crate::error::{EngineError, Error};
-use crate::workers::{self, family, spec::BuildSpec};
+use crate::workers::{self, family, spec::BuildSpec, SpecError};
 use std::fmt;
 use std::str::FromStr;
+use thiserror::Error;
+
+/// Why an arm (or an engine name) as written does not parse.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum ArmError {
+    #[error("unknown engine `{name}` (known: {known})")]
+    UnknownEngine {
+        name: String,
+        /// The engine names, comma-separated.
+        known: String,
+    },
+    /// The build part (`@0.31`, `=path:DIR`, `+profile:lto`).
+    #[error(transparent)]
+    Build(#[from] SpecError),
+    #[error("arm `{arm}`: {engine} cannot run from a build (buildable engines: {buildable})")]
+    NotBuildable {
+        arm: String,
+        engine: String,
+        buildable: String,
+    },
+    #[error("arm `{arm}`: no {engine} adapter takes option `{option}`")]
+    NoAdapterOption {
+        arm: String,
+        engine: String,
+        option: String,
+    },
+    /// The mock engine's options (`cost=NS`, ...) do not parse.
+    #[error("arm `{arm}`: {detail}")]
+    Mock { arm: String, detail: String },
+    #[error("engine {engine} takes no options, got `{option}`")]
+    NoOptions { engine: String, option: String },
+    #[error("unknown option `{option}` for {engine} (valid: {valid})")]
+    UnknownOption {
+        engine: String,
+        option: String,
+        /// The engine's options, comma-separated.
+        valid: String,
+    },
+}
 
 /// The engines loopbench knows, compiled in or not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -120,15 +159,18 @@ impl fmt::Display for EngineKind {
 }
 
 impl FromStr for EngineKind {
-    type Err = String;
+    type Err = ArmError;
     /// The engine named `name`, or an error listing the names.
-    fn from_str(name: &str) -> Result<Self, String> {
+    fn from_str(name: &str) -> Result<Self, ArmError> {
         EngineKind::ALL
             .into_iter()
             .find(|k| k.name() == name)
             .ok_or_else(|| {
                 let known: Vec<_> = EngineKind::ALL.iter().map(|k| k.name()).collect();
-                format!("unknown engine `{name}` (known: {})", known.join(", "))
+                ArmError::UnknownEngine {
+                    name: name.to_string(),
+                    known: known.join(", "),
+                }
             })
     }
 }
@@ -211,8 +253,8 @@ impl fmt::Display for ArmSpec {
 }
 
 impl FromStr for ArmSpec {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ArmError;
+    fn from_str(s: &str) -> Result<Self, ArmError> {
         let workers::spec::Parsed {
             engine: name,
             build: worker,
@@ -221,13 +263,18 @@ impl FromStr for ArmSpec {
         let engine: EngineKind = name.parse()?;
         if worker.is_some() {
             if !family::buildable(engine) {
-                return Err(format!(
-                    "arm `{s}`: {name} cannot run from a build (buildable engines: {})",
-                    family::buildable_names()
-                ));
+                return Err(ArmError::NotBuildable {
+                    arm: s.to_string(),
+                    engine: name.to_string(),
+                    buildable: family::buildable_names(),
+                });
             }
             if let Some(o) = options.iter().find(|o| !family::any_accepts(engine, o)) {
-                return Err(format!("arm `{s}`: no {name} adapter takes option `{o}`"));
+                return Err(ArmError::NoAdapterOption {
+                    arm: s.to_string(),
+                    engine: name.to_string(),
+                    option: o.clone(),
+                });
             }
             return Ok(ArmSpec {
                 engine,
@@ -236,7 +283,10 @@ impl FromStr for ArmSpec {
             });
         }
         if engine == EngineKind::Mock {
-            engines::mock::MockConfig::parse(&options).map_err(|e| format!("arm `{s}`: {e}"))?;
+            engines::mock::MockConfig::parse(&options).map_err(|detail| ArmError::Mock {
+                arm: s.to_string(),
+                detail,
+            })?;
             return Ok(ArmSpec {
                 engine,
                 options,
@@ -247,12 +297,16 @@ impl FromStr for ArmSpec {
             if !engine.options().iter().any(|(n, _)| n == o) {
                 let valid: Vec<_> = engine.options().iter().map(|(n, _)| *n).collect();
                 return Err(if valid.is_empty() {
-                    format!("engine {name} takes no options, got `{o}`")
+                    ArmError::NoOptions {
+                        engine: name.to_string(),
+                        option: o.clone(),
+                    }
                 } else {
-                    format!(
-                        "unknown option `{o}` for {name} (valid: {})",
-                        valid.join(", ")
-                    )
+                    ArmError::UnknownOption {
+                        engine: name.to_string(),
+                        option: o.clone(),
+                        valid: valid.join(", "),
+                    }
                 });
             }
         }
@@ -282,7 +336,7 @@ pub fn parse_arms(list: &[String]) -> Result<Vec<ArmSpec>, Error> {
         }
     }
     arms.iter()
-        .map(|s| s.parse::<ArmSpec>().map_err(Error::Usage))
+        .map(|s| s.parse::<ArmSpec>().map_err(Error::from))
         .collect()
 }
 
@@ -295,7 +349,7 @@ mod tests {
         for k in EngineKind::ALL {
             assert_eq!(k.to_string().parse::<EngineKind>(), Ok(k));
         }
-        let e = "v8".parse::<EngineKind>().unwrap_err();
+        let e = "v8".parse::<EngineKind>().unwrap_err().to_string();
         assert!(
             e.contains("unknown engine `v8`") && e.contains("wasmi, tinywasm"),
             "{e}"
@@ -371,9 +425,9 @@ mod tests {
 
     #[test]
     fn unknown_options_are_refused_with_the_valid_ones() {
-        let e = "wasmi:turbo".parse::<ArmSpec>().unwrap_err();
+        let e = "wasmi:turbo".parse::<ArmSpec>().unwrap_err().to_string();
         assert!(e.contains("valid: fuel, eager"), "{e}");
-        let e = "tinywasm:fuel".parse::<ArmSpec>().unwrap_err();
+        let e = "tinywasm:fuel".parse::<ArmSpec>().unwrap_err().to_string();
         assert!(e.contains("takes no options"), "{e}");
         let e = parse_arms(&["wasmi".into(), "nope".into()]).unwrap_err();
         assert!(e.to_string().contains("unknown engine `nope`"), "{e}");

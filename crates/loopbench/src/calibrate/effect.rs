@@ -47,13 +47,24 @@ impl Effect {
     }
 }
 
+/// An effect size that does not parse.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum EffectError {
+    #[error(
+        "bad effect `{text}`: expected a percentage with at most two decimals, e.g. 0.5, 1 or 2.25"
+    )]
+    NotAPercentage { text: String },
+    #[error("bad effect `{text}`: at most {max_percent}%")]
+    TooLarge { text: String, max_percent: u32 },
+}
+
 impl FromStr for Effect {
-    type Err = String;
+    type Err = EffectError;
     /// `0`, `0.5`, `1`, `2.25`, `5%`: a percentage with at most two decimals.
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, EffectError> {
         let t = s.trim().trim_end_matches('%').trim_start_matches('+');
-        let bad = || {
-            format!("bad effect `{s}`: expected a percentage with at most two decimals, e.g. 0.5, 1 or 2.25")
+        let bad = || EffectError::NotAPercentage {
+            text: s.to_string(),
         };
         let (int, frac) = t.split_once('.').unwrap_or((t, ""));
         if int.is_empty() && frac.is_empty()
@@ -74,7 +85,10 @@ impl FromStr for Effect {
             .and_then(|i| i.checked_add(frac))
             .ok_or_else(bad)?;
         if bp > u64::from(MAX_BP) {
-            return Err(format!("bad effect `{s}`: at most {}%", MAX_BP / 100));
+            return Err(EffectError::TooLarge {
+                text: s.to_string(),
+                max_percent: MAX_BP / 100,
+            });
         }
         Ok(Effect { bp: bp as u32 })
     }

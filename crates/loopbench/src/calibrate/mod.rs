@@ -516,8 +516,8 @@ impl session::Sink for QuietSink {}
 /// wasmi vs wasmi:fuel on one shape: an ordinary session.
 fn fuel_toggle(name: &str, s: &Settings) -> Result<ToggleRow, Error> {
     let shape = shapes::lookup(name)?;
-    let base: ArmSpec = "wasmi".parse().map_err(Error::Usage)?;
-    let fuel: ArmSpec = "wasmi:fuel".parse().map_err(Error::Usage)?;
+    let base: ArmSpec = "wasmi".parse()?;
+    let fuel: ArmSpec = "wasmi:fuel".parse()?;
     let plan = session::Plan {
         shapes: vec![shape],
         arms: vec![base, fuel.clone()],

@@ -468,9 +468,7 @@ impl AppWarmArgs {
         if self.after > i32::MAX as u64 {
             return Err(Error::Usage("--after must be below 2^31".into()));
         }
-        let arms = self
-            .arms
-            .arms(vec!["wasmi".parse().map_err(Error::Usage)?])?;
+        let arms = self.arms.arms(vec!["wasmi".parse()?])?;
         let params = Params {
             bytes: self.bytes,
             iters: self.iters,

@@ -85,7 +85,7 @@ impl CalibrateArgs {
     }
 
     pub fn settings(&self) -> Result<Settings, Error> {
-        let engine: ArmSpec = self.engine.parse().map_err(Error::Usage)?;
+        let engine: ArmSpec = self.engine.parse()?;
         if !engine.engine.compiled_in() {
             return Err(Error::Usage(format!(
                 "{} is not compiled into this binary; rebuild with --features {}",
@@ -97,8 +97,7 @@ impl CalibrateArgs {
             .effects
             .iter()
             .map(|e| e.parse::<Effect>())
-            .collect::<Result<_, _>>()
-            .map_err(Error::Usage)?;
+            .collect::<Result<_, _>>()?;
         effects.retain(|e| !e.is_null());
         effects.sort();
         effects.dedup();
@@ -138,8 +137,8 @@ impl CalibrateArgs {
 
     pub fn execute(&self) -> Result<bool, Error> {
         if let Some(x) = &self.one_shot {
-            let effect: Effect = x.parse().map_err(Error::Usage)?;
-            let engine: ArmSpec = self.engine.parse().map_err(Error::Usage)?;
+            let effect: Effect = x.parse()?;
+            let engine: ArmSpec = self.engine.parse()?;
             let shape = shapes::lookup(&self.shape)?;
             let mut params = self.shape_params();
             params.iters = Some(base_iters(shape.as_ref(), &params, &[effect])?);

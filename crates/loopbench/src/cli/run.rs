@@ -70,7 +70,7 @@ impl RunArgs {
             parse_arms(&self.engines)?
         };
         if let Some(b) = &self.baseline {
-            let b: ArmSpec = b.parse().map_err(Error::Usage)?;
+            let b: ArmSpec = b.parse()?;
             arms.retain(|a| *a != b);
             arms.insert(0, b);
         }
@@ -81,7 +81,7 @@ impl RunArgs {
                 )));
             }
             if a.worker.is_some() {
-                crate::workers::check(a).map_err(Error::Usage)?;
+                crate::workers::check(a)?;
             } else if !a.engine.compiled_in() {
                 return Err(Error::Usage(format!(
                     "{} is not compiled into this binary; rebuild with --features {}",

@@ -12,6 +12,7 @@
 //! The process itself (spawn, deadlines, kill, stderr) is
 //! [`super::supervise`]'s; this file speaks the protocol.
 
+use super::error::WorkerError;
 use super::project::Built;
 use super::protocol::{fnv1a, Request, Response, ShapeSource, WireParams, PROTOCOL};
 use super::supervise::{Process, Timing, FIRST_DEADLINE};
@@ -76,7 +77,7 @@ pub struct WorkerArm {
     counters: Vec<String>,
     /// How the build is described next to its version.
     described: String,
-    built: Result<Built, String>,
+    built: Result<Built, WorkerError>,
     state: Rc<RefCell<State>>,
     timing: Timing,
     /// Whether a build or startup failure was reported in full already.
@@ -109,7 +110,7 @@ impl WorkerArm {
         label: String,
         spec: &ArmSpec,
         described: String,
-        built: Result<Built, String>,
+        built: Result<Built, WorkerError>,
         ctx: &ArmContext,
     ) -> Self {
         let state = State {
@@ -134,7 +135,7 @@ impl WorkerArm {
             iters: Iters::Shape,
         };
         if let Err(e) = &arm.built {
-            arm.state.borrow_mut().broken = Some(e.clone());
+            arm.state.borrow_mut().broken = Some(e.to_string());
         } else if let Err(e) = arm.spawn() {
             arm.state.borrow_mut().broken = Some(e);
         }
@@ -143,7 +144,7 @@ impl WorkerArm {
 
     /// Start a process and exchange `init`/`ready`.
     fn spawn(&self) -> Result<(), String> {
-        let built = self.built.as_ref().map_err(Clone::clone)?;
+        let built = self.built.as_ref().map_err(ToString::to_string)?;
         let layout = self.layout;
         let draw = |salt: u64| self.layout_seed.map(|s| s.rotate_left(salt as u32) ^ salt);
         let env_pad = if layout.env {
@@ -151,7 +152,8 @@ impl WorkerArm {
         } else {
             0
         };
-        let mut process = Process::spawn(&built.bin, &built.args, env_pad)?;
+        let mut process =
+            Process::spawn(&built.bin, &built.args, env_pad).map_err(|e| e.to_string())?;
         let init = Request::Init {
             label: self.label.clone(),
             options: self.options.clone(),

@@ -12,6 +12,7 @@
 //! every family is refused with the list of families, before anything is
 //! built.
 
+use super::error::FamilyError;
 use crate::arm::EngineKind;
 use semver::Version;
 
@@ -121,21 +122,22 @@ pub fn buildable(engine: EngineKind) -> bool {
 }
 
 /// The family for `version` of `engine`, or a message naming the families.
-pub fn pick(engine: EngineKind, version: &Version) -> Result<&'static Family, String> {
+pub fn pick(engine: EngineKind, version: &Version) -> Result<&'static Family, FamilyError> {
     of(engine).find(|f| f.covers(version)).ok_or_else(|| {
         let known: Vec<String> = of(engine)
             .map(|f| format!("{engine} {}", f.covers))
             .collect();
         if known.is_empty() {
-            format!(
-                "{engine} cannot be built as a worker (no adapter family; buildable engines: {})",
-                buildable_names()
-            )
+            FamilyError::NotBuildable {
+                engine,
+                buildable: buildable_names(),
+            }
         } else {
-            format!(
-                "{engine} {version} is outside every adapter family (supported: {})",
-                known.join("; ")
-            )
+            FamilyError::Outside {
+                engine,
+                version: version.clone(),
+                supported: known.join("; "),
+            }
         }
     })
 }
@@ -186,13 +188,13 @@ mod tests {
 
     #[test]
     fn outside_every_family_is_said_clearly() {
-        let e = pick(EngineKind::Wasmi, &v("0.40")).unwrap_err();
+        let e = pick(EngineKind::Wasmi, &v("0.40")).unwrap_err().to_string();
         assert!(
             e.contains("wasmi 0.40.0 is outside every adapter family"),
             "{e}"
         );
         assert!(e.contains("0.31.x") && e.contains("1.x and 2.x"), "{e}");
-        let e = pick(EngineKind::Wasm3, &v("0.3")).unwrap_err();
+        let e = pick(EngineKind::Wasm3, &v("0.3")).unwrap_err().to_string();
         assert!(e.contains("no adapter family"), "{e}");
     }
 }

@@ -25,6 +25,7 @@
 //! `loopbench list` prints a summary of the syntax.
 
 pub mod client;
+pub mod error;
 pub mod family;
 pub mod heap;
 pub mod project;
@@ -36,6 +37,7 @@ pub mod supervise;
 use crate::arm::{Arm, ArmSpec, CounterFactory, EngineKind, InProcessArm};
 use crate::error::Error;
 use crate::measure::counters::CounterSet;
+pub use error::{FamilyError, RequirementError, SpecError, WorkerError};
 use spec::{BuildSpec, Source};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -47,24 +49,28 @@ pub use supervise::Timing;
 /// for the requested version, a path holds the crate, the options suit the
 /// family, and loopbench's own source (which a worker links) is there.
 /// Cheap (a path source runs `cargo metadata --no-deps`).
-pub fn check(spec: &ArmSpec) -> Result<(), String> {
+pub fn check(spec: &ArmSpec) -> Result<(), WorkerError> {
     let Some(build) = &spec.worker else {
         return Ok(());
     };
     project::check_source()?;
-    let (_, fam) = project::locate(spec.engine, build).map_err(|e| format!("arm {spec}: {e}"))?;
+    let (_, fam) = project::locate(spec.engine, build).map_err(|e| WorkerError::Arm {
+        arm: spec.to_string(),
+        source: Box::new(e),
+    })?;
     for o in &spec.options {
         if !fam.options.iter().any(|(n, _)| n == o) {
             let valid: Vec<&str> = fam.options.iter().map(|(n, _)| *n).collect();
-            return Err(format!(
-                "arm {spec}: adapter family {} takes no option `{o}` (valid: {})",
-                fam.name,
-                if valid.is_empty() {
+            return Err(WorkerError::FamilyOption {
+                arm: spec.to_string(),
+                family: fam.name,
+                option: o.clone(),
+                valid: if valid.is_empty() {
                     "none".to_string()
                 } else {
                     valid.join(", ")
-                }
-            ));
+                },
+            });
         }
     }
     Ok(())
@@ -72,7 +78,7 @@ pub fn check(spec: &ArmSpec) -> Result<(), String> {
 
 /// Builds already ensured in this process (the null control of a build
 /// baseline reuses its baseline's).
-type Builds = HashMap<(EngineKind, BuildSpec), Result<project::Built, String>>;
+type Builds = HashMap<(EngineKind, BuildSpec), Result<project::Built, WorkerError>>;
 static BUILT: Mutex<Option<Builds>> = Mutex::new(None);
 
 /// What every arm of a session shares: the baseline's timing (worker
@@ -128,7 +134,7 @@ pub struct Randomise {
 impl Randomise {
     pub const ENV: &'static str = "LOOPBENCH_LAYOUT";
 
-    pub fn from_env() -> Result<Self, String> {
+    pub fn from_env() -> Result<Self, WorkerError> {
         match std::env::var(Self::ENV) {
             Err(_) => Ok(Randomise {
                 env: true,
@@ -139,7 +145,7 @@ impl Randomise {
         }
     }
 
-    pub fn parse(v: &str) -> Result<Self, String> {
+    pub fn parse(v: &str) -> Result<Self, WorkerError> {
         let mut r = Randomise {
             env: false,
             stack: false,
@@ -162,10 +168,10 @@ impl Randomise {
                     }
                 }
                 other => {
-                    return Err(format!(
-                        "{}: unknown randomisation `{other}` (valid: env, stack, heap, all, none)",
-                        Self::ENV
-                    ))
+                    return Err(WorkerError::UnknownRandomisation {
+                        var: Self::ENV,
+                        part: other.to_string(),
+                    })
                 }
             }
         }
@@ -295,9 +301,9 @@ impl ArmContext {
 
 /// This binary as the worker of an engine compiled into it
 /// (`loopbench worker ENGINE`): layout epochs need a fresh process per arm.
-fn own_worker(spec: &ArmSpec) -> Result<project::Built, String> {
-    let bin = std::env::current_exe()
-        .map_err(|e| format!("cannot find this loopbench binary to start workers: {e}"))?;
+fn own_worker(spec: &ArmSpec) -> Result<project::Built, WorkerError> {
+    let bin =
+        std::env::current_exe().map_err(|e| WorkerError::CurrentExe(std::sync::Arc::new(e)))?;
     Ok(project::Built {
         bin,
         args: vec!["worker".into(), spec.engine.name().into()],
@@ -388,7 +394,7 @@ mod tests {
     #[test]
     fn check_refuses_options_of_another_family() {
         let spec: ArmSpec = "wasmi@0.31:eager".parse().unwrap();
-        let e = check(&spec).unwrap_err();
+        let e = check(&spec).unwrap_err().to_string();
         assert!(
             e.contains("takes no option `eager`") && e.contains("wasmi_031"),
             "{e}"

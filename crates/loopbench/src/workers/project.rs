@@ -23,6 +23,7 @@
 //! binary was built from, overridable with `LOOPBENCH_SOURCE`, and a worker
 //! build refuses in one line when it is gone. Nothing is written there.
 
+use super::error::{RequirementError, WorkerError};
 use super::family::{self, Family};
 use super::spec::{self, BuildSpec, Source};
 use super::supervise::{drain_lines, indent, tail};
@@ -34,6 +35,7 @@ use std::io::{BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The worker's `main`: everything else is the library and the adapter.
@@ -113,15 +115,15 @@ pub fn source_dir() -> PathBuf {
 }
 
 /// [`source_dir`], or a one-line error when it no longer holds the crate.
-pub fn check_source() -> Result<PathBuf, String> {
+pub fn check_source() -> Result<PathBuf, WorkerError> {
     let dir = source_dir();
     if dir.join("Cargo.toml").is_file() && dir.join("src/lib.rs").is_file() {
         Ok(dir)
     } else {
-        Err(format!(
-            "worker builds need loopbench's source, which is not at {} any more; set {SOURCE_VAR} to a checkout's crates/loopbench directory",
-            dir.display()
-        ))
+        Err(WorkerError::SourceGone {
+            dir,
+            var: SOURCE_VAR,
+        })
     }
 }
 
@@ -139,17 +141,15 @@ pub enum Dependency {
 pub fn locate(
     engine: EngineKind,
     build: &BuildSpec,
-) -> Result<(Dependency, &'static Family), String> {
+) -> Result<(Dependency, &'static Family), WorkerError> {
     let (dep, version) = match &build.source {
         Source::Registry(req) => {
             let v = spec::lowest_version(req)
-                .ok_or_else(|| format!("no version number in requirement `{req}`"))?;
+                .ok_or_else(|| RequirementError::NoVersion { req: req.clone() })?;
             (Dependency::Registry(req.clone()), v)
         }
         Source::Default => {
-            let v = compiled_in_version(engine).ok_or_else(|| {
-                format!("no {engine} version is compiled into this binary; name one, e.g. {engine}@0.10")
-            })?;
+            let v = compiled_in_version(engine).ok_or(WorkerError::NotCompiledIn { engine })?;
             (Dependency::Registry(format!("={v}")), v)
         }
         Source::Path(p) => {
@@ -169,37 +169,33 @@ fn compiled_in_version(engine: EngineKind) -> Option<Version> {
 
 /// Check a path source before any work: the directory exists and holds a
 /// Cargo manifest.
-pub fn check_path(engine: EngineKind, dir: &Path) -> Result<(), String> {
+pub fn check_path(engine: EngineKind, dir: &Path) -> Result<(), WorkerError> {
     if !dir.is_dir() {
-        return Err(format!(
-            "{engine}=path:{}: no such directory",
-            dir.display()
-        ));
+        return Err(WorkerError::NoDirectory {
+            engine,
+            dir: dir.to_path_buf(),
+        });
     }
     if !dir.join("Cargo.toml").is_file() {
-        return Err(format!(
-            "{engine}=path:{}: no Cargo.toml there; point at a checkout of the {engine} crate (or of a workspace that contains it)",
-            dir.display()
-        ));
+        return Err(WorkerError::NoManifest {
+            engine,
+            dir: dir.to_path_buf(),
+        });
     }
     Ok(())
 }
 
 /// The directory and version of the package named `engine` at `dir` (the
 /// crate itself, or a member of the workspace at `dir`).
-fn package_in(engine: EngineKind, dir: &Path) -> Result<(PathBuf, Version), String> {
+fn package_in(engine: EngineKind, dir: &Path) -> Result<(PathBuf, Version), WorkerError> {
     check_path(engine, dir)?;
-    let dir = dir
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let dir = dir.canonicalize().map_err(|e| WorkerError::io(dir, e))?;
     let mut cmd = MetadataCommand::new();
     cmd.no_deps().manifest_path(dir.join("Cargo.toml"));
-    let meta = metadata(cmd, None).map_err(|e| {
-        format!(
-            "{engine}=path:{}: cargo cannot read the manifest: {}",
-            dir.display(),
-            tail(&e, 3).join(" | ")
-        )
+    let meta = metadata(cmd, None).map_err(|e| WorkerError::BadManifest {
+        engine,
+        dir: dir.clone(),
+        detail: tail(&e, 3).join(" | "),
     })?;
     let found = meta
         .packages
@@ -207,15 +203,15 @@ fn package_in(engine: EngineKind, dir: &Path) -> Result<(PathBuf, Version), Stri
         .find(|p| p.name.as_str() == engine.name())
         .ok_or_else(|| {
             let names: Vec<&str> = meta.packages.iter().map(|p| p.name.as_str()).collect();
-            format!(
-                "{engine}=path:{}: no package named {engine} there (found: {})",
-                dir.display(),
-                if names.is_empty() {
+            WorkerError::NoPackage {
+                engine,
+                dir: dir.clone(),
+                found: if names.is_empty() {
                     "none".to_string()
                 } else {
                     names.join(", ")
-                }
-            )
+                },
+            }
         })?;
     let crate_dir = found
         .manifest_path
@@ -342,19 +338,19 @@ fn manifest(
 
 /// Write `text` to `path` unless it already holds exactly that (atomic, so
 /// two sessions generating the same project do not tear files).
-fn write_if_changed(path: &Path, text: &str) -> Result<(), String> {
+fn write_if_changed(path: &Path, text: &str) -> Result<(), WorkerError> {
     if std::fs::read_to_string(path).is_ok_and(|t| t == text) {
         return Ok(());
     }
-    let dir = path.parent().ok_or("no parent directory")?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let dir = path.parent().ok_or(WorkerError::NoParent)?;
+    std::fs::create_dir_all(dir).map_err(|e| WorkerError::io(dir, e))?;
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
         path.file_name().unwrap_or_default().to_string_lossy(),
         std::process::id()
     ));
-    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+    std::fs::write(&tmp, text).map_err(|e| WorkerError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| WorkerError::io(path, e))
 }
 
 /// RUSTFLAGS from the environment never reach a worker build (a build's
@@ -389,7 +385,7 @@ struct Resolution {
 
 /// Make sure the worker for this build exists and is fresh, building it if
 /// needed. `label` names the arm in progress lines and errors.
-pub fn ensure(engine: EngineKind, build: &BuildSpec, label: &str) -> Result<Built, String> {
+pub fn ensure(engine: EngineKind, build: &BuildSpec, label: &str) -> Result<Built, WorkerError> {
     let started = Instant::now();
     let (dep, fam) = locate(engine, build)?;
     let key = cache_key(engine, build, &dep);
@@ -431,10 +427,13 @@ pub fn ensure(engine: EngineKind, build: &BuildSpec, label: &str) -> Result<Buil
             }
             let v = resolve(engine, &dir, &target)?;
             if !fam.covers(&v) {
-                return Err(format!(
-                    "{label}: the requirement resolved to {engine} {v}, outside adapter family {} ({engine} {}); pin a version, e.g. {engine}@={v}",
-                    fam.name, fam.covers
-                ));
+                return Err(WorkerError::ResolvedOutside {
+                    label: label.to_string(),
+                    engine,
+                    version: v,
+                    family: fam.name,
+                    covers: fam.covers,
+                });
             }
             let rec = Resolution {
                 version: v.to_string(),
@@ -442,7 +441,7 @@ pub fn ensure(engine: EngineKind, build: &BuildSpec, label: &str) -> Result<Buil
             };
             write_if_changed(
                 &stamp,
-                &serde_json::to_string(&rec).map_err(|e| e.to_string())?,
+                &serde_json::to_string(&rec).map_err(|e| WorkerError::Json(Arc::new(e)))?,
             )?;
             v.to_string()
         }
@@ -457,10 +456,7 @@ pub fn ensure(engine: EngineKind, build: &BuildSpec, label: &str) -> Result<Buil
         .join(profile_dir(&build.profile))
         .join(format!("lbw-{key}"));
     if !bin.is_file() {
-        return Err(format!(
-            "cargo reported success but {} does not exist",
-            bin.display()
-        ));
+        return Err(WorkerError::NoBinary { bin });
     }
     Ok(Built {
         bin,
@@ -474,39 +470,37 @@ pub fn ensure(engine: EngineKind, build: &BuildSpec, label: &str) -> Result<Buil
 }
 
 /// Resolve the project (writing Cargo.lock) and return the engine's version.
-fn resolve(engine: EngineKind, dir: &Path, target: &Path) -> Result<Version, String> {
+fn resolve(engine: EngineKind, dir: &Path, target: &Path) -> Result<Version, WorkerError> {
     let mut cmd = MetadataCommand::new();
     cmd.manifest_path(dir.join("Cargo.toml"));
-    let meta = metadata(cmd, Some(target)).map_err(|e| {
-        format!(
-            "resolving the worker's dependencies failed:\n{}",
-            indent(&tail(&e, 12))
-        )
+    let meta = metadata(cmd, Some(target)).map_err(|e| WorkerError::Resolve {
+        detail: indent(&tail(&e, 12)),
     })?;
+    let missing = |what: &str| WorkerError::Metadata(format!("cargo metadata: {what}"));
     let resolve = meta
         .resolve
         .as_ref()
-        .ok_or("cargo metadata: no resolution")?;
+        .ok_or_else(|| missing("no resolution"))?;
     let root = resolve
         .root
         .as_ref()
-        .ok_or("cargo metadata: no root package")?;
+        .ok_or_else(|| missing("no root package"))?;
     let node = resolve
         .nodes
         .iter()
         .find(|n| &n.id == root)
-        .ok_or("cargo metadata: no root package")?;
+        .ok_or_else(|| missing("no root package"))?;
     let id = node
         .deps
         .iter()
         .find(|d| d.name == engine.name())
         .map(|d| &d.pkg)
-        .ok_or_else(|| format!("cargo metadata: the worker does not depend on {engine}"))?;
+        .ok_or_else(|| missing(&format!("the worker does not depend on {engine}")))?;
     meta.packages
         .iter()
         .find(|p| &p.id == id)
         .map(|p| p.version.clone())
-        .ok_or_else(|| format!("cargo metadata: no package {id}"))
+        .ok_or_else(|| missing(&format!("no package {id}")))
 }
 
 /// Lines of cargo's stderr kept for a failed build's report.
@@ -531,7 +525,7 @@ fn cargo_build(
     label: &str,
     what: &str,
     started: Instant,
-) -> Result<bool, String> {
+) -> Result<bool, WorkerError> {
     let mut cmd = cargo();
     cmd.args([
         "build",
@@ -555,9 +549,15 @@ fn cargo_build(
     if let Some(flags) = &build.rustflags {
         cmd.env("RUSTFLAGS", flags);
     }
-    let mut child = cmd.spawn().map_err(|e| format!("cannot run cargo: {e}"))?;
-    let stdout = child.stdout.take().ok_or("cargo has no stdout")?;
-    let stderr = child.stderr.take().ok_or("cargo has no stderr")?;
+    let mut child = cmd.spawn().map_err(|e| WorkerError::Cargo(Arc::new(e)))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| WorkerError::Build("cargo has no stdout".into()))?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| WorkerError::Build("cargo has no stderr".into()))?;
     let (lines, stderr_reader) = drain_lines(stderr, CARGO_OUTPUT_KEPT);
     let (tx, events) = mpsc::channel();
     std::thread::spawn(move || {
@@ -591,14 +591,16 @@ fn cargo_build(
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }
-    let status = child.wait().map_err(|e| e.to_string())?;
+    let status = child
+        .wait()
+        .map_err(|e| WorkerError::Build(e.to_string()))?;
     let _ = stderr_reader.join();
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     let lines: Vec<String> = lines
         .lock()
-        .map_err(|_| "poisoned")?
+        .map_err(|_| WorkerError::Build("poisoned".into()))?
         .iter()
         .cloned()
         .collect();
@@ -613,7 +615,7 @@ fn cargo_build(
                 "\n  hint: the crate declares a newer rustc; add +ignore-rust-version to {label} to try anyway"
             ));
         }
-        return Err(msg);
+        return Err(WorkerError::Build(msg));
     }
     if compiled {
         eprintln!(
@@ -712,16 +714,20 @@ mod tests {
     #[test]
     fn a_directory_without_a_crate_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let e = check_path(EngineKind::Wasmi, dir.path()).unwrap_err();
+        let e = check_path(EngineKind::Wasmi, dir.path())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no Cargo.toml there"), "{e}");
-        let e = check_path(EngineKind::Wasmi, &dir.path().join("missing")).unwrap_err();
+        let e = check_path(EngineKind::Wasmi, &dir.path().join("missing"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no such directory"), "{e}");
     }
 
     #[test]
     fn versions_outside_the_families_are_refused_before_building() {
         let (e, b) = spec("wasmi@0.40");
-        let err = locate(e, &b).unwrap_err();
+        let err = locate(e, &b).unwrap_err().to_string();
         assert!(err.contains("outside every adapter family"), "{err}");
     }
 }

@@ -358,7 +358,8 @@ mod tests {
             .chain((!options.is_empty()).then(|| options.join(",")))
             .collect::<Vec<_>>()
             .join(":")
-            .parse()?;
+            .parse()
+            .map_err(|e: crate::arm::ArmError| e.to_string())?;
         spec.build().map_err(|e| e.to_string())
     }
 

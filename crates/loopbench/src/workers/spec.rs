@@ -18,6 +18,7 @@
 //! that colon belongs to `path:`, `feature:`, `profile:` or `rustflags:`, so
 //! paths containing `:` are not supported.
 
+use super::error::{RequirementError, SpecError};
 use semver::{Op, Version, VersionReq};
 use std::fmt;
 use std::path::PathBuf;
@@ -110,7 +111,7 @@ pub fn is_build(s: &str) -> bool {
 }
 
 /// Split an arm string into engine, build and options.
-pub fn parse(s: &str) -> Result<Parsed<'_>, String> {
+pub fn parse(s: &str) -> Result<Parsed<'_>, SpecError> {
     if !is_build(s) {
         let (engine, opts) = s.split_once(':').unwrap_or((s, ""));
         return Ok(Parsed {
@@ -124,17 +125,22 @@ pub fn parse(s: &str) -> Result<Parsed<'_>, String> {
     let head = parts.next().unwrap_or_default();
     let mut build = BuildSpec::default();
     let engine = if let Some((engine, req)) = head.split_once('@') {
-        check_requirement(req).map_err(|e| format!("arm `{s}`: {e}"))?;
+        check_requirement(req).map_err(|source| SpecError::Requirement {
+            arm: s.to_string(),
+            source,
+        })?;
         build.source = Source::Registry(req.to_string());
         engine
     } else if let Some((engine, src)) = head.split_once('=') {
-        let dir = src.strip_prefix("path:").ok_or_else(|| {
-            format!(
-                "arm `{s}`: after `=` expected `path:DIR`, got `{src}` (registry versions use `@`, e.g. {engine}@0.31)"
-            )
-        })?;
+        let dir = src
+            .strip_prefix("path:")
+            .ok_or_else(|| SpecError::NotAPath {
+                arm: s.to_string(),
+                engine: engine.to_string(),
+                got: src.to_string(),
+            })?;
         if dir.is_empty() {
-            return Err(format!("arm `{s}`: empty path after `path:`"));
+            return Err(SpecError::EmptyPath { arm: s.to_string() });
         }
         build.source = Source::Path(PathBuf::from(dir));
         engine
@@ -142,7 +148,7 @@ pub fn parse(s: &str) -> Result<Parsed<'_>, String> {
         head
     };
     if engine.is_empty() {
-        return Err(format!("arm `{s}`: missing engine name"));
+        return Err(SpecError::MissingEngine { arm: s.to_string() });
     }
     for setting in parts {
         match setting.split_once(':') {
@@ -154,16 +160,23 @@ pub fn parse(s: &str) -> Result<Parsed<'_>, String> {
             Some(("profile", p)) => {
                 if !PROFILES.iter().any(|(n, _)| *n == p) {
                     let valid: Vec<_> = PROFILES.iter().map(|(n, _)| *n).collect();
-                    return Err(format!("arm `{s}`: unknown profile `{p}` (valid: {})", valid.join(", ")));
+                    return Err(SpecError::UnknownProfile {
+                        arm: s.to_string(),
+                        profile: p.to_string(),
+                        valid: valid.join(", "),
+                    });
                 }
                 build.profile = p.to_string();
             }
-            Some(("rustflags", flags)) if !flags.trim().is_empty() => build.rustflags = Some(flags.to_string()),
+            Some(("rustflags", flags)) if !flags.trim().is_empty() => {
+                build.rustflags = Some(flags.to_string())
+            }
             None if setting == "ignore-rust-version" => build.ignore_rust_version = true,
             _ => {
-                return Err(format!(
-                    "arm `{s}`: unknown build setting `+{setting}` (valid: +feature:NAME, +profile:NAME, +rustflags:FLAGS, +ignore-rust-version)"
-                ))
+                return Err(SpecError::UnknownSetting {
+                    arm: s.to_string(),
+                    setting: setting.to_string(),
+                })
             }
         }
     }
@@ -198,16 +211,19 @@ fn split_trailing_options(s: &str) -> (&str, &str) {
 
 /// A Cargo version requirement, checked with Cargo's own parser (`semver`),
 /// and with a version to pick the adapter family by.
-fn check_requirement(req: &str) -> Result<(), String> {
+fn check_requirement(req: &str) -> Result<(), RequirementError> {
     if req.trim().is_empty() {
-        return Err("empty version requirement after `@`".into());
+        return Err(RequirementError::Empty);
     }
     match VersionReq::parse(req) {
         Ok(_) if lowest_version(req).is_some() => Ok(()),
-        Err(e) if req.chars().any(|c| c.is_ascii_digit()) => {
-            Err(format!("`{req}` is not a version requirement: {e}"))
-        }
-        _ => Err(format!("no version number in requirement `{req}`")),
+        Err(e) if req.chars().any(|c| c.is_ascii_digit()) => Err(RequirementError::Invalid {
+            req: req.to_string(),
+            detail: e.to_string(),
+        }),
+        _ => Err(RequirementError::NoVersion {
+            req: req.to_string(),
+        }),
     }
 }
 
@@ -296,7 +312,7 @@ mod tests {
             ("@0.31", "missing engine name"),
             ("wasmi=path:", "empty path"),
         ] {
-            let e = parse(s).unwrap_err();
+            let e = parse(s).unwrap_err().to_string();
             assert!(e.contains(needle), "{s}: {e}");
             assert!(!e.contains('\n'));
         }
@@ -319,7 +335,7 @@ mod tests {
             lowest_version("=0.12.0-beta.0").unwrap().to_string(),
             "0.12.0-beta.0"
         );
-        let e = check_requirement("0.31;x").unwrap_err();
+        let e = check_requirement("0.31;x").unwrap_err().to_string();
         assert!(e.contains("is not a version requirement"), "{e}");
     }
 }

@@ -6,6 +6,7 @@
 //! A rep's deadline follows the baseline's timing ([`Timing`]), so a slow
 //! build is given time and a hung one is killed in seconds, not minutes.
 
+use super::error::WorkerError;
 use super::protocol::{Request, Response};
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -127,16 +128,19 @@ impl Process {
         bin: &std::path::Path,
         args: &[String],
         env_pad: usize,
-    ) -> Result<Process, String> {
+    ) -> Result<Process, WorkerError> {
         let mut child = crate::measure::callgrind::worker_command(bin, args)
             .env(ENV_PAD, "x".repeat(env_pad))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| format!("cannot start worker {}: {e}", bin.display()))?;
-        let stdout = child.stdout.take().ok_or("worker without stdout")?;
-        let stderr = child.stderr.take().ok_or("worker without stderr")?;
+            .map_err(|e| WorkerError::Spawn {
+                bin: bin.to_path_buf(),
+                source: Arc::new(e),
+            })?;
+        let stdout = child.stdout.take().ok_or(WorkerError::NoPipe("stdout"))?;
+        let stderr = child.stderr.take().ok_or(WorkerError::NoPipe("stderr"))?;
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
