@@ -455,6 +455,7 @@ impl PreparedArm for WarmPrepared<'_> {
 }
 
 /// Outcome of one warm-mode comparison on one engine.
+#[derive(serde::Serialize)]
 pub struct WarmResult {
     pub engine: String,
     pub shape: String,

@@ -122,6 +122,8 @@ pub struct AppProjectArgs {
     pub rounds: usize,
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -142,6 +144,8 @@ pub struct AppWarmArgs {
     pub iters: Option<u64>,
     #[command(flatten)]
     pub arms: ArmArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 impl AppArgs {
@@ -278,6 +282,7 @@ fn median_of(r: &ShapeResult, arm: &str) -> Option<f64> {
 impl AppProjectArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let apps = select(&self.apps)?;
+        let exports = self.output.exports()?;
         let arms = ArmArgs {
             engines: self.engines.clone(),
             rounds: self.rounds,
@@ -349,9 +354,14 @@ impl AppProjectArgs {
             let _ = writeln!(out);
             out += &project_one(r, spec, &a, &b, &pa, &pb)?;
         }
-        crate::out!("{out}");
+        let json = serde_json::json!({
+            "schema": "loopbench-app-project/1",
+            "pricing_session": price_report,
+            "app_session": report,
+        });
         let mut errors = price_report.errors.clone();
         errors.extend(report.errors.iter().cloned());
+        exports.finish(&Document::Text { json, text: out })?;
         for e in &errors {
             eprintln!("error: {e}");
         }
@@ -476,24 +486,32 @@ impl AppWarmArgs {
         };
         let module = ShapeModule::build(shape, &params)?;
         let setup = warm::setup(spec, module)?;
-        let mut ok = true;
+        let exports = self.output.exports()?;
+        let mut errors = Vec::new();
+        let mut results = Vec::new();
+        let mut text = String::new();
         for spec_arm in &arms {
-            let (result, errors) = warm::run_warm(
+            let (result, e) = warm::run_warm(
                 &setup,
                 spec_arm,
                 self.after,
                 self.arms.rounds,
                 self.arms.warmup,
             )?;
-            crate::out!(
-                "{}",
-                report::app::render_warm(&result, spec.name, self.after)
-            );
-            for e in &errors {
-                eprintln!("error: {e}");
-            }
-            ok &= errors.is_empty();
+            text += &report::app::render_warm(&result, spec.name, self.after);
+            results.push(result);
+            errors.extend(e);
         }
-        Ok(ok)
+        let json = serde_json::json!({
+            "schema": "loopbench-app-warm/1",
+            "app": spec.name,
+            "after": self.after,
+            "results": results,
+        });
+        exports.finish(&Document::Text { json, text })?;
+        for e in &errors {
+            eprintln!("error: {e}");
+        }
+        Ok(errors.is_empty())
     }
 }
