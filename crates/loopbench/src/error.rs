@@ -69,6 +69,9 @@ pub enum Error {
     Effect(#[from] crate::calibrate::effect::EffectError),
     #[error(transparent)]
     Size(#[from] crate::units::SizeError),
+    /// Pinning failed, or `--counters callgrind` could not re-execute.
+    #[error(transparent)]
+    Measure(#[from] crate::measure::MeasureError),
     /// A build arm's worker failed to build, crashed, hung or misbehaved.
     #[error("shape {shape}, arm {arm}: {detail}")]
     Worker {

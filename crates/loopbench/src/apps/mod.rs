@@ -23,6 +23,7 @@
 //! `$LOOPBENCH_APPS_OUT`); when one is missing, loopbench runs the recipe
 //! and passes on its one-line error (which names what to install).
 
+pub mod error;
 pub mod profile;
 pub mod project;
 pub mod rewrite;
@@ -32,6 +33,7 @@ pub mod warm;
 use crate::engines::Instance;
 use crate::error::{EngineError, Error};
 use crate::shapes::{expect_return, Body, Declared, HookError, Mismatch, Params, Shape, Stream};
+pub use error::AppError;
 use rewrite::{Additions, Import, ModuleInfo, Sig};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -203,7 +205,7 @@ pub const GET_DST: &str = "__loopbench_get_dst";
 /// Extra functions to inject besides the driver (warm mode's loop). The
 /// closure receives the module facts and the additions so far and appends
 /// to them.
-pub type Injector<'a> = &'a dyn Fn(&ModuleInfo, &mut Additions) -> Result<(), String>;
+pub type Injector<'a> = &'a dyn Fn(&ModuleInfo, &mut Additions) -> Result<(), AppError>;
 
 /// A rewritten app module and what the host needs to drive it.
 #[derive(Clone)]
@@ -220,10 +222,10 @@ pub fn prepare(
     original: &[u8],
     inputs: &Inputs,
     inject: Option<Injector>,
-) -> Result<Prepared, String> {
+) -> Result<Prepared, AppError> {
     let info = rewrite::inspect(original)?;
     if info.memories == 0 {
-        return Err("the app module has no memory".into());
+        return Err(AppError::NoMemory);
     }
     let mut add = Additions::default();
     // Global: stub error code.
@@ -265,18 +267,18 @@ pub fn prepare(
         Driver::Native => {
             let (_, sig) = info.export_func("run")?;
             if sig != Sig::new(&[ValType::I32], &[ValType::I32]) {
-                return Err(format!(
-                    "the app's run has type {sig:?}, expected (i32) -> i32"
-                ));
+                return Err(AppError::RunType { sig });
             }
         }
         Driver::HashWasm => {
-            let get = |n: &str, want: Sig| -> Result<u32, String> {
+            let get = |n: &str, want: Sig| -> Result<u32, AppError> {
                 let (i, s) = info.export_func(n)?;
                 if s != want {
-                    return Err(format!(
-                        "hash-wasm export {n} has type {s:?}, expected {want:?}"
-                    ));
+                    return Err(AppError::HashExport {
+                        name: n.to_string(),
+                        found: s,
+                        want,
+                    });
                 }
                 Ok(i)
             };
@@ -299,9 +301,7 @@ pub fn prepare(
         Driver::Zstd => {
             let (decompress, sig) = info.export_func("ZSTD_decompress")?;
             if sig != Sig::new(&[ValType::I32; 4], &[ValType::I32]) {
-                return Err(format!(
-                    "zstddec's ZSTD_decompress has type {sig:?}, expected (i32 x4) -> i32"
-                ));
+                return Err(AppError::ZstdType { sig });
             }
             info.export_func("malloc")?;
             let (src, dst) = (info.globals + 1, info.globals + 2);
@@ -326,7 +326,7 @@ pub fn prepare(
             let dlen = inputs.original.len() as i32;
             let clen = inputs.compressed.len() as i32;
             if dlen < 4 || clen == 0 {
-                return Err("the zstd inputs are empty".into());
+                return Err(AppError::EmptyZstdInputs);
             }
             // run(n): acc = 0; for i < n: r = ZSTD_decompress(dst, dlen, src, clen);
             //   if r != dlen: return r; acc = acc*31 + r + word(dst + probe(i)).

@@ -18,6 +18,7 @@
 //! copied byte for byte. Appended items take the indices after the last
 //! original one; [`ModuleInfo`] says where that is.
 
+use super::AppError;
 use std::collections::HashMap;
 use wasm_encoder::reencode::{Reencode, RoundtripReencoder};
 use wasm_encoder::{
@@ -92,26 +93,26 @@ impl ModuleInfo {
     }
 
     /// An exported function's index and signature.
-    pub fn export_func(&self, name: &str) -> Result<(u32, Sig), String> {
-        match self.exports.get(name) {
+    pub fn export_func(&self, name: &str) -> Result<(u32, Sig), AppError> {
+        let name = name.to_string();
+        match self.exports.get(&name) {
             Some((ExternalKind::Func, idx)) => {
                 let sig = self.func_sigs.get(*idx as usize).cloned().flatten();
-                sig.map(|s| (*idx, s))
-                    .ok_or_else(|| format!("export `{name}` has no function type"))
+                sig.map(|s| (*idx, s)).ok_or(AppError::NoFuncType { name })
             }
-            Some(_) => Err(format!("export `{name}` is not a function")),
-            None => Err(format!("module has no export `{name}`")),
+            Some(_) => Err(AppError::NotAFunction { name }),
+            None => Err(AppError::NoExport { name }),
         }
     }
 }
 
-fn val_type(t: wasmparser::ValType) -> Result<ValType, String> {
+fn val_type(t: wasmparser::ValType) -> Result<ValType, AppError> {
     RoundtripReencoder
         .val_type(t)
-        .map_err(|e| format!("unsupported value type: {e:?}"))
+        .map_err(|e| AppError::ValueType(format!("{e:?}")))
 }
 
-fn sig_of(f: &wasmparser::FuncType) -> Result<Sig, String> {
+fn sig_of(f: &wasmparser::FuncType) -> Result<Sig, AppError> {
     Ok(Sig {
         params: f
             .params()
@@ -127,32 +128,32 @@ fn sig_of(f: &wasmparser::FuncType) -> Result<Sig, String> {
 }
 
 /// Read the facts the rewrite needs. Validates the module first.
-pub fn inspect(wasm: &[u8]) -> Result<ModuleInfo, String> {
+pub fn inspect(wasm: &[u8]) -> Result<ModuleInfo, AppError> {
     let mut features = wasmparser::WasmFeatures::all();
     features.remove(wasmparser::WasmFeatures::COMPONENT_MODEL);
     wasmparser::Validator::new_with_features(features)
         .validate_all(wasm)
-        .map_err(|e| format!("invalid module: {e}"))?;
+        .map_err(AppError::Invalid)?;
     let mut info = ModuleInfo::default();
     let mut type_sigs: Vec<Option<Sig>> = Vec::new();
     for payload in Parser::new(0).parse_all(wasm) {
-        match payload.map_err(|e| e.to_string())? {
+        match payload? {
             Payload::TypeSection(r) => {
                 for ty in r.into_iter_err_on_gc_types() {
-                    let f = ty.map_err(|e| format!("unsupported type section: {e}"))?;
+                    let f = ty.map_err(AppError::TypeSection)?;
                     type_sigs.push(Some(sig_of(&f)?));
                 }
                 info.types = type_sigs.len() as u32;
             }
             Payload::ImportSection(r) => {
                 for imp in r.into_imports() {
-                    let imp = imp.map_err(|e| e.to_string())?;
+                    let imp = imp?;
                     let kind = match imp.ty {
                         TypeRef::Func(t) | TypeRef::FuncExact(t) => {
                             let sig = type_sigs.get(t as usize).cloned().flatten();
                             info.func_sigs.push(sig.clone());
                             info.imported_funcs += 1;
-                            ImportKind::Func(sig.ok_or("function import without a function type")?)
+                            ImportKind::Func(sig.ok_or(AppError::ImportWithoutType)?)
                         }
                         TypeRef::Memory(m) => {
                             if info.memories == 0 {
@@ -170,10 +171,10 @@ pub fn inspect(wasm: &[u8]) -> Result<ModuleInfo, String> {
                             ImportKind::Global
                         }
                         TypeRef::Tag(_) => {
-                            return Err(format!(
-                                "import {}.{} is a tag; not supported",
-                                imp.module, imp.name
-                            ))
+                            return Err(AppError::TagImport {
+                                module: imp.module.to_string(),
+                                name: imp.name.to_string(),
+                            })
                         }
                     };
                     info.imports.push(Import {
@@ -185,7 +186,7 @@ pub fn inspect(wasm: &[u8]) -> Result<ModuleInfo, String> {
             }
             Payload::FunctionSection(r) => {
                 for t in r {
-                    let t = t.map_err(|e| e.to_string())?;
+                    let t = t?;
                     info.func_sigs
                         .push(type_sigs.get(t as usize).cloned().flatten());
                 }
@@ -193,7 +194,7 @@ pub fn inspect(wasm: &[u8]) -> Result<ModuleInfo, String> {
             Payload::TableSection(r) => info.tables += r.count(),
             Payload::MemorySection(r) => {
                 for m in r {
-                    let m = m.map_err(|e| e.to_string())?;
+                    let m = m?;
                     if info.memories == 0 {
                         info.memory0 = Some(m);
                     }
@@ -203,7 +204,7 @@ pub fn inspect(wasm: &[u8]) -> Result<ModuleInfo, String> {
             Payload::GlobalSection(r) => info.globals += r.count(),
             Payload::ExportSection(r) => {
                 for e in r {
-                    let e = e.map_err(|e| e.to_string())?;
+                    let e = e?;
                     info.exports.insert(e.name.to_string(), (e.kind, e.index));
                 }
             }
@@ -245,8 +246,8 @@ fn zero_of(t: ValType) -> ConstExpr {
     }
 }
 
-fn enc<E: std::fmt::Debug>(e: E) -> String {
-    format!("re-encoding failed: {e:?}")
+fn enc<E: std::fmt::Debug>(e: E) -> AppError {
+    AppError::Reencode(format!("{e:?}"))
 }
 
 /// Rewrite `wasm`: drop the import section, define a stub (from `stubs`, one
@@ -258,19 +259,16 @@ pub fn rewrite(
     info: &ModuleInfo,
     stubs: Vec<Function>,
     add: &Additions,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, AppError> {
     if stubs.len() != info.imported_funcs as usize {
-        return Err(format!(
-            "{} stub bodies for {} imported functions",
-            stubs.len(),
-            info.imported_funcs
-        ));
+        return Err(AppError::StubCount {
+            stubs: stubs.len(),
+            imports: info.imported_funcs,
+        });
     }
     for (name, _, _) in &add.exports {
         if info.exports.contains_key(name) {
-            return Err(format!(
-                "module already exports `{name}`, a name loopbench needs"
-            ));
+            return Err(AppError::ExportTaken { name: name.clone() });
         }
     }
     let mut rt = RoundtripReencoder;
@@ -294,11 +292,11 @@ pub fn rewrite(
 
     // Imported items become defined ones, first in their sections.
     for payload in Parser::new(0).parse_all(wasm) {
-        match payload.map_err(|e| e.to_string())? {
+        match payload? {
             Payload::TypeSection(r) => rt.parse_type_section(&mut types, r).map_err(enc)?,
             Payload::ImportSection(r) => {
                 for imp in r.into_imports() {
-                    let imp = imp.map_err(|e| e.to_string())?;
+                    let imp = imp?;
                     match imp.ty {
                         TypeRef::Func(t) | TypeRef::FuncExact(t) => {
                             funcs.function(t);
@@ -316,13 +314,13 @@ pub fn rewrite(
                             let ty = rt.global_type(g).map_err(enc)?;
                             globals.global(ty, &zero_of(ty.val_type));
                         }
-                        TypeRef::Tag(_) => return Err("tag imports are not supported".into()),
+                        TypeRef::Tag(_) => return Err(AppError::TagImports),
                     }
                 }
             }
             Payload::FunctionSection(r) => {
                 for t in r {
-                    original_types.push(t.map_err(|e| e.to_string())?);
+                    original_types.push(t?);
                 }
             }
             Payload::TableSection(r) => {
@@ -359,10 +357,9 @@ pub fn rewrite(
             Payload::CustomSection(c) => customs.push((c.name().to_string(), c.data().to_vec())),
             Payload::Version { .. } | Payload::CodeSectionStart { .. } | Payload::End(_) => {}
             other => {
-                return Err(format!(
-                    "unsupported section in app module: {:?}",
-                    other.as_section().map(|s| s.0)
-                ));
+                return Err(AppError::UnsupportedSection {
+                    id: other.as_section().map(|s| s.0),
+                });
             }
         }
     }
@@ -443,7 +440,7 @@ pub fn rewrite(
     features.remove(wasmparser::WasmFeatures::COMPONENT_MODEL);
     wasmparser::Validator::new_with_features(features)
         .validate_all(&out)
-        .map_err(|e| format!("rewritten module does not validate (a loopbench bug): {e}"))?;
+        .map_err(AppError::RewriteInvalid)?;
     Ok(out)
 }
 
@@ -513,6 +510,7 @@ mod tests {
         add.exports.push(("run".into(), ExportKind::Func, 0));
         assert!(rewrite(&wasm, &info, vec![], &add)
             .unwrap_err()
+            .to_string()
             .contains("already exports `run`"));
     }
 }

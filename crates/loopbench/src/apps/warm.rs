@@ -16,7 +16,7 @@
 //! one instance traps with a message.
 
 use super::rewrite::{Additions, ElemSegment, ModuleInfo, Sig};
-use super::AppShape;
+use super::{AppError, AppShape};
 use crate::arm::{hook_error, skip_reason, Arm, ArmSpec, PreparedArm, Rep};
 use crate::engines::{Compiled, Engine};
 use crate::error::{EngineError, Error};
@@ -65,8 +65,8 @@ impl Reencode for Offsets {
     }
 }
 
-fn enc<E: std::fmt::Debug>(e: E) -> String {
-    format!("re-encoding the shape failed: {e:?}")
+fn enc<E: std::fmt::Debug>(e: E) -> AppError {
+    AppError::ReencodeShape(format!("{e:?}"))
 }
 
 /// Append the shape module's types, functions, globals, tables and element
@@ -78,26 +78,32 @@ pub fn inject_shape(
     info: &ModuleInfo,
     err_global: u32,
     add: &mut Additions,
-) -> Result<(), String> {
+) -> Result<(), AppError> {
     let shape = super::rewrite::inspect(shape_wasm)?;
     if !shape.imports.is_empty() {
-        return Err(
-            "the shape imports something; only self-contained shapes can be injected".into(),
-        );
+        return Err(AppError::NotInjectable(
+            "the shape imports something; only self-contained shapes can be injected",
+        ));
     }
     match shape.memory0 {
         Some(m) if m.shared => {
-            return Err("the shape uses a shared memory; the app's memory is not shared".into());
+            return Err(AppError::NotInjectable(
+                "the shape uses a shared memory; the app's memory is not shared",
+            ));
         }
-        Some(m) if m.memory64 => return Err("the shape uses a 64-bit memory".into()),
-        None => return Err("the shape has no memory".into()),
+        Some(m) if m.memory64 => {
+            return Err(AppError::NotInjectable("the shape uses a 64-bit memory"))
+        }
+        None => return Err(AppError::NotInjectable("the shape has no memory")),
         _ => {}
     }
     if shape.memories > 1 {
-        return Err("the shape has several memories".into());
+        return Err(AppError::NotInjectable("the shape has several memories"));
     }
     if info.memory0.map(|m| m.memory64 || m.shared).unwrap_or(true) {
-        return Err("the app's memory is not a plain 32-bit memory".into());
+        return Err(AppError::NotInjectable(
+            "the app's memory is not a plain 32-bit memory",
+        ));
     }
     let mut off = Offsets {
         types: info.types,
@@ -107,7 +113,9 @@ pub fn inject_shape(
     };
     let (run_idx, run_sig) = shape.export_func("run")?;
     if run_sig != Sig::new(&[ValType::I32], &[ValType::I32]) {
-        return Err("the shape's run is not (i32) -> i32".into());
+        return Err(AppError::NotInjectable(
+            "the shape's run is not (i32) -> i32",
+        ));
     }
     let mut rt = RoundtripReencoder;
     let mut nshape_types = 0u32;
@@ -116,11 +124,11 @@ pub fn inject_shape(
     let first_func = add.functions.len();
     let mut filled = 0usize;
     for payload in Parser::new(0).parse_all(shape_wasm) {
-        match payload.map_err(|e| e.to_string())? {
+        match payload? {
             Payload::TypeSection(r) => {
                 for ty in r.into_iter_err_on_gc_types() {
-                    let f = ty.map_err(|e| e.to_string())?;
-                    let mut conv = |v: &[wasmparser::ValType]| -> Result<Vec<ValType>, String> {
+                    let f = ty?;
+                    let mut conv = |v: &[wasmparser::ValType]| -> Result<Vec<ValType>, AppError> {
                         v.iter().map(|t| rt.val_type(*t).map_err(enc)).collect()
                     };
                     add.types.push(Sig {
@@ -132,7 +140,7 @@ pub fn inject_shape(
             }
             Payload::FunctionSection(r) => {
                 for t in r {
-                    let t = t.map_err(|e| e.to_string())?;
+                    let t = t?;
                     // Placeholder body replaced when the code arrives, in order.
                     add.functions.push((t + off.types, Function::new([])));
                     nshape_funcs += 1;
@@ -140,13 +148,13 @@ pub fn inject_shape(
             }
             Payload::TableSection(r) => {
                 for t in r {
-                    let t = t.map_err(|e| e.to_string())?;
+                    let t = t?;
                     add.tables.push(rt.table_type(t.ty).map_err(enc)?);
                 }
             }
             Payload::GlobalSection(r) => {
                 for g in r {
-                    let g = g.map_err(|e| e.to_string())?;
+                    let g = g?;
                     let ty = rt.global_type(g.ty).map_err(enc)?;
                     let init = off.const_expr(g.init_expr).map_err(enc)?;
                     add.globals.push((ty, init));
@@ -155,27 +163,34 @@ pub fn inject_shape(
             }
             Payload::ElementSection(r) => {
                 for e in r {
-                    let e = e.map_err(|e| e.to_string())?;
+                    let e = e?;
                     let wasmparser::ElementKind::Active {
                         table_index,
                         offset_expr,
                     } = e.kind
                     else {
-                        return Err("the shape has a passive or declared element segment".into());
+                        return Err(AppError::NotInjectable(
+                            "the shape has a passive or declared element segment",
+                        ));
                     };
                     let mut ops = offset_expr.get_operators_reader();
-                    let offset = match ops.read().map_err(|e| e.to_string())? {
+                    let offset = match ops.read()? {
                         wasmparser::Operator::I32Const { value } => value,
-                        _ => return Err("the shape's element offset is not a constant".into()),
+                        _ => {
+                            return Err(AppError::NotInjectable(
+                                "the shape's element offset is not a constant",
+                            ))
+                        }
                     };
                     let wasmparser::ElementItems::Functions(funcs) = e.items else {
-                        return Err("the shape's element segment holds expressions".into());
+                        return Err(AppError::NotInjectable(
+                            "the shape's element segment holds expressions",
+                        ));
                     };
                     let funcs: Vec<u32> = funcs
                         .into_iter()
                         .map(|f| f.map(|f| f + off.funcs))
-                        .collect::<Result<_, _>>()
-                        .map_err(|e| e.to_string())?;
+                        .collect::<Result<_, _>>()?;
                     add.elements.push(ElemSegment {
                         table: table_index.unwrap_or(0) + off.tables,
                         offset,
@@ -184,20 +199,24 @@ pub fn inject_shape(
                 }
             }
             Payload::DataSection(_) => {
-                return Err("the shape has data segments; they would overwrite the app".into())
+                return Err(AppError::NotInjectable(
+                    "the shape has data segments; they would overwrite the app",
+                ))
             }
-            Payload::StartSection { .. } => return Err("the shape has a start function".into()),
+            Payload::StartSection { .. } => {
+                return Err(AppError::NotInjectable("the shape has a start function"))
+            }
             Payload::CodeSectionStart { .. } => {}
             Payload::CodeSectionEntry(body) => {
                 let mut f = off.new_function_with_parsed_locals(&body).map_err(enc)?;
-                let mut reader = body.get_operators_reader().map_err(|e| e.to_string())?;
+                let mut reader = body.get_operators_reader()?;
                 while !reader.eof() {
                     f.instruction(&off.parse_instruction(&mut reader).map_err(enc)?);
                 }
                 let slot = add
                     .functions
                     .get_mut(first_func + filled)
-                    .ok_or("code entry without a function")?;
+                    .ok_or(AppError::NotInjectable("code entry without a function"))?;
                 slot.1 = f;
                 filled += 1;
             }
@@ -205,7 +224,9 @@ pub fn inject_shape(
         }
     }
     if filled != nshape_funcs as usize {
-        return Err("the shape's code and function sections disagree".into());
+        return Err(AppError::NotInjectable(
+            "the shape's code and function sections disagree",
+        ));
     }
     let shape_run = run_idx + off.funcs;
     // One (i32) -> i32 type for the entry point and the grow helper.
@@ -274,7 +295,7 @@ pub struct WarmSetup {
 /// Inject `shape` into the app and build the module the arms run.
 pub fn setup(spec: &'static super::AppSpec, shape: ShapeModule) -> Result<WarmSetup, Error> {
     let shape_wasm = shape.wasm.clone();
-    let inject = move |info: &ModuleInfo, add: &mut Additions| -> Result<(), String> {
+    let inject = move |info: &ModuleInfo, add: &mut Additions| -> Result<(), AppError> {
         // The app's stub error global is the first global loopbench added.
         let err_global = info.globals - add.globals.len() as u32;
         inject_shape(&shape_wasm, info, err_global, add)

@@ -57,6 +57,23 @@ pub fn skip_reason(arm: &dyn Arm, shape: &ShapeModule) -> Result<Option<String>,
         .map(|p| format!("{} lacks {p}", arm.label())))
 }
 
+/// Why an arm's iteration override gives no count for a shape.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum ItersError {
+    #[error("{base} iterations do not scale exactly by {num}/{den}: use a multiple of {multiple}")]
+    Inexact {
+        base: u64,
+        num: u64,
+        den: u64,
+        /// The least base count that scales exactly.
+        multiple: u64,
+    },
+    #[error("{base} x {num}/{den} iterations overflow")]
+    Overflow { base: u64, num: u64, den: u64 },
+    #[error("{0} iterations do not fit run(i32)")]
+    OutOfRange(u64),
+}
+
 /// How many loop iterations each rep of an arm runs.
 ///
 /// Every arm of a comparison normally runs the shape's own count; an
@@ -75,7 +92,7 @@ pub enum Iters {
 
 impl Iters {
     /// The count for a shape whose own count is `base`, or why there is none.
-    pub fn resolve(self, base: u64) -> Result<u64, String> {
+    pub fn resolve(self, base: u64) -> Result<u64, ItersError> {
         let n = match self {
             Iters::Shape => base,
             Iters::Fixed(n) => n,
@@ -86,17 +103,22 @@ impl Iters {
                     while b != 0 {
                         (a, b) = (b, a % b);
                     }
-                    return Err(format!(
-                        "{base} iterations do not scale exactly by {num}/{den}: use a multiple of {}",
-                        den.max(1) / a
-                    ));
+                    return Err(ItersError::Inexact {
+                        base,
+                        num,
+                        den,
+                        multiple: den.max(1) / a,
+                    });
                 }
-                u64::try_from(scaled / u128::from(den))
-                    .map_err(|_| format!("{base} x {num}/{den} iterations overflow"))?
+                u64::try_from(scaled / u128::from(den)).map_err(|_| ItersError::Overflow {
+                    base,
+                    num,
+                    den,
+                })?
             }
         };
         if n == 0 || n > i32::MAX as u64 {
-            return Err(format!("{n} iterations do not fit run(i32)"));
+            return Err(ItersError::OutOfRange(n));
         }
         Ok(n)
     }
@@ -151,7 +173,10 @@ impl InProcessArm {
     /// `run(i32)` and keeps the shape's iteration group whole.
     pub fn iters_for(&self, shape: &ShapeModule) -> Result<u64, Error> {
         let usage = |m: String| Error::Usage(format!("arm {}: {m}", self.label));
-        let n = self.iters.resolve(shape.iters).map_err(usage)?;
+        let n = self
+            .iters
+            .resolve(shape.iters)
+            .map_err(|e| usage(e.to_string()))?;
         let per = shape.shape.declared(&shape.params).per.max(1);
         if n % per != 0 {
             return Err(usage(format!(

@@ -40,8 +40,12 @@ pub enum ArmError {
         option: String,
     },
     /// The mock engine's options (`cost=NS`, ...) do not parse.
-    #[error("arm `{arm}`: {detail}")]
-    Mock { arm: String, detail: String },
+    #[error("arm `{arm}`: {source}")]
+    Mock {
+        arm: String,
+        #[source]
+        source: crate::engines::OptionError,
+    },
     #[error("engine {engine} takes no options, got `{option}`")]
     NoOptions { engine: String, option: String },
     #[error("unknown option `{option}` for {engine} (valid: {valid})")]
@@ -283,9 +287,9 @@ impl FromStr for ArmSpec {
             });
         }
         if engine == EngineKind::Mock {
-            engines::mock::MockConfig::parse(&options).map_err(|detail| ArmError::Mock {
+            engines::mock::MockConfig::parse(&options).map_err(|source| ArmError::Mock {
                 arm: s.to_string(),
-                detail,
+                source,
             })?;
             return Ok(ArmSpec {
                 engine,

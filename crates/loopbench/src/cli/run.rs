@@ -123,7 +123,7 @@ impl RunArgs {
         let mut plan = self.plan()?;
         if self.counters.wants(CounterKind::Callgrind) && callgrind::child_dir().is_none() {
             // Re-run this command under callgrind; the child prints the results.
-            return match callgrind::reexec().map_err(Error::Usage)? {
+            return match callgrind::reexec()? {
                 0 => Ok(true),
                 1 => Ok(false),
                 code => std::process::exit(code),

@@ -30,7 +30,7 @@
 //! `--engines` splits on commas; any number through the library):
 //! see [`OPTIONS`].
 
-use super::{Compiled, Engine, Instance};
+use super::{Compiled, Engine, Instance, OptionError};
 use crate::error::EngineError;
 use crate::measure::Meter;
 use crate::proposals::Proposals;
@@ -84,13 +84,16 @@ impl Default for MockConfig {
 
 impl MockConfig {
     /// Parse `key=value` options; a bad one gives a one-line reason.
-    pub fn parse(options: &[String]) -> Result<Self, String> {
+    pub fn parse(options: &[String]) -> Result<Self, OptionError> {
         let mut c = MockConfig::default();
         let mut seen: Vec<&str> = Vec::new();
         for o in options {
             let Some((key, value)) = o.split_once('=') else {
                 return Err(match key_of(o) {
-                    Some(form) => format!("mock option `{o}` needs a value: {form}"),
+                    Some(form) => OptionError::NeedsValue {
+                        option: o.clone(),
+                        form,
+                    },
                     None => unknown(o),
                 });
             };
@@ -98,10 +101,16 @@ impl MockConfig {
                 return Err(unknown(o));
             };
             if seen.contains(&key) {
-                return Err(format!("mock option `{key}` given twice"));
+                return Err(OptionError::Twice {
+                    key: key.to_string(),
+                });
             }
             seen.push(key);
-            let bad = |what: &str| format!("mock option `{o}`: expected {what} ({form})");
+            let bad = |expected: &'static str| OptionError::BadValue {
+                option: o.clone(),
+                expected,
+                form,
+            };
             let number = || value.parse::<f64>().ok().filter(|v| v.is_finite());
             match key {
                 "cost" => {
@@ -156,12 +165,12 @@ fn key_of(key: &str) -> Option<&'static str> {
         .find(|form| form.split('=').next() == Some(key))
 }
 
-fn unknown(o: &str) -> String {
+fn unknown(o: &str) -> OptionError {
     let valid: Vec<&str> = OPTIONS.iter().map(|(n, _)| *n).collect();
-    format!(
-        "unknown option `{o}` for mock (valid: {})",
-        valid.join(", ")
-    )
+    OptionError::UnknownMock {
+        option: o.to_string(),
+        valid: valid.join(", "),
+    }
 }
 
 /// SplitMix64 finaliser.
@@ -209,7 +218,7 @@ impl MockEngine {
         Ok(MockEngine {
             inner: super::wasmi::engine(&[], crate::versions::WASMI)
                 .map_err(EngineError::Config)?,
-            config: MockConfig::parse(options).map_err(EngineError::Config)?,
+            config: MockConfig::parse(options).map_err(|e| EngineError::Config(e.to_string()))?,
         })
     }
 }
@@ -300,7 +309,7 @@ impl Instance for MockInstance {
 mod tests {
     use super::*;
 
-    fn parse(s: &[&str]) -> Result<MockConfig, String> {
+    fn parse(s: &[&str]) -> Result<MockConfig, OptionError> {
         MockConfig::parse(&s.iter().map(|o| o.to_string()).collect::<Vec<_>>())
     }
 
@@ -348,7 +357,7 @@ mod tests {
             (&["fuel"], "unknown option `fuel` for mock"),
             (&["cost=1", "cost=2"], "mock option `cost` given twice"),
         ] {
-            let e = parse(bad).unwrap_err();
+            let e = parse(bad).unwrap_err().to_string();
             assert!(e.contains(says), "{bad:?}: {e}");
             assert!(!e.contains('\n'), "{e}");
         }

@@ -65,6 +65,50 @@ pub trait Engine: Send + Sync {
     fn compile(&self, wasm: &[u8]) -> Result<Box<dyn Compiled>, EngineError>;
 }
 
+/// Why an engine's options are refused: an adapter's fixed set
+/// ([`check_options`]) or the mock engine's `key=value` options.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum OptionError {
+    #[error("{engine} {version} takes no options, got `{option}`")]
+    NoOptions {
+        engine: String,
+        version: String,
+        option: String,
+    },
+    #[error("{engine} {version} takes no option `{option}` (valid: {valid})")]
+    NotValid {
+        engine: String,
+        version: String,
+        option: String,
+        /// The valid options, comma-separated.
+        valid: String,
+    },
+    #[error("mock option `{option}` needs a value: {form}")]
+    NeedsValue { option: String, form: &'static str },
+    #[error("unknown option `{option}` for mock (valid: {valid})")]
+    UnknownMock {
+        option: String,
+        /// The mock's option forms, comma-separated.
+        valid: String,
+    },
+    #[error("mock option `{key}` given twice")]
+    Twice { key: String },
+    #[error("mock option `{option}`: expected {expected} ({form})")]
+    BadValue {
+        option: String,
+        expected: &'static str,
+        form: &'static str,
+    },
+}
+
+/// Worker adapters (and the [`Factory`](crate::workers::server::Factory)
+/// they implement) report failures as strings: `?` keeps working there.
+impl From<OptionError> for String {
+    fn from(e: OptionError) -> String {
+        e.to_string()
+    }
+}
+
 /// Refuse any option outside `valid` for an adapter of `engine` at
 /// `version`, naming the valid ones. In-process arms are checked earlier,
 /// by the arm syntax; a worker's adapter gets its options over the pipe.
@@ -73,16 +117,20 @@ pub fn check_options(
     version: &str,
     options: &[String],
     valid: &[&str],
-) -> Result<(), String> {
+) -> Result<(), OptionError> {
     match options.iter().find(|o| !valid.contains(&o.as_str())) {
         None => Ok(()),
-        Some(o) if valid.is_empty() => {
-            Err(format!("{engine} {version} takes no options, got `{o}`"))
-        }
-        Some(o) => Err(format!(
-            "{engine} {version} takes no option `{o}` (valid: {})",
-            valid.join(", ")
-        )),
+        Some(o) if valid.is_empty() => Err(OptionError::NoOptions {
+            engine: engine.to_string(),
+            version: version.to_string(),
+            option: o.clone(),
+        }),
+        Some(o) => Err(OptionError::NotValid {
+            engine: engine.to_string(),
+            version: version.to_string(),
+            option: o.clone(),
+            valid: valid.join(", "),
+        }),
     }
 }
 

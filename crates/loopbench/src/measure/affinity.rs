@@ -23,7 +23,7 @@ pub fn allowed() -> Vec<usize> {
 }
 
 /// Pin the calling thread to `cpu`.
-pub fn pin_current_thread(cpu: usize) -> Result<(), String> {
+pub fn pin_current_thread(cpu: usize) -> Result<(), super::MeasureError> {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: a zeroed cpu_set_t with one bit set, passed by pointer.
@@ -32,17 +32,15 @@ pub fn pin_current_thread(cpu: usize) -> Result<(), String> {
         let rc =
             unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
         if rc != 0 {
-            return Err(format!(
-                "cannot pin to core {cpu}: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(super::MeasureError::Pin {
+                cpu,
+                source: std::sync::Arc::new(std::io::Error::last_os_error()),
+            });
         }
         Ok(())
     }
     #[cfg(not(target_os = "linux"))]
     {
-        Err(format!(
-            "cannot pin to core {cpu}: not supported on this system"
-        ))
+        Err(super::MeasureError::PinUnsupported { cpu })
     }
 }

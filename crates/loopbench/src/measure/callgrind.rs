@@ -30,9 +30,10 @@
 //! recognises it and performs the request described by the argument block.
 //! Written here with inline assembly for x86_64 and aarch64 (no C build).
 
-use super::{Counter, Meter};
+use super::{Counter, DumpError, MeasureError, Meter};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Environment marker of the child process: the directory callgrind writes to.
 pub const CHILD_ENV: &str = "LOOPBENCH_CALLGRIND_DIR";
@@ -121,21 +122,18 @@ pub fn child_dir() -> Option<PathBuf> {
 }
 
 /// `valgrind --version`, or why it cannot run.
-pub fn valgrind_version() -> Result<String, String> {
+pub fn valgrind_version() -> Result<String, MeasureError> {
     match std::process::Command::new("valgrind")
         .arg("--version")
         .output()
     {
         Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).trim().to_string()),
-        Ok(o) => Err(format!(
-            "`valgrind --version` failed ({}): {}",
-            o.status,
-            String::from_utf8_lossy(&o.stderr).trim()
-        )),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
-            "--counters callgrind needs valgrind, which is not on PATH; {INSTALL_HINT}"
-        )),
-        Err(e) => Err(format!("cannot run valgrind: {e}")),
+        Ok(o) => Err(MeasureError::ValgrindFailed {
+            status: o.status,
+            stderr: String::from_utf8_lossy(&o.stderr).trim().to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(MeasureError::ValgrindMissing),
+        Err(e) => Err(MeasureError::ValgrindRun(Arc::new(e))),
     }
 }
 
@@ -155,14 +153,13 @@ pub fn valgrind_args(dir: &Path) -> Vec<String> {
 
 /// Run this program again, with the same arguments, under callgrind, and
 /// return its exit code. The child prints the results.
-pub fn reexec() -> Result<i32, String> {
+pub fn reexec() -> Result<i32, MeasureError> {
     let version = valgrind_version()?;
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find this program's path: {e}"))?;
+    let exe = std::env::current_exe().map_err(|e| MeasureError::CurrentExe(Arc::new(e)))?;
     let dir = tempfile::Builder::new()
         .prefix("loopbench-callgrind-")
         .tempdir()
-        .map_err(|e| format!("cannot create a directory for callgrind output: {e}"))?;
+        .map_err(|e| MeasureError::TempDir(Arc::new(e)))?;
     eprintln!(
         "counters: running under {version} (callgrind); counts are exact, times are not meaningful"
     );
@@ -172,12 +169,10 @@ pub fn reexec() -> Result<i32, String> {
         .args(std::env::args_os().skip(1))
         .env(CHILD_ENV, dir.path())
         .status()
-        .map_err(|e| format!("cannot start valgrind: {e}"))?;
+        .map_err(|e| MeasureError::ValgrindStart(Arc::new(e)))?;
     match status.code() {
         Some(c) => Ok(c),
-        None => Err(format!(
-            "the callgrind child ended without an exit code ({status})"
-        )),
+        None => Err(MeasureError::NoExitCode { status }),
     }
 }
 
@@ -210,7 +205,7 @@ pub struct Dump {
 
 /// Parse a callgrind output file: the `events:` header says which column is
 /// `Ir`; the `summary:` (or `totals:`) line holds the dump's totals.
-pub fn parse_dump(text: &str) -> Result<Dump, String> {
+pub fn parse_dump(text: &str) -> Result<Dump, DumpError> {
     let mut events: Option<Vec<&str>> = None;
     let mut summary = None;
     let mut totals = None;
@@ -232,18 +227,17 @@ pub fn parse_dump(text: &str) -> Result<Dump, String> {
             );
         }
     }
-    let events = events.ok_or("no `events:` line")?;
+    let events = events.ok_or(DumpError::NoEvents)?;
     let col = events
         .iter()
         .position(|e| *e == "Ir")
-        .ok_or("no Ir event in `events:`")?;
-    let line = summary
-        .or(totals)
-        .ok_or("no `summary:` or `totals:` line")?;
+        .ok_or(DumpError::NoIr)?;
+    let line = summary.or(totals).ok_or(DumpError::NoTotals)?;
     let ir = match line.split_whitespace().nth(col) {
-        Some(v) => v
-            .parse::<u64>()
-            .map_err(|e| format!("bad Ir total `{v}`: {e}"))?,
+        Some(v) => v.parse::<u64>().map_err(|source| DumpError::BadIr {
+            value: v.to_string(),
+            source,
+        })?,
         // Trailing zero columns may be omitted.
         None => 0,
     };
@@ -260,17 +254,12 @@ pub struct CallgrindSetup {
 
 impl CallgrindSetup {
     /// In the child: confirm valgrind and measure the harness overhead.
-    pub fn new(dir: PathBuf) -> Result<Self, String> {
+    pub fn new(dir: PathBuf) -> Result<Self, MeasureError> {
         if !running_on_valgrind() {
-            return Err(format!(
-                "{CHILD_ENV} is set but this process does not run under valgrind"
-            ));
+            return Err(MeasureError::NotUnderValgrind);
         }
         if !dir.is_dir() {
-            return Err(format!(
-                "callgrind output directory {} does not exist",
-                dir.display()
-            ));
+            return Err(MeasureError::NoOutputDir { dir });
         }
         let raw = CallgrindSetup { dir, overhead: 0 };
         let mut meter = Meter::new(vec![Box::new(CallgrindCounter::new(&raw))]);
@@ -280,10 +269,7 @@ impl CallgrindSetup {
             meter.start();
             meter.stop();
             let r = meter.take();
-            let v = r
-                .counters
-                .get(NAME)
-                .ok_or("the overhead dump could not be read")?;
+            let v = r.counters.get(NAME).ok_or(MeasureError::OverheadUnread)?;
             least = least.min(*v as u64);
         }
         Ok(CallgrindSetup {
@@ -319,14 +305,16 @@ impl CallgrindCounter {
     }
 
     /// Dump, find the file with our trigger, read its Ir and delete it.
-    fn collect(&mut self) -> Result<u64, String> {
+    fn collect(&mut self) -> Result<u64, MeasureError> {
         self.seq += 1;
         let name = format!("loopbench#{}#{}", self.seq, self.label);
-        let cname = std::ffi::CString::new(name.clone())
-            .map_err(|_| "dump name has a NUL byte".to_string())?;
+        let cname =
+            std::ffi::CString::new(name.clone()).map_err(|_| MeasureError::NulInDumpName)?;
         client_request(0, DUMP_STATS_AT, cname.as_ptr() as usize);
-        let entries = std::fs::read_dir(&self.dir)
-            .map_err(|e| format!("cannot list {}: {e}", self.dir.display()))?;
+        let entries = std::fs::read_dir(&self.dir).map_err(|e| MeasureError::ListDumps {
+            dir: self.dir.clone(),
+            source: Arc::new(e),
+        })?;
         let pid = std::process::id();
         let prefix = format!("cg.{pid}.");
         for entry in entries.flatten() {
@@ -335,18 +323,23 @@ impl CallgrindCounter {
                 continue;
             }
             let path = entry.path();
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            let dump = parse_dump(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            let text = std::fs::read_to_string(&path).map_err(|e| MeasureError::ReadDump {
+                path: path.clone(),
+                source: Arc::new(e),
+            })?;
+            let dump = parse_dump(&text).map_err(|source| MeasureError::Dump {
+                path: path.clone(),
+                source,
+            })?;
             let _ = std::fs::remove_file(&path);
             if dump.trigger.as_deref() == Some(name.as_str()) {
                 return Ok(dump.ir);
             }
         }
-        Err(format!(
-            "no callgrind dump named `{name}` in {}",
-            self.dir.display()
-        ))
+        Err(MeasureError::NoDump {
+            name,
+            dir: self.dir.clone(),
+        })
     }
 }
 
@@ -396,9 +389,13 @@ positions: line\nevents: Ir\nsummary: 12345\n\n\nfn=(1) main\n0 12345\n\ntotals:
         assert_eq!(parse_dump(cache).unwrap().ir, 99);
         let totals_only = "events: Ir\ntotals: 5\n";
         assert_eq!(parse_dump(totals_only).unwrap().ir, 5);
-        assert!(parse_dump("summary: 3\n").unwrap_err().contains("events"));
+        assert!(parse_dump("summary: 3\n")
+            .unwrap_err()
+            .to_string()
+            .contains("events"));
         assert!(parse_dump("events: Dr\nsummary: 3\n")
             .unwrap_err()
+            .to_string()
             .contains("Ir"));
         assert!(parse_dump("events: Ir\nsummary: x\n").is_err());
     }

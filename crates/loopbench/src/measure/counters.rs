@@ -10,7 +10,7 @@
 use super::callgrind::{self, CallgrindCounter, CallgrindSetup};
 use super::perf::{self, PerfCounter};
 use super::tsc::{self, TscCounter, TscInfo};
-use super::Counter;
+use super::{ChoiceError, Counter, MeasureError};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -70,8 +70,8 @@ impl CounterChoice {
 }
 
 impl FromStr for CounterChoice {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ChoiceError;
+    fn from_str(s: &str) -> Result<Self, ChoiceError> {
         let s = s.trim();
         match s {
             "auto" => return Ok(CounterChoice::Auto),
@@ -85,22 +85,24 @@ impl FromStr for CounterChoice {
         let mut list = Vec::new();
         for part in s.split(',').map(str::trim) {
             if part.is_empty() {
-                return Err(format!(
-                    "empty name in --counters `{s}` (valid: {})",
-                    valid()
-                ));
+                return Err(ChoiceError::EmptyName {
+                    spec: s.to_string(),
+                    valid: valid(),
+                });
             }
             let kind = CounterKind::ALL
                 .into_iter()
                 .find(|k| k.name() == part)
-                .ok_or_else(|| format!("unknown counter `{part}` (valid: {})", valid()))?;
+                .ok_or_else(|| ChoiceError::Unknown {
+                    name: part.to_string(),
+                    valid: valid(),
+                })?;
             if !list.contains(&kind) {
                 list.push(kind);
             }
         }
         if list.contains(&CounterKind::Callgrind) && list.len() > 1 {
-            return Err("--counters callgrind runs the session under valgrind and cannot be combined with other counters"
-                .into());
+            return Err(ChoiceError::CallgrindCombined);
         }
         Ok(CounterChoice::Only(list))
     }
@@ -143,10 +145,10 @@ impl CounterSet {
     /// callgrind counter runs.
     pub fn resolve(choice: &CounterChoice) -> Self {
         let mut set = CounterSet::default();
-        let status = |kind: CounterKind, r: Result<String, String>| {
+        let status = |kind: CounterKind, r: Result<String, MeasureError>| {
             let (available, detail, reason) = match r {
                 Ok(d) => (true, Some(d), None),
-                Err(e) => (false, None, Some(e)),
+                Err(e) => (false, None, Some(e.to_string())),
             };
             CounterStatus {
                 counter: kind.name().to_string(),
@@ -163,7 +165,7 @@ impl CounterSet {
                     set.callgrind = Some(s);
                     d
                 }),
-                None => Err("callgrind counts only in the valgrind child that `--counters callgrind` starts".into()),
+                None => Err(MeasureError::NotCallgrindChild),
             };
             set.status.push(status(CounterKind::Callgrind, r));
             return set;
@@ -230,10 +232,12 @@ mod tests {
         assert!("tsc,bogus"
             .parse::<CounterChoice>()
             .unwrap_err()
+            .to_string()
             .contains("unknown counter `bogus`"));
         assert!("tsc,callgrind"
             .parse::<CounterChoice>()
             .unwrap_err()
+            .to_string()
             .contains("cannot be combined"));
         assert!("tsc,".parse::<CounterChoice>().is_err());
         assert!(!CounterChoice::Auto.wants(CounterKind::Callgrind));

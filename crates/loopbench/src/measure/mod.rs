@@ -10,11 +10,14 @@ pub mod affinity;
 pub mod callgrind;
 pub mod counters;
 pub mod cpu;
+pub mod error;
 pub mod load;
 pub mod perf;
 pub mod rusage;
 pub mod summary;
 pub mod tsc;
+
+pub use error::{ChoiceError, DumpError, MeasureError};
 
 use serde::Serialize;
 use std::collections::BTreeMap;

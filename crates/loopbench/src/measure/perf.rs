@@ -16,7 +16,7 @@
 //! without these counters. A group that never ran records nothing: never a
 //! zero.
 
-use super::Counter;
+use super::{Counter, MeasureError};
 use std::collections::BTreeMap;
 
 /// Reading names of the group's events, in order.
@@ -105,9 +105,9 @@ mod imp {
     }
 
     impl PerfGroup {
-        pub fn open() -> Result<PerfGroup, String> {
+        pub fn open() -> Result<PerfGroup, MeasureError> {
             let why = |e: std::io::Error, event: &str| {
-                refusal_reason(&e, event, paranoid(), seccomp_mode())
+                MeasureError::PerfRefused(refusal_reason(&e, event, paranoid(), seccomp_mode()))
             };
             let mut group = Group::new().map_err(|e| why(e, "the group leader"))?;
             let mut members = Vec::new();
@@ -170,8 +170,8 @@ mod imp {
     use super::*;
     pub struct PerfGroup;
     impl PerfGroup {
-        pub fn open() -> Result<PerfGroup, String> {
-            Err("perf_event_open exists only on Linux".into())
+        pub fn open() -> Result<PerfGroup, MeasureError> {
+            Err(MeasureError::PerfNotLinux)
         }
         pub fn start(&mut self) {}
         pub fn stop_into(&mut self, _out: &mut BTreeMap<String, f64>) {}
@@ -182,7 +182,7 @@ pub use imp::PerfGroup;
 
 /// Can the group be opened and does it count? `Ok` with a description, or
 /// the reason it cannot.
-pub fn probe() -> Result<String, String> {
+pub fn probe() -> Result<String, MeasureError> {
     let mut g = PerfGroup::open()?;
     let mut out = BTreeMap::new();
     g.start();
@@ -196,10 +196,7 @@ pub fn probe() -> Result<String, String> {
             "user-space cycles, instructions, branches and branch misses in one perf event group"
                 .into(),
         ),
-        _ => Err(
-            "the perf event group opened but never counted (the PMU is busy or virtualised away)"
-                .into(),
-        ),
+        _ => Err(MeasureError::PerfNeverCounted),
     }
 }
 
@@ -210,7 +207,7 @@ pub struct PerfCounter {
 }
 
 impl PerfCounter {
-    pub fn open() -> Result<Self, String> {
+    pub fn open() -> Result<Self, MeasureError> {
         Ok(PerfCounter {
             group: PerfGroup::open()?,
         })
@@ -303,7 +300,7 @@ mod tests {
                 );
             }
             Err(reason) => {
-                assert!(!reason.is_empty());
+                assert!(!reason.to_string().is_empty());
                 eprintln!("perf unavailable here: {reason}");
             }
         }

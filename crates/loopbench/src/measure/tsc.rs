@@ -18,7 +18,7 @@
 //! reads and the meter's two clock reads: the median of 1001 empty meter
 //! start/stop pairs) is subtracted from every reading.
 
-use super::{Counter, Meter};
+use super::{Counter, MeasureError, Meter};
 use loopbench_probe::counter::{self, Read};
 use std::sync::OnceLock;
 
@@ -69,10 +69,10 @@ pub fn read_overhead() -> u64 {
 /// Check, calibrate and measure the overhead, once per process. The check
 /// and the rate come from the probe crate's reader (its calibration is
 /// process-wide, so engine-side probes and the harness share one).
-pub fn probe() -> Result<TscInfo, String> {
-    static INFO: OnceLock<Result<TscInfo, String>> = OnceLock::new();
+pub fn probe() -> Result<TscInfo, MeasureError> {
+    static INFO: OnceLock<Result<TscInfo, MeasureError>> = OnceLock::new();
     INFO.get_or_init(|| {
-        counter::check_fixed_rate()?;
+        counter::check_fixed_rate().map_err(MeasureError::NotFixedRate)?;
         let clock = counter::clock();
         let (hz, source) = match clock.nominal_ticks_per_ns {
             Some(t) => (t * 1e9, "CNTFRQ_EL0"),
@@ -82,9 +82,7 @@ pub fn probe() -> Result<TscInfo, String> {
             ),
         };
         if !(hz.is_finite() && hz > 1e6) {
-            return Err(format!(
-                "calibration gave an implausible counter rate of {hz:.0} Hz"
-            ));
+            return Err(MeasureError::ImplausibleRate { hz });
         }
         Ok(TscInfo {
             hz,
@@ -142,7 +140,7 @@ mod tests {
                 meter.stop();
                 assert!(meter.take().counters.contains_key(NAME));
             }
-            Err(reason) => assert!(!reason.is_empty()),
+            Err(reason) => assert!(!reason.to_string().is_empty()),
         }
     }
 }

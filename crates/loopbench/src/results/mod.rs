@@ -16,6 +16,29 @@ pub use session::*;
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use thiserror::Error as ThisError;
+
+/// Why text is not a saved document this loopbench reads.
+#[derive(Debug, ThisError)]
+pub enum ReadError {
+    #[error("not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    #[error("no `schema` field: not a loopbench results file")]
+    NoSchema,
+    #[error("a {schema} document, but {source}")]
+    Malformed {
+        schema: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error(
+        "schema `{schema}` is not one this loopbench reads (it reads {}, {MODEL_SCHEMA}, {}, {})",
+        SESSION_SCHEMAS_READ.join(", "),
+        counts::SCHEMA,
+        calibration::SCHEMA
+    )]
+    UnknownSchema { schema: String },
+}
 
 /// The schema a session is written with. 2 added epochs (fresh processes),
 /// per-rep records, the layout part of every interval and the stop rule.
@@ -71,31 +94,31 @@ impl Document {
 }
 
 /// Parse a saved document of any schema version written so far.
-pub fn parse(text: &str) -> Result<Document, String> {
+pub fn parse(text: &str) -> Result<Document, ReadError> {
     #[derive(Deserialize)]
     struct Probe {
         schema: Option<String>,
     }
-    let probe: Probe = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let schema = probe
-        .schema
-        .ok_or("no `schema` field: not a loopbench results file")?;
-    let bad = |e: serde_json::Error| format!("a {schema} document, but {e}");
+    let probe: Probe = serde_json::from_str(text).map_err(ReadError::NotJson)?;
+    let schema = probe.schema.ok_or(ReadError::NoSchema)?;
+    let bad = |source: serde_json::Error| ReadError::Malformed {
+        schema: schema.clone(),
+        source,
+    };
     match schema.as_str() {
-        s if SESSION_SCHEMAS_READ.contains(&s) => {
-            serde_json::from_str(text).map(Document::Session).map_err(bad)
-        }
+        s if SESSION_SCHEMAS_READ.contains(&s) => serde_json::from_str(text)
+            .map(Document::Session)
+            .map_err(bad),
         MODEL_SCHEMA => serde_json::from_str(text).map(Document::Model).map_err(bad),
-        counts::SCHEMA => serde_json::from_str(text).map(Document::Counts).map_err(bad),
+        counts::SCHEMA => serde_json::from_str(text)
+            .map(Document::Counts)
+            .map_err(bad),
         calibration::SCHEMA => serde_json::from_str(text)
             .map(Document::Calibration)
             .map_err(bad),
-        other => Err(format!(
-            "schema `{other}` is not one this loopbench reads (it reads {}, {MODEL_SCHEMA}, {}, {})",
-            SESSION_SCHEMAS_READ.join(", "),
-            counts::SCHEMA,
-            calibration::SCHEMA
-        )),
+        other => Err(ReadError::UnknownSchema {
+            schema: other.to_string(),
+        }),
     }
 }
 

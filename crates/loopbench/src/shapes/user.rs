@@ -9,7 +9,39 @@
 use super::*;
 use crate::error::Error;
 use std::path::Path;
+use thiserror::Error as ThisError;
 use wasmparser::{ExternalKind, Parser, Payload, ValType};
+
+/// Why a user module is not a loop loopbench can run.
+#[derive(Debug, ThisError, Clone)]
+pub enum ShapeError {
+    /// The validator's message, on one line.
+    #[error("invalid wasm: {0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Parse(#[from] wasmparser::BinaryReaderError),
+    #[error("missing export `run` (a function taking the iteration count as i32)")]
+    MissingRun,
+    #[error("export `run` must be (func (param i32) (result i32)?), found params {params:?} results {results:?}")]
+    BadRun {
+        params: Vec<ValType>,
+        results: Vec<ValType>,
+    },
+    #[error(
+        "export `setup` must be (func (param i32)), found params {params:?} results {results:?}"
+    )]
+    BadSetup {
+        params: Vec<ValType>,
+        results: Vec<ValType>,
+    },
+    #[error(
+        "export `verify` must be (func (result i32)), found params {params:?} results {results:?}"
+    )]
+    BadVerify {
+        params: Vec<ValType>,
+        results: Vec<ValType>,
+    },
+}
 
 pub struct UserShape {
     name: String,
@@ -52,7 +84,11 @@ impl UserShape {
         Self::from_wasm(name, wasm, text).map_err(|e| Error::Usage(format!("{shown}: {e}")))
     }
 
-    pub fn from_wasm(name: String, wasm: Vec<u8>, text: Option<String>) -> Result<Self, String> {
+    pub fn from_wasm(
+        name: String,
+        wasm: Vec<u8>,
+        text: Option<String>,
+    ) -> Result<Self, ShapeError> {
         let sigs = export_signatures(&wasm)?;
         let sig = |n: &str| {
             sigs.iter()
@@ -60,9 +96,14 @@ impl UserShape {
                 .map(|(_, p, r)| (p.clone(), r.clone()))
         };
         match sig("run") {
-            None => return Err("missing export `run` (a function taking the iteration count as i32)".into()),
-            Some((p, r)) if p != [ValType::I32] || r.len() > 1 || r.iter().any(|t| *t != ValType::I32) => {
-                return Err(format!("export `run` must be (func (param i32) (result i32)?), found params {p:?} results {r:?}"))
+            None => return Err(ShapeError::MissingRun),
+            Some((p, r))
+                if p != [ValType::I32] || r.len() > 1 || r.iter().any(|t| *t != ValType::I32) =>
+            {
+                return Err(ShapeError::BadRun {
+                    params: p,
+                    results: r,
+                })
             }
             _ => {}
         }
@@ -70,18 +111,20 @@ impl UserShape {
             None => false,
             Some((p, r)) if p == [ValType::I32] && r.is_empty() => true,
             Some((p, r)) => {
-                return Err(format!(
-                    "export `setup` must be (func (param i32)), found params {p:?} results {r:?}"
-                ))
+                return Err(ShapeError::BadSetup {
+                    params: p,
+                    results: r,
+                })
             }
         };
         let has_verify = match sig("verify") {
             None => false,
             Some((p, r)) if p.is_empty() && r == [ValType::I32] => true,
             Some((p, r)) => {
-                return Err(format!(
-                    "export `verify` must be (func (result i32)), found params {p:?} results {r:?}"
-                ))
+                return Err(ShapeError::BadVerify {
+                    params: p,
+                    results: r,
+                })
             }
         };
         Ok(UserShape {
@@ -102,37 +145,37 @@ type Signature = (String, Vec<ValType>, Vec<ValType>);
 
 /// Exported functions and their types. Validates the module first, so
 /// malformed input fails here with the validator's message.
-pub fn export_signatures(wasm: &[u8]) -> Result<Vec<Signature>, String> {
+pub fn export_signatures(wasm: &[u8]) -> Result<Vec<Signature>, ShapeError> {
     let mut validator = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all());
     validator
         .validate_all(wasm)
-        .map_err(|e| format!("invalid wasm: {}", one_line(&e.to_string())))?;
+        .map_err(|e| ShapeError::Invalid(one_line(&e.to_string())))?;
     let mut types: Vec<(Vec<ValType>, Vec<ValType>)> = Vec::new();
     let mut funcs: Vec<u32> = Vec::new();
     let mut out = Vec::new();
     for payload in Parser::new(0).parse_all(wasm) {
-        match payload.map_err(|e| e.to_string())? {
+        match payload? {
             Payload::TypeSection(r) => {
                 for rec in r.into_iter_err_on_gc_types() {
-                    let f = rec.map_err(|e| e.to_string())?;
+                    let f = rec?;
                     types.push((f.params().to_vec(), f.results().to_vec()));
                 }
             }
             Payload::ImportSection(r) => {
                 for imp in r.into_imports() {
-                    if let wasmparser::TypeRef::Func(t) = imp.map_err(|e| e.to_string())?.ty {
+                    if let wasmparser::TypeRef::Func(t) = imp?.ty {
                         funcs.push(t);
                     }
                 }
             }
             Payload::FunctionSection(r) => {
                 for t in r {
-                    funcs.push(t.map_err(|e| e.to_string())?);
+                    funcs.push(t?);
                 }
             }
             Payload::ExportSection(r) => {
                 for e in r {
-                    let e = e.map_err(|e| e.to_string())?;
+                    let e = e?;
                     if e.kind == ExternalKind::Func {
                         let ty = funcs
                             .get(e.index as usize)

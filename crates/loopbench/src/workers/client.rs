@@ -248,7 +248,7 @@ impl Arm for WorkerArm {
         let iters = self
             .iters
             .resolve(shape.iters)
-            .map_err(|e| self.error(shape.name(), e))?;
+            .map_err(|e| self.error(shape.name(), e.to_string()))?;
         let request = Request::Prepare {
             shape: source_of(shape),
             params: WireParams::from(&shape.params),

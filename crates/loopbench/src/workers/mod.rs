@@ -251,7 +251,7 @@ impl ArmContext {
                 return Ok(Box::new(arm.with_iters(iters)));
             }
             if let Some(cpu) = self.pin {
-                crate::measure::affinity::pin_current_thread(cpu).map_err(Error::Usage)?;
+                crate::measure::affinity::pin_current_thread(cpu)?;
             }
             let arm = InProcessArm::new(spec, label).map_err(|e| Error::Usage(e.to_string()))?;
             return Ok(Box::new(

@@ -222,9 +222,9 @@ fn build_module(
                 "this worker's catalog has no shape `{name}` (stale worker?)"
             ))
         })?,
-        ShapeSource::Module { name, wasm } => {
-            Box::new(UserShape::from_wasm(name, wasm, None).map_err(Error::Usage)?)
-        }
+        ShapeSource::Module { name, wasm } => Box::new(
+            UserShape::from_wasm(name, wasm, None).map_err(|e| Error::Usage(e.to_string()))?,
+        ),
     };
     let mut module = ShapeModule::build(shape, params)?;
     let hash = super::protocol::fnv1a(&[&module.wasm]);
