@@ -175,7 +175,8 @@ pub trait Sink: Progress {
     }
 }
 
-pub fn null_label(baseline: &ArmSpec) -> String {
+/// The null control's label: the baseline's, marked.
+pub fn null_label(baseline: &str) -> String {
     format!("{baseline}#null")
 }
 
@@ -233,7 +234,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
     let base_label = specs[0].label.clone();
     specs.push(ArmPlan {
         spec: baseline.clone(),
-        label: format!("{base_label}#null"),
+        label: null_label(&base_label),
         role: Role::Null,
         iters: specs[0].iters,
     });
@@ -281,7 +282,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
             rounds,
             warmup: plan.warmup,
             baseline: baseline.to_string(),
-            null_arm: format!("{}#null", specs[0].label),
+            null_arm: null_label(&specs[0].label),
             bytes: plan.params.bytes,
             k: plan.params.k,
             iters_override: plan.params.iters,

@@ -287,7 +287,11 @@ pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Err
     effects.extend(s.effects.iter().copied());
     let mut arms: Vec<InProcessArm> = vec![
         calibration_arm(&s.engine, s.engine.to_string(), Iters::Shape)?,
-        calibration_arm(&s.engine, session::null_label(&s.engine), Iters::Shape)?,
+        calibration_arm(
+            &s.engine,
+            session::null_label(&s.engine.to_string()),
+            Iters::Shape,
+        )?,
     ];
     for e in &s.effects {
         arms.push(calibration_arm(

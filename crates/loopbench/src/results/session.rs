@@ -370,10 +370,7 @@ impl Layout {
             pairs: c.pairs,
             epochs: c.epochs,
             includes_layout: c.includes_layout,
-            interval: serde_json::to_value(c.method)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            interval: c.method.name().to_string(),
             epoch_median_pct: c.epoch_median_pct.clone(),
             between_epoch_sd_pct: c.between_epoch_sd_pct,
             layout_sd_pct: c.layout_sd_pct,

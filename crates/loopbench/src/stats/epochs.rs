@@ -159,6 +159,19 @@ pub enum IntervalKind {
     EpochBootstrap,
 }
 
+impl IntervalKind {
+    /// The name JSON records (the serde name).
+    pub fn name(self) -> &'static str {
+        match self {
+            IntervalKind::RoundsOnly => "rounds_only",
+            IntervalKind::StudentT => "student_t",
+            IntervalKind::HierarchicalBootstrap => "hierarchical_bootstrap",
+            IntervalKind::HierarchicalBootstrapPlain => "hierarchical_bootstrap_plain",
+            IntervalKind::EpochBootstrap => "epoch_bootstrap",
+        }
+    }
+}
+
 /// Options for [`epoch_change`].
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Options {
@@ -308,21 +321,22 @@ struct EpochSummary {
     robust_sd: f64,
 }
 
-fn summarise(ys: &[f64]) -> EpochSummary {
+/// `None` for an empty epoch (the callers leave those out first).
+fn summarise(ys: &[f64]) -> Option<EpochSummary> {
     let med = median(ys);
-    let iv = median_interval(ys, 0.95).expect("non-empty epoch");
+    let iv = median_interval(ys, 0.95)?;
     let half_width = (iv.hi - iv.lo) / 2.0;
     // Half-width / z at the interval's actual coverage. With very few rounds
     // the coverage can be low; clamp so z stays meaningful.
     let z = normal_quantile(0.5 + iv.confidence.clamp(0.5, 0.999_999) / 2.0);
     let se = if z > 0.0 { half_width / z } else { 0.0 };
     let dev: Vec<f64> = ys.iter().map(|y| (y - med).abs()).collect();
-    EpochSummary {
+    Some(EpochSummary {
         median: med,
         se,
         half_width,
         robust_sd: 1.4826 * median(&dev),
-    }
+    })
 }
 
 /// The change of a candidate against its baseline across epochs.
@@ -363,7 +377,7 @@ pub fn epoch_change_logs(logs: &[Vec<f64>], opts: &Options) -> Option<EpochChang
     if e == 0 {
         return None;
     }
-    let sums: Vec<EpochSummary> = logs.iter().map(|ys| summarise(ys)).collect();
+    let sums: Vec<EpochSummary> = logs.iter().filter_map(|ys| summarise(ys)).collect();
     let meds: Vec<f64> = sums.iter().map(|s| s.median).collect();
     let pairs = logs.iter().map(|ys| ys.len()).sum();
     let est = mean(&meds);
@@ -894,6 +908,20 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    /// The names the table prints are the names JSON records.
+    #[test]
+    fn interval_names_are_the_serde_names() {
+        for k in [
+            IntervalKind::RoundsOnly,
+            IntervalKind::StudentT,
+            IntervalKind::HierarchicalBootstrap,
+            IntervalKind::HierarchicalBootstrapPlain,
+            IntervalKind::EpochBootstrap,
+        ] {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+        }
+    }
+
     use super::*;
     use crate::stats::paired_change;
 
