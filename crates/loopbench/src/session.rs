@@ -626,17 +626,8 @@ fn summarise(run: &ShapeRun, specs: &[ArmPlan], arms: &[&dyn Arm], metric: Metri
         .iter()
         .filter(|r| r.role != Role::Baseline)
         .filter_map(|r| {
-            let stats::Compared { change: c, verdict } = compare(r, null_change.as_ref())?;
-            Some(Comparison {
-                arm: r.arm.clone(),
-                vs: baseline_label.clone(),
-                median_pct: c.median_pct,
-                ci_pct: c.ci_pct,
-                confidence: c.confidence,
-                ratio: c.ratio,
-                verdict,
-                layout: Layout::of(&c),
-            })
+            let c = compare(r, null_change.as_ref())?;
+            Some(Comparison::of(&r.arm, &baseline_label, &c))
         })
         .collect();
     let counter_arms: Vec<(&str, Role, &ArmCounters, &[RepRecord])> = results

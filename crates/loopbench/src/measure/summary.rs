@@ -10,8 +10,8 @@
 
 use super::{callgrind, perf, tsc, Reading};
 use crate::results::{
-    group_by_epoch, ArmCounters, CounterComparison, CounterSummary, Layout, MedianMin, NullControl,
-    RepRecord, Role, ShapeResult,
+    group_by_epoch, ArmCounters, Comparison, CounterComparison, CounterSummary, MedianMin,
+    NullControl, RepRecord, Role, ShapeResult,
 };
 use crate::stats;
 use std::collections::BTreeMap;
@@ -210,21 +210,10 @@ pub fn compare(
             if *role == Role::Baseline {
                 continue;
             }
-            if let Some(stats::Compared {
-                change: ch,
-                verdict,
-            }) = compare(c, reps, null.as_ref())
-            {
+            if let Some(c) = compare(c, reps, null.as_ref()) {
                 comparisons.push(CounterComparison {
                     counter: m.key.to_string(),
-                    arm: label.to_string(),
-                    vs: base_label.to_string(),
-                    median_pct: ch.median_pct,
-                    ci_pct: ch.ci_pct,
-                    confidence: ch.confidence,
-                    ratio: ch.ratio,
-                    verdict,
-                    layout: Layout::of(&ch),
+                    comparison: Comparison::of(label, base_label, &c),
                 });
             }
         }

@@ -99,7 +99,7 @@ pub struct ArmResult {
     pub counters: ArmCounters,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Comparison {
     pub arm: String,
     pub vs: String,
@@ -352,15 +352,33 @@ impl ArmCounters {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CounterComparison {
     pub counter: String,
-    pub arm: String,
-    pub vs: String,
-    pub median_pct: f64,
-    pub ci_pct: [f64; 2],
-    pub confidence: f64,
-    pub ratio: f64,
-    pub verdict: Verdict,
+    /// The same fields as a time comparison (flattened in JSON).
     #[serde(flatten)]
-    pub layout: Layout,
+    pub comparison: Comparison,
+}
+
+/// A counter comparison reads like the time comparison it extends.
+impl std::ops::Deref for CounterComparison {
+    type Target = Comparison;
+    fn deref(&self) -> &Comparison {
+        &self.comparison
+    }
+}
+
+impl Comparison {
+    /// `arm` against `vs`, from the one compare every command makes.
+    pub fn of(arm: &str, vs: &str, c: &crate::stats::Compared) -> Self {
+        Comparison {
+            arm: arm.to_string(),
+            vs: vs.to_string(),
+            median_pct: c.change.median_pct,
+            ci_pct: c.change.ci_pct,
+            confidence: c.change.confidence,
+            ratio: c.change.ratio,
+            verdict: c.verdict,
+            layout: Layout::of(&c.change),
+        }
+    }
 }
 
 impl Layout {
