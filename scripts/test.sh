@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# Sessions the tests run are recorded in a throw-away history database, not
+# the user's own.
+history_dir=$(mktemp -d)
+trap 'rm -rf "$history_dir"' EXIT
+export LOOPBENCH_DB="$history_dir/history.sqlite"
 # Release builds: the engines run shapes inside the tests, and the counting
 # property tests execute hundreds of generated modules.
 # The wasmtime feature is on so the shared-memory shapes are exercised too.

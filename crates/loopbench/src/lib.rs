@@ -20,6 +20,7 @@
 //! | prices per primitive | [`model`] |
 //! | the results model: owned, versioned, read back | [`results`] |
 //! | exporters (table, JSON) and the export manager | [`report`] |
+//! | history (SQLite, PostgreSQL), trends, the fleet's job queue | [`history`] |
 //!
 //! ```no_run
 //! use loopbench::{session, shapes, arm::ArmSpec, results::Document};
@@ -67,6 +68,7 @@ pub mod cli;
 pub mod count;
 pub mod engines;
 pub mod error;
+pub mod history;
 pub mod machine;
 pub mod measure;
 pub mod model;

@@ -3,13 +3,20 @@
 //! library's types, runs, and hands the result to the exporters. Nothing in
 //! the library imports from here.
 
+mod agent;
 mod app;
 mod calibrate;
 mod count;
+mod db;
+mod history;
+mod jobs;
+mod leaderboard;
 mod list;
 mod model;
 mod progress;
 mod run;
+mod submit;
+mod trend;
 mod worker;
 
 use crate::error::Error;
@@ -51,6 +58,31 @@ pub enum Command {
     ///
     /// Example: loopbench app run zlib --engines wasmi,tinywasm,wasm3
     App(app::AppArgs),
+    /// Sessions and series stored in the history database; `history import FILE` stores saved JSON.
+    ///
+    /// Example: loopbench history --shape load_stream --arm wasmi
+    History(history::HistoryArgs),
+    /// A series per machine, shape, arm and metric, its changes flagged
+    /// against the series' own recent changes.
+    ///
+    /// Example: loopbench trend --shape load_stream --arm wasmi
+    Trend(trend::TrendArgs),
+    /// The history database itself: `db init` creates or upgrades its schema.
+    Db(db::DbArgs),
+    /// Queue a `run` for machines of a fleet: one job per machine label.
+    ///
+    /// Example: loopbench submit --db postgres://host/bench --machines epyc-2c,arm-4c -- run --engines wasmi,tinywasm
+    Submit(submit::SubmitArgs),
+    /// Take and run the fleet's jobs for this machine's label, storing each session.
+    ///
+    /// Example: loopbench agent --db postgres://host/bench --label epyc-2c
+    Agent(agent::AgentArgs),
+    /// The fleet's jobs: queued, running (agent, last heartbeat), done, failed.
+    Jobs(jobs::JobsArgs),
+    /// Engines x shapes x machines from the history database, with intervals (HTML, Markdown).
+    ///
+    /// Example: loopbench leaderboard --db postgres://host/bench --html board.html --markdown board.md
+    Leaderboard(leaderboard::LeaderboardArgs),
     /// Serve an engine of this binary to a session (started by `run`).
     #[command(hide = true)]
     Worker(worker::WorkerArgs),
@@ -91,6 +123,21 @@ impl OutputArgs {
     }
 }
 
+/// Where the history database is, shared by every command that uses it.
+#[derive(Args, Debug, Default)]
+pub struct DbArg {
+    /// The history database: a SQLite file or a postgres:// URL (default:
+    /// $LOOPBENCH_DB, else history.sqlite in the user's data directory).
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<String>,
+}
+
+impl DbArg {
+    pub fn location(&self) -> Result<crate::history::Location, Error> {
+        crate::history::Location::resolve(self.db.as_deref())
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct ShapeParams {
     /// Working set in bytes (k/m/g suffixes; a power of two, at least 64k).
@@ -124,6 +171,13 @@ impl Cli {
             Command::Model(a) => a.execute(),
             Command::Calibrate(a) => a.execute(),
             Command::App(a) => a.execute(),
+            Command::History(a) => a.execute(),
+            Command::Trend(a) => a.execute(),
+            Command::Db(a) => a.execute(),
+            Command::Submit(a) => a.execute(),
+            Command::Agent(a) => a.execute(),
+            Command::Jobs(a) => a.execute(),
+            Command::Leaderboard(a) => a.execute(),
             Command::Worker(a) => a.execute(),
         }
     }

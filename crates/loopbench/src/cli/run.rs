@@ -60,6 +60,14 @@ pub struct RunArgs {
     /// Example: loopbench run --engines wasmi,tinywasm --shapes load_stream --bytes 64k --iters 10000 --rounds 2 --counters callgrind
     #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<CounterChoice>()))]
     pub counters: CounterChoice,
+    /// Do not record the session in the history database.
+    #[arg(long, conflicts_with = "save_baseline")]
+    pub no_history: bool,
+    /// Also name the recorded session as baseline NAME (then `@baseline:NAME`).
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    #[command(flatten)]
+    pub db: super::DbArg,
 }
 
 impl RunArgs {
@@ -144,6 +152,8 @@ impl RunArgs {
             }
         }
         let exports = self.output.exports()?;
+        // A bad --db fails before the session, not after it.
+        let history = (!self.no_history).then(|| self.db.location()).transpose()?;
         let quiet = self.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();
         let mut sink = TerminalSink::new(quiet, Some(&exports));
         let started = Instant::now();
@@ -168,7 +178,13 @@ impl RunArgs {
                 reasons.join("; ")
             ));
         }
-        exports.finish(&Document::Session(report))?;
+        let document = Document::Session(report);
+        exports.finish(&document)?;
+        if let (Some(location), Some(session)) = (&history, document.session()) {
+            if let Err(e) = self.record(location, session) {
+                errors.push(format!("history: {e}"));
+            }
+        }
         if self.phases {
             let breakdown = crate::phases::take(started.elapsed());
             let text = breakdown.render();
@@ -182,6 +198,31 @@ impl RunArgs {
             eprintln!("error: {e}");
         }
         Ok(errors.is_empty())
+    }
+}
+
+impl RunArgs {
+    /// Store a completed session in the history database and say where.
+    fn record(
+        &self,
+        location: &crate::history::Location,
+        session: &crate::results::Session,
+    ) -> Result<(), Error> {
+        use crate::history::sessions::{self, Origin, Provenance};
+        if !session.complete {
+            eprintln!("history: the session did not complete; not recorded");
+            return Ok(());
+        }
+        let mut db = location.open()?;
+        let id = sessions::record(db.as_mut(), session, &Provenance::of(Origin::Run))?;
+        match &self.save_baseline {
+            Some(name) => {
+                sessions::save_baseline(db.as_mut(), name, id)?;
+                eprintln!("history: session {id} recorded in {location} as baseline `{name}`");
+            }
+            None => eprintln!("history: session {id} recorded in {location}"),
+        }
+        Ok(())
     }
 }
 

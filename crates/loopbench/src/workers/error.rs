@@ -44,6 +44,8 @@ pub enum SpecError {
     },
     #[error("arm `{arm}`: empty path after `path:`")]
     EmptyPath { arm: String },
+    #[error("arm `{arm}`: after `git:` expected DIR#REV (a repository and a revision, e.g. ../wasmi#main), got `{got}`")]
+    GitRevision { arm: String, got: String },
     #[error("arm `{arm}`: missing engine name")]
     MissingEngine { arm: String },
     #[error("arm `{arm}`: unknown profile `{profile}` (valid: {valid})")]
@@ -105,6 +107,14 @@ pub enum WorkerError {
         dir: PathBuf,
         /// The packages there, comma-separated (or `none`).
         found: String,
+    },
+    /// `=git:DIR#REV`: git could not resolve the revision or check it out.
+    #[error("{engine}=git:{}#{rev}: {detail}", repo.display())]
+    Git {
+        engine: EngineKind,
+        repo: PathBuf,
+        rev: String,
+        detail: String,
     },
     /// An arm's build is refused (prefixes the reason with the arm).
     #[error("arm {arm}: {source}")]

@@ -27,6 +27,7 @@
 pub mod client;
 pub mod error;
 pub mod family;
+pub mod git;
 pub mod heap;
 pub mod project;
 pub mod protocol;
@@ -321,6 +322,11 @@ fn own_worker(spec: &ArmSpec) -> Result<project::Built, WorkerError> {
 pub fn describe(build: &BuildSpec, built: Option<&project::Built>) -> String {
     let mut parts = vec![match &build.source {
         Source::Path(p) => format!("path {}", p.display()),
+        Source::Git { repo, rev } => match git::resolve(crate::arm::EngineKind::Wasmi, repo, rev) {
+            // `commit` and the full id: the history reads it from here.
+            Ok(commit) => format!("git {}#{rev} commit {commit}", repo.display()),
+            Err(_) => format!("git {}#{rev}", repo.display()),
+        },
         Source::Registry(req) => format!("crates.io {req}"),
         Source::Default => "crates.io, this binary's version".to_string(),
     }];

@@ -156,6 +156,12 @@ pub fn locate(
             let (dir, v) = package_in(engine, p)?;
             (Dependency::Path(dir, v.clone()), v)
         }
+        Source::Git { repo, rev } => {
+            let commit = super::git::resolve(engine, repo, rev)?;
+            let tree = super::git::checkout(engine, repo, rev, &commit)?;
+            let (dir, v) = package_in(engine, &tree)?;
+            (Dependency::Path(dir, v.clone()), v)
+        }
     };
     Ok((dep, family::pick(engine, &version)?))
 }

@@ -30,6 +30,9 @@ pub enum Source {
     Registry(String),
     /// A local directory: the crate itself or a workspace that contains it.
     Path(PathBuf),
+    /// A revision of a local git repository (`=git:DIR#REV`), checked out
+    /// into a worktree under the cache, keyed by its commit id.
+    Git { repo: PathBuf, rev: String },
     /// The version this binary was compiled with.
     Default,
 }
@@ -76,6 +79,7 @@ impl fmt::Display for BuildSpec {
         match &self.source {
             Source::Registry(req) => write!(f, "@{req}")?,
             Source::Path(p) => write!(f, "=path:{}", p.display())?,
+            Source::Git { repo, rev } => write!(f, "=git:{}#{rev}", repo.display())?,
             Source::Default => {}
         }
         for feat in &self.features {
@@ -102,7 +106,7 @@ pub struct Parsed<'a> {
     pub options: Vec<String>,
 }
 
-const KEYS: [&str; 4] = ["path", "feature", "profile", "rustflags"];
+const KEYS: [&str; 5] = ["path", "git", "feature", "profile", "rustflags"];
 
 /// True when the arm string uses build syntax at all: in the part before
 /// the first `:` (so option values such as `mock:cost=12.5` are not builds).
@@ -130,6 +134,22 @@ pub fn parse(s: &str) -> Result<Parsed<'_>, SpecError> {
             source,
         })?;
         build.source = Source::Registry(req.to_string());
+        engine
+    } else if let Some((engine, git)) = head
+        .split_once('=')
+        .and_then(|(e, src)| Some((e, src.strip_prefix("git:")?)))
+    {
+        let (repo, rev) = git
+            .rsplit_once('#')
+            .filter(|(repo, rev)| !repo.is_empty() && !rev.is_empty())
+            .ok_or_else(|| SpecError::GitRevision {
+                arm: s.to_string(),
+                got: git.to_string(),
+            })?;
+        build.source = Source::Git {
+            repo: PathBuf::from(repo),
+            rev: rev.to_string(),
+        };
         engine
     } else if let Some((engine, src)) = head.split_once('=') {
         let dir = src
@@ -263,6 +283,19 @@ mod tests {
 
         let b = build("tinywasm=path:../tw+feature:simd-intrinsics+feature:std+profile:lto+ignore-rust-version");
         assert_eq!(b.source, Source::Path("../tw".into()));
+        let g = parse("wasmi=git:../wasmi#main:fuel").unwrap();
+        assert_eq!(
+            g.build.unwrap().source,
+            Source::Git {
+                repo: "../wasmi".into(),
+                rev: "main".into()
+            }
+        );
+        assert_eq!(g.options, ["fuel"]);
+        assert!(matches!(
+            parse("wasmi=git:../wasmi"),
+            Err(SpecError::GitRevision { .. })
+        ));
         assert_eq!(b.features, ["simd-intrinsics", "std"]);
         assert_eq!(b.profile, "lto");
         assert!(b.ignore_rust_version);

@@ -5,6 +5,8 @@ pub fn loopbench() -> (Command, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = Command::cargo_bin("loopbench").unwrap();
     cmd.current_dir(dir.path());
+    // Sessions are recorded beside the test, not in the user's history.
+    cmd.env("LOOPBENCH_DB", dir.path().join("history.sqlite"));
     (cmd, dir)
 }
 

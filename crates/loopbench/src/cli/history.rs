@@ -1,0 +1,174 @@
+//! `loopbench history`: the sessions and series stored on this machine (or
+//! in a fleet's database), and `history import FILE` for saved JSON.
+
+use super::DbArg;
+use crate::error::Error;
+use crate::history::sessions::{self, Origin, Provenance};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub command: Option<HistoryCommand>,
+    /// Only sessions and series of this shape.
+    #[arg(long)]
+    pub shape: Option<String>,
+    /// Only sessions and series of this arm (as written in the session, e.g. wasmi:fuel).
+    #[arg(long)]
+    pub arm: Option<String>,
+    /// Sessions listed at most (newest first).
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum HistoryCommand {
+    /// Store saved session files (JSON of any loopbench version; a model file's session too).
+    ///
+    /// Example: loopbench history import old-session.json --save-baseline before
+    Import(ImportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Name the (last) imported session as this baseline.
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    #[command(flatten)]
+    pub db: DbArg,
+}
+
+impl HistoryArgs {
+    pub fn execute(&self) -> Result<bool, Error> {
+        if let Some(HistoryCommand::Import(a)) = &self.command {
+            return a.execute();
+        }
+        let location = self.db.location()?;
+        let mut db = location.open()?;
+        let shape = self.shape.as_deref();
+        let arm = self.arm.as_deref();
+        let listed = sessions::list(db.as_mut(), shape, arm, self.limit)?;
+        crate::outln!("history database: {location}");
+        if listed.is_empty() {
+            crate::outln!("no sessions stored{}", filter_words(shape, arm));
+            return Ok(true);
+        }
+        crate::outln!("sessions{} (newest first):", filter_words(shape, arm));
+        crate::outln!(
+            "  {:>5}  {:<19}  {:<16}  {:<6}  {:<24}  arms",
+            "id",
+            "recorded (UTC)",
+            "machine",
+            "origin",
+            "shapes"
+        );
+        for s in &listed {
+            let mut notes = Vec::new();
+            if !s.complete {
+                notes.push("incomplete".to_string());
+            }
+            for b in &s.baselines {
+                notes.push(format!("baseline:{b}"));
+            }
+            let notes = if notes.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", notes.join(", "))
+            };
+            crate::outln!(
+                "  {:>5}  {:<19}  {:<16}  {:<6}  {:<24}  {}{}",
+                s.id,
+                s.recorded,
+                s.label.as_deref().unwrap_or(&s.hostname),
+                s.origin,
+                abbreviate(&s.shapes, 24),
+                s.arms.join(","),
+                notes
+            );
+        }
+        let series = sessions::series(db.as_mut(), shape, arm, None)?;
+        crate::outln!("series (machine, shape, arm, metric): points, last median ns/iter");
+        for (k, points) in &series {
+            if let Some(last) = points.last() {
+                crate::outln!(
+                    "  {} {} {} {}: {} points, last {:.3} (session {})",
+                    k.machine,
+                    k.shape,
+                    k.arm,
+                    k.metric,
+                    points.len(),
+                    last.median_ns,
+                    last.session_id
+                );
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn filter_words(shape: Option<&str>, arm: Option<&str>) -> String {
+    let mut w = String::new();
+    if let Some(s) = shape {
+        w.push_str(&format!(" with shape {s}"));
+    }
+    if let Some(a) = arm {
+        w.push_str(&format!(" with arm {a}"));
+    }
+    w
+}
+
+fn abbreviate(items: &[String], width: usize) -> String {
+    let all = items.join(",");
+    if all.chars().count() <= width {
+        return all;
+    }
+    format!("{} shapes", items.len())
+}
+
+impl ImportArgs {
+    pub fn execute(&self) -> Result<bool, Error> {
+        let location = self.db.location()?;
+        // Read every file first: a bad one stores nothing.
+        let mut docs = Vec::new();
+        for f in &self.files {
+            let doc = crate::results::read(f)?;
+            let session = doc.session().cloned().ok_or_else(|| {
+                Error::Usage(format!(
+                    "{}: holds no session (a counts or calibration file); nothing to store",
+                    f.display()
+                ))
+            })?;
+            docs.push((f, session));
+        }
+        let mut db = location.open()?;
+        let mut last = None;
+        for (f, session) in &docs {
+            // The file's time stands for the session's: sessions do not
+            // carry a date of their own.
+            let mtime = std::fs::metadata(f)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs_f64());
+            let provenance = Provenance {
+                recorded_at: mtime,
+                ..Provenance::of(Origin::Import)
+            };
+            let id = sessions::record(db.as_mut(), session, &provenance)?;
+            crate::outln!("{}: stored as session {id} in {location}", f.display());
+            last = Some(id);
+        }
+        if let (Some(name), Some(id)) = (&self.save_baseline, last) {
+            sessions::save_baseline(db.as_mut(), name, id)?;
+            crate::outln!("session {id} is baseline `{name}` (@baseline:{name})");
+        }
+        Ok(true)
+    }
+}

@@ -1,0 +1,76 @@
+//! `loopbench jobs`: the fleet's queue: queued, running (which agent, how
+//! old its heartbeat), done and failed; `--events` for the timeline.
+
+use super::DbArg;
+use crate::error::Error;
+use crate::history::queue;
+use clap::Args;
+
+#[derive(Args, Debug)]
+pub struct JobsArgs {
+    #[command(flatten)]
+    pub db: DbArg,
+    /// Also print every job's events in order (submitted, claimed, re-queued, done...).
+    #[arg(long)]
+    pub events: bool,
+}
+
+impl JobsArgs {
+    pub fn execute(&self) -> Result<bool, Error> {
+        let location = self.db.location()?;
+        let mut db = location.open()?;
+        let jobs = queue::list(db.as_mut())?;
+        let count = |s: &str| jobs.iter().filter(|j| j.state == s).count();
+        crate::outln!(
+            "{location}: {} queued, {} running, {} done, {} failed",
+            count("queued"),
+            count("running"),
+            count("done"),
+            count("failed")
+        );
+        for j in &jobs {
+            let detail = match j.state.as_str() {
+                "running" => format!(
+                    "by {}, heartbeat {:.1} s ago",
+                    j.agent.as_deref().unwrap_or("?"),
+                    j.heartbeat_age.unwrap_or(f64::NAN)
+                ),
+                "done" => format!(
+                    "by {}, session {}",
+                    j.agent.as_deref().unwrap_or("?"),
+                    j.session_id.map(|s| s.to_string()).unwrap_or_default()
+                ),
+                "failed" => format!(
+                    "by {}: {}",
+                    j.agent.as_deref().unwrap_or("?"),
+                    j.error.as_deref().unwrap_or("")
+                ),
+                _ => String::new(),
+            };
+            let args: Vec<String> = serde_json::from_str(&j.args).unwrap_or_default();
+            crate::outln!(
+                "  job {:>4}  {:<12} {:<8} attempts {}  submitted {}  {}\n            loopbench {}",
+                j.id,
+                j.label,
+                j.state,
+                j.attempts,
+                j.submitted,
+                detail,
+                args.join(" ")
+            );
+        }
+        if self.events {
+            crate::outln!("events (seconds from the first):");
+            for e in queue::events(db.as_mut())? {
+                crate::outln!(
+                    "  {:>8.2}  job {:>4}  {:<28} {}",
+                    e.at,
+                    e.job_id,
+                    e.agent.as_deref().unwrap_or("-"),
+                    e.event
+                );
+            }
+        }
+        Ok(true)
+    }
+}

@@ -1,0 +1,172 @@
+//! The leaderboard: for every machine and shape, each arm's latest stored
+//! result (ns per iteration, and its change against that session's
+//! baseline with the interval and verdict), fastest first.
+
+use super::store::{Sql, StoreError};
+
+/// One cell of the board: an arm on a shape on a machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub machine: String,
+    pub shape: String,
+    pub arm: String,
+    pub version: String,
+    pub commit: Option<String>,
+    pub median_ns: f64,
+    pub min_ns: Option<f64>,
+    /// Against `vs` in the same session: median change, interval, verdict.
+    pub vs: Option<String>,
+    pub change_pct: Option<f64>,
+    pub ci_pct: Option<[f64; 2]>,
+    pub verdict: Option<String>,
+    pub epochs: Option<i64>,
+    pub session_id: i64,
+    pub recorded: String,
+}
+
+/// The latest result of every (machine, shape, arm), by machine, shape and
+/// speed.
+pub fn entries(db: &mut dyn Sql) -> Result<Vec<Entry>, StoreError> {
+    let d = db.dialect();
+    let rows = db.query(
+        &d.sql(&format!(
+            "SELECT COALESCE(s.label, m.hostname || ' (' || m.cpu || ')') AS machine, h.name, a.label, a.version, a.commit_id,
+                    x.median_ns, x.min_ns, x.vs_arm, x.change_pct, x.ci_low_pct, x.ci_high_pct,
+                    x.verdict, x.epochs, s.id, {}
+             FROM summaries x
+             JOIN sessions s ON s.id = x.session_id
+             JOIN machines m ON m.id = s.machine_id
+             JOIN shapes h ON h.id = x.shape_id
+             JOIN arms a ON a.id = x.arm_id
+             WHERE x.median_ns IS NOT NULL AND x.role <> 'null'
+               AND s.id = (SELECT max(s2.id) FROM summaries x2
+                           JOIN sessions s2 ON s2.id = x2.session_id
+                           JOIN machines m2 ON m2.id = s2.machine_id
+                           JOIN arms a2 ON a2.id = x2.arm_id
+                           WHERE x2.shape_id = x.shape_id AND a2.label = a.label
+                             AND COALESCE(s2.label, m2.hostname || ' (' || m2.cpu || ')') = COALESCE(s.label, m.hostname || ' (' || m.cpu || ')')
+                             AND x2.median_ns IS NOT NULL)
+             ORDER BY 1, 2, x.median_ns",
+            d.datetime("s.recorded_at")
+        )),
+        &[],
+    )?;
+    rows.iter()
+        .map(|r| {
+            let lo = r.opt_real(9)?;
+            let hi = r.opt_real(10)?;
+            Ok(Entry {
+                machine: r.text(0)?,
+                shape: r.text(1)?,
+                arm: r.text(2)?,
+                version: r.text(3)?,
+                commit: r.opt_text(4)?,
+                median_ns: r.real(5)?,
+                min_ns: r.opt_real(6)?,
+                vs: r.opt_text(7)?,
+                change_pct: r.opt_real(8)?,
+                ci_pct: lo.zip(hi).map(|(l, h)| [l, h]),
+                verdict: r.opt_text(11)?,
+                epochs: r.opt_int(12)?,
+                session_id: r.int(13)?,
+                recorded: r.text(14)?,
+            })
+        })
+        .collect()
+}
+
+fn change(e: &Entry) -> String {
+    match (&e.vs, e.change_pct, e.ci_pct) {
+        (Some(vs), Some(c), Some([lo, hi])) => {
+            format!("{c:+.2}% [{lo:+.2}, {hi:+.2}] vs {vs}")
+        }
+        _ => "baseline".to_string(),
+    }
+}
+
+fn build(e: &Entry) -> String {
+    match &e.commit {
+        Some(c) => format!("{} @{}", e.version, &c[..c.len().min(12)]),
+        None => e.version.clone(),
+    }
+}
+
+const HEADER: [&str; 9] = [
+    "machine",
+    "shape",
+    "arm",
+    "build",
+    "ns/iter (median)",
+    "ns/iter (min)",
+    "change (95% interval)",
+    "verdict",
+    "session",
+];
+
+fn cells(e: &Entry) -> [String; 9] {
+    [
+        e.machine.clone(),
+        e.shape.clone(),
+        e.arm.clone(),
+        build(e),
+        format!("{:.3}", e.median_ns),
+        e.min_ns.map(|m| format!("{m:.3}")).unwrap_or_default(),
+        change(e),
+        e.verdict.clone().unwrap_or_default(),
+        format!("{} ({})", e.session_id, e.recorded),
+    ]
+}
+
+/// The board as a Markdown table.
+pub fn markdown(entries: &[Entry]) -> String {
+    let esc = |s: &str| s.replace('|', "\\|");
+    let mut out = String::from("# loopbench leaderboard\n\n");
+    out.push_str(
+        "Each arm's latest session per machine and shape; the change is against that \
+         session's baseline, with its interval across epochs.\n\n",
+    );
+    out.push_str(&format!("| {} |\n", HEADER.join(" | ")));
+    out.push_str(&format!("|{}\n", "---|".repeat(HEADER.len())));
+    for e in entries {
+        let row: Vec<String> = cells(e).iter().map(|c| esc(c)).collect();
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+    out
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The board as a self-contained HTML page (one table).
+pub fn html(entries: &[Entry]) -> String {
+    let mut out = String::from(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>loopbench leaderboard</title>\n\
+         <style>body{font-family:sans-serif}table{border-collapse:collapse}\
+         td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}\
+         td.n{text-align:right;font-variant-numeric:tabular-nums}</style></head><body>\n\
+         <h1>loopbench leaderboard</h1>\n<p>Each arm's latest session per machine and shape; \
+         the change is against that session's baseline, with its interval across epochs.</p>\n<table>\n<tr>",
+    );
+    for h in HEADER {
+        out.push_str(&format!("<th>{}</th>", html_escape(h)));
+    }
+    out.push_str("</tr>\n");
+    for e in entries {
+        out.push_str("<tr>");
+        for (i, c) in cells(e).iter().enumerate() {
+            let class = if (4..=5).contains(&i) {
+                " class=\"n\""
+            } else {
+                ""
+            };
+            out.push_str(&format!("<td{class}>{}</td>", html_escape(c)));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n</body></html>\n");
+    out
+}

@@ -1,0 +1,110 @@
+//! History: every session stored, on one machine (SQLite, the default) or
+//! for a fleet (PostgreSQL), with the fleet's job queue.
+//!
+//! | concern | file |
+//! |---|---|
+//! | the SQL trait, the schema and its migrations | [`store`] |
+//! | the two backends | [`sqlite`], [`postgres`] |
+//! | sessions: record, list, series, baselines, load back | [`sessions`] |
+//! | the job queue (`FOR UPDATE SKIP LOCKED`, heartbeats) | [`queue`] |
+//! | the agent that runs jobs | [`agent`] |
+//! | changes in a series judged against its own history | [`trend`] |
+//! | engines x shapes x machines | [`leaderboard`] |
+//!
+//! Where the database is: `--db PATH|postgres://...`, else the environment
+//! variable `LOOPBENCH_DB`, else `history.sqlite` in the user's data
+//! directory (e.g. `~/.local/share/loopbench/`).
+
+pub mod agent;
+pub mod leaderboard;
+pub mod postgres;
+pub mod queue;
+pub mod sessions;
+pub mod sqlite;
+pub mod store;
+pub mod trend;
+
+use crate::error::Error;
+use std::fmt;
+use std::path::PathBuf;
+use store::{Sql, StoreError};
+
+/// The environment variable naming the database when `--db` is not given.
+pub const ENV: &str = "LOOPBENCH_DB";
+
+/// Where the history database is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl Location {
+    /// `--db` if given, else `$LOOPBENCH_DB`, else the default file.
+    pub fn resolve(arg: Option<&str>) -> Result<Self, Error> {
+        let env = std::env::var(ENV).ok().filter(|s| !s.is_empty());
+        match arg.map(str::to_string).or(env) {
+            Some(s) => Ok(Location::parse(&s)),
+            None => {
+                let dir = dirs::data_dir().ok_or_else(|| {
+                    Error::Usage(format!(
+                        "no data directory for the history database; name one with --db PATH or {ENV}"
+                    ))
+                })?;
+                Ok(Location::Sqlite(
+                    dir.join("loopbench").join("history.sqlite"),
+                ))
+            }
+        }
+    }
+
+    /// A `postgres://` or `postgresql://` URL, or a file path.
+    pub fn parse(s: &str) -> Self {
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            Location::Postgres(s.to_string())
+        } else {
+            Location::Sqlite(PathBuf::from(s))
+        }
+    }
+
+    /// Connect, and bring the schema up to date.
+    pub fn open(&self) -> Result<Box<dyn Sql>, StoreError> {
+        let mut db = self.connect()?;
+        store::migrate(db.as_mut())?;
+        Ok(db)
+    }
+
+    /// Connect without touching the schema.
+    pub fn connect(&self) -> Result<Box<dyn Sql>, StoreError> {
+        Ok(match self {
+            Location::Sqlite(p) => Box::new(sqlite::Sqlite::open(p)?),
+            Location::Postgres(url) => Box::new(postgres::Postgres::connect(url)?),
+        })
+    }
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Sqlite(p) => write!(f, "{}", p.display()),
+            Location::Postgres(url) => f.write_str(&postgres::redact(url)),
+        }
+    }
+}
+
+/// A stored session named on the command line (`@last`, `@baseline:NAME`,
+/// `@ID`), loaded back into the results model; `None` if `reference` does
+/// not start with `@` (it is then a file).
+pub fn load_reference(
+    reference: &str,
+    db: Option<&str>,
+) -> Result<Option<crate::results::Session>, Error> {
+    if !reference.starts_with('@') {
+        return Ok(None);
+    }
+    let location = Location::resolve(db)?;
+    let mut conn = location.open()?;
+    let id = sessions::resolve(conn.as_mut(), reference)
+        .map_err(|e| Error::Usage(format!("{e} (history database {location})")))?;
+    Ok(Some(sessions::load(conn.as_mut(), id)?))
+}

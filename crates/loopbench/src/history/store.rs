@@ -1,0 +1,360 @@
+//! The store: one small SQL trait that SQLite and PostgreSQL both implement
+//! ([`Sql`]), the schema as numbered migrations, and every history
+//! operation written once against that trait.
+//!
+//! Why a low-level trait rather than one method per query per backend (as
+//! rustc-perf does): loopbench's queries are few and plain, so writing them
+//! once keeps the two backends from drifting apart. The dialects differ only
+//! in a few words, substituted by [`Dialect::sql`]: the id column, the clock
+//! (`{now}`: the database's clock, so a fleet's machines never compare their
+//! own clocks) and the parameter marks. Integers are BIGINT and reals
+//! DOUBLE PRECISION on both, so one [`Value`] type fits every column.
+
+use crate::error::Error;
+use thiserror::Error as ThisError;
+
+/// What the store fails with.
+#[derive(Debug, ThisError)]
+pub enum StoreError {
+    #[error("cannot open the history database {location}: {detail}")]
+    Open { location: String, detail: String },
+    #[error("history database: {0}")]
+    Query(String),
+    #[error("history database: column {column}: expected {expected}")]
+    Column {
+        column: usize,
+        expected: &'static str,
+    },
+    #[error("history database is at schema version {found}, newer than this loopbench knows ({known}); upgrade loopbench")]
+    TooNew { found: i64, known: i64 },
+}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Self {
+        Error::Usage(e.to_string())
+    }
+}
+
+/// The two SQL dialects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    /// `text` with the dialect's words in place of `{id}` (an auto-numbered
+    /// primary key), `{now}` (seconds since the epoch, fractional, from the
+    /// database's clock) and `$N` parameter marks (SQLite numbers them `?N`).
+    pub fn sql(self, text: &str) -> String {
+        match self {
+            Dialect::Sqlite => text
+                .replace("{id}", "INTEGER PRIMARY KEY AUTOINCREMENT")
+                .replace("{now}", "((julianday('now') - 2440587.5) * 86400.0)")
+                .replace('$', "?"),
+            Dialect::Postgres => text
+                .replace("{id}", "BIGSERIAL PRIMARY KEY")
+                .replace("{now}", "(extract(epoch from clock_timestamp())::float8)"),
+        }
+    }
+
+    /// `column` (seconds since the epoch) as `YYYY-MM-DD HH:MM:SS` UTC.
+    pub fn datetime(self, column: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("datetime({column}, 'unixepoch')"),
+            Dialect::Postgres => format!(
+                "to_char(to_timestamp({column}) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+            ),
+        }
+    }
+}
+
+/// One SQL value: every column is one of these.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+}
+
+impl From<i64> for Value {
+    fn from(v: i64) -> Self {
+        Value::Int(v)
+    }
+}
+impl From<f64> for Value {
+    fn from(v: f64) -> Self {
+        Value::Real(v)
+    }
+}
+impl From<&str> for Value {
+    fn from(v: &str) -> Self {
+        Value::Text(v.to_string())
+    }
+}
+impl From<String> for Value {
+    fn from(v: String) -> Self {
+        Value::Text(v)
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+
+/// A result row.
+pub struct Row(pub Vec<Value>);
+
+impl Row {
+    pub fn int(&self, i: usize) -> Result<i64, StoreError> {
+        match self.0.get(i) {
+            Some(Value::Int(v)) => Ok(*v),
+            _ => Err(StoreError::Column {
+                column: i,
+                expected: "an integer",
+            }),
+        }
+    }
+    pub fn opt_int(&self, i: usize) -> Result<Option<i64>, StoreError> {
+        match self.0.get(i) {
+            Some(Value::Null) => Ok(None),
+            _ => self.int(i).map(Some),
+        }
+    }
+    pub fn real(&self, i: usize) -> Result<f64, StoreError> {
+        match self.0.get(i) {
+            Some(Value::Real(v)) => Ok(*v),
+            Some(Value::Int(v)) => Ok(*v as f64),
+            _ => Err(StoreError::Column {
+                column: i,
+                expected: "a number",
+            }),
+        }
+    }
+    pub fn opt_real(&self, i: usize) -> Result<Option<f64>, StoreError> {
+        match self.0.get(i) {
+            Some(Value::Null) => Ok(None),
+            _ => self.real(i).map(Some),
+        }
+    }
+    pub fn text(&self, i: usize) -> Result<String, StoreError> {
+        match self.0.get(i) {
+            Some(Value::Text(v)) => Ok(v.clone()),
+            _ => Err(StoreError::Column {
+                column: i,
+                expected: "text",
+            }),
+        }
+    }
+    pub fn opt_text(&self, i: usize) -> Result<Option<String>, StoreError> {
+        match self.0.get(i) {
+            Some(Value::Null) => Ok(None),
+            _ => self.text(i).map(Some),
+        }
+    }
+}
+
+/// The little SQL both backends speak. Statements are written once with
+/// `$N` marks and the `{...}` words of [`Dialect::sql`].
+pub trait Sql: Send {
+    fn dialect(&self) -> Dialect;
+    /// Statements without parameters or results (schema, BEGIN/COMMIT).
+    fn batch(&mut self, sql: &str) -> Result<(), StoreError>;
+    /// One statement; the number of rows it changed.
+    fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, StoreError>;
+    /// One statement's rows.
+    fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, StoreError>;
+}
+
+/// Run `f` in one transaction: committed if it returns `Ok`, rolled back
+/// otherwise.
+pub fn transaction<T>(
+    db: &mut dyn Sql,
+    f: impl FnOnce(&mut dyn Sql) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    db.batch("BEGIN")?;
+    match f(db) {
+        Ok(v) => {
+            db.batch("COMMIT")?;
+            Ok(v)
+        }
+        Err(e) => {
+            // The error that matters is the first one.
+            let _ = db.batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// The schema, one migration per version, applied in order and recorded in
+/// `schema_migrations`. Never edit a released migration: add the next one.
+///
+/// Parameters live in narrow tables keyed by id (machines, shapes, arms,
+/// sessions), numbers in the summary and rep tables, as in rustc-perf's
+/// schema. A session row also keeps the document as it was saved
+/// (`document`), so that a stored session loads back exactly, every field
+/// of every schema version, for `compare @last` and friends; queries never
+/// read it.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: sessions, machines, arms, shapes, summaries, reps, baselines.
+    "CREATE TABLE machines (
+        id {id},
+        fingerprint TEXT NOT NULL UNIQUE,
+        hostname TEXT NOT NULL,
+        cpu TEXT NOT NULL,
+        cores BIGINT NOT NULL,
+        arch TEXT NOT NULL,
+        os TEXT NOT NULL,
+        machine_json TEXT NOT NULL
+    );
+    CREATE TABLE sessions (
+        id {id},
+        machine_id BIGINT NOT NULL REFERENCES machines(id),
+        recorded_at DOUBLE PRECISION NOT NULL,
+        origin TEXT NOT NULL,
+        label TEXT,
+        job_id BIGINT,
+        schema_name TEXT NOT NULL,
+        complete BIGINT NOT NULL,
+        metric TEXT NOT NULL,
+        baseline_arm TEXT NOT NULL,
+        null_arm TEXT NOT NULL,
+        build_profile TEXT NOT NULL,
+        wall_seconds DOUBLE PRECISION NOT NULL,
+        errors BIGINT NOT NULL,
+        document TEXT NOT NULL
+    );
+    CREATE TABLE arms (
+        id {id},
+        session_id BIGINT NOT NULL REFERENCES sessions(id),
+        label TEXT NOT NULL,
+        engine TEXT NOT NULL,
+        options TEXT NOT NULL,
+        version TEXT NOT NULL,
+        source TEXT NOT NULL,
+        commit_id TEXT,
+        UNIQUE (session_id, label)
+    );
+    CREATE TABLE shapes (
+        id {id},
+        name TEXT NOT NULL UNIQUE,
+        prices TEXT NOT NULL
+    );
+    CREATE TABLE summaries (
+        id {id},
+        session_id BIGINT NOT NULL REFERENCES sessions(id),
+        shape_id BIGINT NOT NULL REFERENCES shapes(id),
+        arm_id BIGINT NOT NULL REFERENCES arms(id),
+        role TEXT NOT NULL,
+        iters BIGINT NOT NULL,
+        verified_reps BIGINT NOT NULL,
+        median_ns DOUBLE PRECISION,
+        min_ns DOUBLE PRECISION,
+        ns_per_op DOUBLE PRECISION,
+        vs_arm TEXT,
+        change_pct DOUBLE PRECISION,
+        ci_low_pct DOUBLE PRECISION,
+        ci_high_pct DOUBLE PRECISION,
+        verdict TEXT,
+        epochs BIGINT,
+        skipped TEXT,
+        error TEXT
+    );
+    CREATE INDEX summaries_by_shape ON summaries (shape_id, arm_id);
+    CREATE TABLE reps (
+        summary_id BIGINT NOT NULL REFERENCES summaries(id),
+        epoch BIGINT NOT NULL,
+        round BIGINT NOT NULL,
+        slot BIGINT NOT NULL,
+        iters BIGINT NOT NULL,
+        ns DOUBLE PRECISION NOT NULL,
+        cpu_ns DOUBLE PRECISION,
+        involuntary_switches BIGINT
+    );
+    CREATE INDEX reps_by_summary ON reps (summary_id);
+    CREATE TABLE baselines (
+        name TEXT PRIMARY KEY,
+        session_id BIGINT NOT NULL REFERENCES sessions(id)
+    );",
+    // 2: the job queue of a fleet, and what happened to each job.
+    "CREATE TABLE jobs (
+        id {id},
+        label TEXT NOT NULL,
+        args TEXT NOT NULL,
+        loopbench_version TEXT NOT NULL,
+        state TEXT NOT NULL,
+        agent TEXT,
+        attempts BIGINT NOT NULL,
+        submitted_at DOUBLE PRECISION NOT NULL,
+        started_at DOUBLE PRECISION,
+        heartbeat_at DOUBLE PRECISION,
+        finished_at DOUBLE PRECISION,
+        session_id BIGINT REFERENCES sessions(id),
+        error TEXT
+    );
+    CREATE INDEX jobs_by_state ON jobs (label, state, id);
+    CREATE TABLE job_events (
+        id {id},
+        job_id BIGINT NOT NULL REFERENCES jobs(id),
+        at DOUBLE PRECISION NOT NULL,
+        agent TEXT,
+        event TEXT NOT NULL
+    );",
+];
+
+/// Bring the schema up to date; the versions applied now.
+pub fn migrate(db: &mut dyn Sql) -> Result<Vec<i64>, StoreError> {
+    let d = db.dialect();
+    db.batch(&d.sql(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+            version BIGINT PRIMARY KEY,
+            applied_at DOUBLE PRECISION NOT NULL
+        )",
+    ))?;
+    let known = MIGRATIONS.len() as i64;
+    let mut applied = Vec::new();
+    for (i, m) in MIGRATIONS.iter().enumerate() {
+        let version = i as i64 + 1;
+        let done = transaction(db, |db| {
+            if d == Dialect::Postgres {
+                // Two processes migrating at once: the second waits here.
+                db.batch("LOCK TABLE schema_migrations IN EXCLUSIVE MODE")?;
+            }
+            let have = db.query("SELECT max(version) FROM schema_migrations", &[])?;
+            let current = have.first().map(|r| r.opt_int(0)).transpose()?.flatten();
+            let current = current.unwrap_or(0);
+            if current > known {
+                return Err(StoreError::TooNew {
+                    found: current,
+                    known,
+                });
+            }
+            if current >= version {
+                return Ok(false);
+            }
+            db.batch(&d.sql(m))?;
+            db.execute(
+                &d.sql("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, {now})"),
+                &[Value::Int(version)],
+            )?;
+            Ok(true)
+        })?;
+        if done {
+            applied.push(version);
+        }
+    }
+    Ok(applied)
+}
+
+/// The schema version of the database (0: empty).
+pub fn version(db: &mut dyn Sql) -> Result<i64, StoreError> {
+    let rows = db.query("SELECT max(version) FROM schema_migrations", &[])?;
+    Ok(rows
+        .first()
+        .map(|r| r.opt_int(0))
+        .transpose()?
+        .flatten()
+        .unwrap_or(0))
+}

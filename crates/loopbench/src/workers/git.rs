@@ -1,0 +1,112 @@
+//! Revisions as arms: `ENGINE=git:DIR#REV` resolves REV in the local
+//! repository DIR to a commit id and checks that commit out into a
+//! detached worktree under the worker cache, keyed by the commit id (so a
+//! branch that moves gets a new worktree, and a commit already checked out
+//! is reused). The worktree is then built like a `path:` arm; the commit id
+//! is stated with the arm's version, so results and history record it.
+
+use super::project::workers_root;
+use super::WorkerError;
+use crate::arm::EngineKind;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn git(
+    engine: EngineKind,
+    repo: &Path,
+    rev: &str,
+    args: &[&std::ffi::OsStr],
+) -> Result<String, WorkerError> {
+    let fail = |detail: String| WorkerError::Git {
+        engine,
+        repo: repo.to_path_buf(),
+        rev: rev.to_string(),
+        detail,
+    };
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .output()
+        .map_err(|e| fail(format!("cannot run git: {e}")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let line = err
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("failed");
+        return Err(fail(line.trim().to_string()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The full commit id `rev` names in `repo`.
+pub fn resolve(engine: EngineKind, repo: &Path, rev: &str) -> Result<String, WorkerError> {
+    if !repo.is_dir() {
+        return Err(WorkerError::Git {
+            engine,
+            repo: repo.to_path_buf(),
+            rev: rev.to_string(),
+            detail: "no such directory".into(),
+        });
+    }
+    let spec = format!("{rev}^{{commit}}");
+    git(
+        engine,
+        repo,
+        rev,
+        &[
+            "rev-parse".as_ref(),
+            "--verify".as_ref(),
+            "--quiet".as_ref(),
+            spec.as_ref(),
+        ],
+    )
+    .map_err(|_| WorkerError::Git {
+        engine,
+        repo: repo.to_path_buf(),
+        rev: rev.to_string(),
+        detail: "no such revision in this repository".into(),
+    })
+}
+
+/// Where `commit`'s worktree lives.
+pub fn worktree_dir(commit: &str) -> PathBuf {
+    workers_root().join("git").join(commit)
+}
+
+/// A worktree of `repo` at `commit` (created once, then reused).
+pub fn checkout(
+    engine: EngineKind,
+    repo: &Path,
+    rev: &str,
+    commit: &str,
+) -> Result<PathBuf, WorkerError> {
+    let dir = worktree_dir(commit);
+    // A worktree has a `.git` file; one that is there is at this commit
+    // (it is detached and named by it).
+    if dir.join(".git").exists() {
+        return Ok(dir);
+    }
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| WorkerError::io(parent, e))?;
+    }
+    // A directory left by an interrupted checkout: git refuses to reuse it.
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| WorkerError::io(&dir, e))?;
+    }
+    git(
+        engine,
+        repo,
+        rev,
+        &[
+            "worktree".as_ref(),
+            "add".as_ref(),
+            "--detach".as_ref(),
+            "--quiet".as_ref(),
+            dir.as_os_str(),
+            commit.as_ref(),
+        ],
+    )?;
+    Ok(dir)
+}

@@ -1,0 +1,12 @@
+//! History, trends and the fleet, on real databases: SQLite files and a
+//! private PostgreSQL server per test.
+
+/// Agents on PostgreSQL: six jobs on two agents; an agent killed mid-job.
+mod fleet;
+/// A private PostgreSQL server.
+mod pg;
+/// The same store tests on SQLite and on PostgreSQL.
+mod store;
+/// Trend: an injected step change is flagged, a flat series is not.
+mod trend;
+mod util;

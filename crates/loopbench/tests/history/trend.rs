@@ -1,0 +1,82 @@
+use super::pg::PgServer;
+use super::util::{fixture, loopbench};
+use loopbench::history::sessions::{self, Origin, Provenance};
+use loopbench::history::Location;
+use loopbench::results::Session;
+
+/// Twelve sessions built from one real session (schema 1 fixture): the
+/// baseline's add_chain medians get a small deterministic wobble
+/// (+-0.3%), and from the ninth session on `stepped` also a +10% step;
+/// every other shape only the wobble.
+fn record_series(url: &str) {
+    let base: Session = loopbench::results::read(&fixture("schema1/session.json"))
+        .unwrap()
+        .session()
+        .unwrap()
+        .clone();
+    let mut db = Location::parse(url).open().unwrap();
+    for i in 0..12 {
+        let mut s = base.clone();
+        let wobble = 1.0 + 0.003 * [0.0, 1.0, -1.0, 0.5, -0.5][i % 5];
+        for r in &mut s.results {
+            let step = if r.shape == "add_chain" && i >= 8 {
+                1.10
+            } else {
+                1.0
+            };
+            for a in &mut r.arms {
+                if let Some(m) = &mut a.ns_per_iter {
+                    m.median *= wobble * step;
+                }
+            }
+        }
+        sessions::record(db.as_mut(), &s, &Provenance::of(Origin::Import)).unwrap();
+    }
+}
+
+fn trend(url: &str, shape: &str) -> String {
+    let out = loopbench(url)
+        .args(["trend", "--shape", shape, "--arm", "wasmi"])
+        .assert()
+        .success();
+    String::from_utf8_lossy(&out.get_output().stdout).to_string()
+}
+
+fn trend_tests(url: &str) {
+    record_series(url);
+    let stepped = trend(url, "add_chain");
+    println!("{stepped}");
+    assert!(
+        stepped.starts_with("rule: a change is flagged when"),
+        "{stepped}"
+    );
+    let flagged: Vec<&str> = stepped.lines().filter(|l| l.contains("<<")).collect();
+    assert_eq!(flagged.len(), 1, "{stepped}");
+    assert!(flagged[0].trim_start().starts_with("9 "), "{stepped}");
+    assert!(flagged[0].contains("slower (regression)"), "{stepped}");
+    assert!(stepped.contains("1 flagged change(s)"), "{stepped}");
+    let flat = trend(url, "load_stream");
+    assert!(!flat.contains("<<"), "{flat}");
+    assert!(flat.contains("12 sessions"), "{flat}");
+    assert!(flat.contains("0 flagged change(s)"), "{flat}");
+    // Nothing stored for a shape: one line, non-zero.
+    loopbench(url)
+        .args(["trend", "--shape", "nope", "--arm", "wasmi"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::starts_with(
+            "error: no stored results of shape nope",
+        ));
+}
+
+#[test]
+fn trend_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    trend_tests(dir.path().join("h.sqlite").to_str().unwrap());
+}
+
+#[test]
+fn trend_on_postgres() {
+    let server = PgServer::start();
+    trend_tests(&server.url);
+}

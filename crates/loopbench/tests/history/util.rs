@@ -1,0 +1,38 @@
+use assert_cmd::Command;
+use loopbench::history::store::Sql;
+use std::path::PathBuf;
+
+/// The binary, with the history database `db` (also as LOOPBENCH_DB, so
+/// nothing reaches the user's own database).
+pub fn loopbench(db: &str) -> Command {
+    let mut cmd = Command::cargo_bin("loopbench").unwrap();
+    cmd.env("LOOPBENCH_DB", db);
+    cmd
+}
+
+/// A real, short session: the arguments of every job and run here.
+pub const SHORT_RUN: &[&str] = &[
+    "run",
+    "--shapes",
+    "add_chain",
+    "--engines",
+    "wasmi",
+    "--min-epochs",
+    "2",
+    "--max-epochs",
+    "2",
+    "--rep-ms",
+    "0.5",
+    "-q",
+];
+
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// `SELECT count(*) ...` as a number.
+pub fn count(db: &mut dyn Sql, sql: &str) -> i64 {
+    db.query(sql, &[]).unwrap()[0].int(0).unwrap()
+}
