@@ -68,6 +68,7 @@ pub mod cli;
 pub mod count;
 pub mod engines;
 pub mod error;
+#[cfg(feature = "history")]
 pub mod history;
 pub mod machine;
 pub mod measure;

@@ -9,6 +9,7 @@
 
 use assert_cmd::Command;
 use loopbench::arm::EngineKind;
+use loopbench::history::store::Sql;
 use loopbench::workers::{project, spec};
 use serde_json::Value;
 use std::sync::Mutex;
@@ -27,6 +28,10 @@ const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/loopbench-workers");
 fn loopbench() -> Command {
     let mut cmd = Command::cargo_bin("loopbench").unwrap();
     cmd.env("LOOPBENCH_CACHE_DIR", CACHE);
+    cmd.env(
+        "LOOPBENCH_DB",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/history.sqlite"),
+    );
     cmd
 }
 
@@ -372,4 +377,115 @@ fn a_missing_loopbench_source_is_one_clear_line() {
         stderr.contains("not at /no/such/loopbench") && stderr.contains("LOOPBENCH_SOURCE"),
         "{stderr}"
     );
+}
+
+/// `git` in `dir`, which must succeed; its stdout.
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=loopbench",
+            "-c",
+            "user.email=loopbench@localhost",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn a_git_revision_is_checked_out_by_commit_built_and_recorded() {
+    let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    // A repository whose `main` holds a wasmi 2.0.0 "checkout" that does
+    // not compile: the revision is resolved, checked out and handed to
+    // cargo, whose error names the commit's source.
+    let repo = tempfile::tempdir().unwrap();
+    let r = repo.path();
+    git(r, &["init", "-q", "-b", "main"]);
+    std::fs::write(
+        r.join("Cargo.toml"),
+        "[package]\nname = \"wasmi\"\nversion = \"2.0.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(r.join("src")).unwrap();
+    std::fs::write(r.join("src/lib.rs"), "compile_error!(\"revision one\");\n").unwrap();
+    git(r, &["add", "."]);
+    git(r, &["commit", "-q", "-m", "one"]);
+    let first = git(r, &["rev-parse", "HEAD"]);
+    let arm_text = format!("wasmi=git:{}#main+profile:dev", r.display());
+    let db = tempfile::tempdir().unwrap();
+    let db_path = db.path().join("h.sqlite");
+    let (ok, json, stderr) = session(
+        &format!("wasmi,{arm_text}"),
+        &[("LOOPBENCH_DB", db_path.to_str().unwrap())],
+    );
+    assert!(!ok);
+    let version = json["session"]["engines"][1]["version"].as_str().unwrap();
+    assert!(
+        version.contains(&format!("git {}#main commit {first}", r.display())),
+        "{version}"
+    );
+    let error = arm(&json["results"][0], &arm_text)["error"]
+        .as_str()
+        .unwrap();
+    assert!(error.contains("revision one"), "{error}");
+    let tree = std::path::Path::new(CACHE).join("git").join(&first);
+    assert!(
+        tree.join("src/lib.rs").is_file(),
+        "no worktree at {}",
+        tree.display()
+    );
+    // The history stores the commit id with the arm.
+    assert!(stderr.contains("history: session 1 recorded"), "{stderr}");
+    let mut store = loopbench::history::Location::Sqlite(db_path.clone())
+        .open()
+        .unwrap();
+    let rows = store
+        .query(
+            "SELECT commit_id, source FROM arms WHERE label = $1",
+            &[arm_text.as_str().into()],
+        )
+        .unwrap();
+    assert_eq!(rows[0].text(0).unwrap(), first);
+    assert_eq!(
+        rows[0].text(1).unwrap(),
+        format!("git {}#main", r.display())
+    );
+
+    // `main` moves: a new commit, a new worktree; the old one stays.
+    std::fs::write(r.join("src/lib.rs"), "compile_error!(\"revision two\");\n").unwrap();
+    git(r, &["commit", "-q", "-am", "two"]);
+    let second = git(r, &["rev-parse", "HEAD"]);
+    let (_, json, _) = session(&format!("wasmi,{arm_text}"), &[]);
+    let error = arm(&json["results"][0], &arm_text)["error"]
+        .as_str()
+        .unwrap();
+    assert!(error.contains("revision two"), "{error}");
+    assert!(std::path::Path::new(CACHE)
+        .join("git")
+        .join(&second)
+        .is_dir());
+    assert!(tree.is_dir());
+
+    // A revision that does not exist is refused before any work.
+    let out = loopbench()
+        .args(["run", "--no-history", "--engines"])
+        .arg(format!("wasmi,wasmi=git:{}#no-such-branch", r.display()))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("error: ") && stderr.contains("no such revision in this repository"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }

@@ -3,19 +3,26 @@
 //! library's types, runs, and hands the result to the exporters. Nothing in
 //! the library imports from here.
 
+#[cfg(feature = "history")]
 mod agent;
 mod app;
 mod calibrate;
 mod count;
+#[cfg(feature = "history")]
 mod db;
+#[cfg(feature = "history")]
 mod history;
+#[cfg(feature = "history")]
 mod jobs;
+#[cfg(feature = "history")]
 mod leaderboard;
 mod list;
 mod model;
 mod progress;
 mod run;
+#[cfg(feature = "history")]
 mod submit;
+#[cfg(feature = "history")]
 mod trend;
 mod worker;
 
@@ -61,27 +68,34 @@ pub enum Command {
     /// Sessions and series stored in the history database; `history import FILE` stores saved JSON.
     ///
     /// Example: loopbench history --shape load_stream --arm wasmi
+    #[cfg(feature = "history")]
     History(history::HistoryArgs),
     /// A series per machine, shape, arm and metric, its changes flagged
     /// against the series' own recent changes.
     ///
     /// Example: loopbench trend --shape load_stream --arm wasmi
+    #[cfg(feature = "history")]
     Trend(trend::TrendArgs),
     /// The history database itself: `db init` creates or upgrades its schema.
+    #[cfg(feature = "history")]
     Db(db::DbArgs),
     /// Queue a `run` for machines of a fleet: one job per machine label.
     ///
     /// Example: loopbench submit --db postgres://host/bench --machines epyc-2c,arm-4c -- run --engines wasmi,tinywasm
+    #[cfg(feature = "history")]
     Submit(submit::SubmitArgs),
     /// Take and run the fleet's jobs for this machine's label, storing each session.
     ///
     /// Example: loopbench agent --db postgres://host/bench --label epyc-2c
+    #[cfg(feature = "history")]
     Agent(agent::AgentArgs),
     /// The fleet's jobs: queued, running (agent, last heartbeat), done, failed.
+    #[cfg(feature = "history")]
     Jobs(jobs::JobsArgs),
     /// Engines x shapes x machines from the history database, with intervals (HTML, Markdown).
     ///
     /// Example: loopbench leaderboard --db postgres://host/bench --html board.html --markdown board.md
+    #[cfg(feature = "history")]
     Leaderboard(leaderboard::LeaderboardArgs),
     /// Serve an engine of this binary to a session (started by `run`).
     #[command(hide = true)]
@@ -132,6 +146,7 @@ pub struct DbArg {
     pub db: Option<String>,
 }
 
+#[cfg(feature = "history")]
 impl DbArg {
     pub fn location(&self) -> Result<crate::history::Location, Error> {
         crate::history::Location::resolve(self.db.as_deref())
@@ -171,12 +186,19 @@ impl Cli {
             Command::Model(a) => a.execute(),
             Command::Calibrate(a) => a.execute(),
             Command::App(a) => a.execute(),
+            #[cfg(feature = "history")]
             Command::History(a) => a.execute(),
+            #[cfg(feature = "history")]
             Command::Trend(a) => a.execute(),
+            #[cfg(feature = "history")]
             Command::Db(a) => a.execute(),
+            #[cfg(feature = "history")]
             Command::Submit(a) => a.execute(),
+            #[cfg(feature = "history")]
             Command::Agent(a) => a.execute(),
+            #[cfg(feature = "history")]
             Command::Jobs(a) => a.execute(),
+            #[cfg(feature = "history")]
             Command::Leaderboard(a) => a.execute(),
             Command::Worker(a) => a.execute(),
         }

@@ -153,6 +153,7 @@ impl RunArgs {
         }
         let exports = self.output.exports()?;
         // A bad --db fails before the session, not after it.
+        #[cfg(feature = "history")]
         let history = (!self.no_history).then(|| self.db.location()).transpose()?;
         let quiet = self.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();
         let mut sink = TerminalSink::new(quiet, Some(&exports));
@@ -180,6 +181,7 @@ impl RunArgs {
         }
         let document = Document::Session(report);
         exports.finish(&document)?;
+        #[cfg(feature = "history")]
         if let (Some(location), Some(session)) = (&history, document.session()) {
             if let Err(e) = self.record(location, session) {
                 errors.push(format!("history: {e}"));
@@ -201,6 +203,7 @@ impl RunArgs {
     }
 }
 
+#[cfg(feature = "history")]
 impl RunArgs {
     /// Store a completed session in the history database and say where.
     fn record(
