@@ -145,7 +145,8 @@ impl RunArgs {
         }
         let exports = self.output.exports()?;
         let quiet = self.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();
-        let mut sink = TerminalSink::new(quiet, Some(&exports));
+        let names: Vec<String> = plan.shapes.iter().map(|s| s.name().to_string()).collect();
+        let mut sink = TerminalSink::new(quiet, Some(&exports)).with_eta(&names, plan.stop.clone());
         let started = Instant::now();
         let report = session::run(plan, &mut sink)?;
         sink.finish();
