@@ -265,8 +265,11 @@ fn comparison(c: &SessionComparison) -> String {
             super::compare::verdict_words(r.verdict)
         );
     }
-    for u in &c.unmatched {
-        let _ = writeln!(o, "\nNot compared: {}", cell(u));
+    if !c.unmatched.is_empty() {
+        let _ = writeln!(o, "\nNot compared:\n");
+        for u in &c.unmatched {
+            let _ = writeln!(o, "- {}", cell(u));
+        }
     }
     let _ = writeln!(o, "\nMethod: {}.", c.method);
     let _ = writeln!(o, "\nA: {}", c.a.machine.fingerprint());

@@ -200,8 +200,9 @@ pub fn compare(a: &Session, a_label: &str, b: &Session, b_label: &str) -> Sessio
 }
 
 impl SessionComparison {
-    /// Whether no row shows a change (e.g. a session against itself).
+    /// Whether rows were compared and none shows a change (e.g. a session
+    /// against itself).
     pub fn no_change(&self) -> bool {
-        self.rows.iter().all(|r| r.verdict == Verdict::WithinNoise)
+        !self.rows.is_empty() && self.rows.iter().all(|r| r.verdict == Verdict::WithinNoise)
     }
 }
