@@ -4,8 +4,9 @@
 #   libclang-dev  wasm3's bindings are generated with bindgen, which needs libclang
 #   valgrind      `--counters callgrind` and its tests
 #   hyperfine     the side-by-side calibration benchmark
+#   chromium      renders the HTML report headless in its test (tests/exporters.rs)
 set -euo pipefail
-want=(libclang-dev valgrind hyperfine)
+want=(libclang-dev valgrind hyperfine chromium)
 missing=()
 for p in "${want[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -165,7 +165,10 @@ fn calibration(c: &crate::results::calibration::Calibration) -> Result<Vec<u8>, 
     for r in &c.rows {
         w.write_record([
             r.repetition.to_string(),
-            format!("{:?}", r.metric).to_lowercase(),
+            serde_json::to_value(r.metric)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
             r.arm.clone(),
             r.true_pct.to_string(),
             r.true_time_pct.to_string(),

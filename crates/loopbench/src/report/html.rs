@@ -65,7 +65,7 @@ pub fn page(title: &str, body: &str) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\
 <style>{CSS}</style></head><body>\n<h1>{t}</h1>\n{body}\n\
 <p class=\"meta\">Charts: <span id=\"chart-count\">not counted (scripts off)</span>. \
-Colours: Okabe-Ito; changes are candidate / baseline - 1.</p>\n\
+Colours: Okabe-Ito (colour-blind safe).</p>\n\
 <script>document.getElementById(\"chart-count\").textContent=String(document.querySelectorAll(\"svg.chart\").length);</script>\n\
 </body></html>\n",
         t = esc(title)
@@ -75,7 +75,7 @@ Colours: Okabe-Ito; changes are candidate / baseline - 1.</p>\n\
 /// The page of one or more sessions, each under its label.
 pub fn sessions_page(sessions: &[(&str, &Session)]) -> String {
     let title = match sessions {
-        [(_, s)] => format!(
+        [(_, s)] if s.results.len() <= 4 => format!(
             "loopbench: {}",
             s.results
                 .iter()
@@ -83,6 +83,7 @@ pub fn sessions_page(sessions: &[(&str, &Session)]) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        [(_, s)] => format!("loopbench: {} shapes", s.results.len()),
         _ => format!("loopbench: {} sessions", sessions.len()),
     };
     let body: String = sessions
@@ -203,7 +204,12 @@ fn round_changes(r: &ShapeResult, arm: &crate::results::ArmResult) -> Vec<f64> {
 }
 
 fn shape_section(o: &mut String, s: &Session, r: &ShapeResult) {
-    let _ = write!(o, "<h3>{}</h3>", esc(&r.shape));
+    let _ = write!(
+        o,
+        "<h3 id=\"shape-{}\">{}</h3>",
+        esc(&r.shape),
+        esc(&r.shape)
+    );
     let base = r
         .arms
         .iter()
@@ -475,7 +481,31 @@ pub fn compare_section(c: &SessionComparison) -> String {
             .svg(),
         );
     }
-    let _ = write!(o, "<pre>{}</pre>", esc(&super::compare::render(c)));
+    let _ = write!(
+        o,
+        "<table><tr><th>shape</th><th>arm</th><th>A ns/iter</th><th>B ns/iter</th><th>B vs A [{:.0}% CI]</th><th>units</th><th>verdict</th></tr>",
+        c.confidence * 100.0
+    );
+    for r in &c.rows {
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}+{} {}</td><td>{}</td></tr>",
+            esc(&r.shape),
+            esc(&r.arm),
+            num(r.a_ns_per_iter),
+            num(r.b_ns_per_iter),
+            esc(&interval(r.median_pct, r.ci_pct)),
+            r.a_units,
+            r.b_units,
+            r.units,
+            super::compare::verdict_words(r.verdict)
+        );
+    }
+    o.push_str("</table>");
+    for u in &c.unmatched {
+        let _ = write!(o, "<p class=\"meta\">Not compared: {}</p>", esc(u));
+    }
+    let _ = write!(o, "<p class=\"meta\">Method: {}.</p>", esc(&c.method));
     o
 }
 
@@ -567,4 +597,48 @@ fn app_section(json: &serde_json::Value, doc: &Document) -> Result<String, Error
     }
     o.push_str(&text_block(doc)?);
     Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(json: serde_json::Value) -> String {
+        let doc = Document::Text {
+            json,
+            text: "the text".into(),
+        };
+        String::from_utf8(Html.render(&doc).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn an_app_profile_is_bars_of_its_op_classes() {
+        let page = render(serde_json::json!({
+            "schema": "loopbench-app-profile/1",
+            "app": "zlib",
+            "counts": {"total_ops": 200, "classes": {"load": 50, "int": 150, "call": 0}},
+        }));
+        assert_eq!(page.matches("<svg class=\"chart\"").count(), 1);
+        // Shares of all ops, largest first; a class that never ran is left out.
+        assert!(
+            page.contains("<title>int: 75</title>") && page.contains("<title>load: 25</title>")
+        );
+        assert!(page.find("int: 75") < page.find("load: 25"));
+        assert!(!page.contains("call:"));
+        assert!(page.contains("the text"));
+    }
+
+    #[test]
+    fn an_app_projection_plots_predicted_against_measured() {
+        let page = render(serde_json::json!({
+            "schema": "loopbench-app-project/1",
+            "projections": [
+                {"app": "zlib", "predicted_pct": 12.0, "measured_pct": 9.5, "ci_pct": [8.0, 11.0], "verdict": "slower"},
+                {"app": "lua", "predicted_pct": 3.0, "measured_pct": null, "ci_pct": null, "verdict": null},
+            ],
+        }));
+        assert_eq!(page.matches("<svg class=\"chart\"").count(), 1);
+        assert!(page.contains(">zlib</text>") && page.contains(">lua</text>"));
+        assert!(page.contains(">predicted</text>"));
+    }
 }

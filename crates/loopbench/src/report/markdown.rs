@@ -71,7 +71,7 @@ pub fn session(s: &Session) -> String {
     let _ = writeln!(
         o,
         "Baseline **{}**; null control {} (a second, separately started copy of the baseline). \
-{epochs} epochs (fresh processes) x {} rounds, {}; intervals are {level:.0}% and include the spread between processes.\n",
+Up to {epochs} epochs (fresh processes) x {} rounds, {}; intervals are {level:.0}% and include the spread between processes.\n",
         s.session.baseline,
         s.session.null_arm,
         s.session.rounds,
@@ -130,6 +130,23 @@ pub fn session(s: &Session) -> String {
 
 fn shape(o: &mut String, r: &ShapeResult, level: f64) {
     let ops = r.counts_per_iter.as_ref().map(|c| c.ops);
+    if r.arms.iter().all(|a| a.ns_per_iter.is_none()) {
+        // Nothing measured: one line with the reasons, not an empty table.
+        let mut reasons: Vec<String> = r
+            .arms
+            .iter()
+            .filter(|a| a.role != Role::Null)
+            .filter_map(|a| a.skipped.clone().or_else(|| a.error.clone()))
+            .collect();
+        reasons.dedup();
+        let _ = writeln!(
+            o,
+            "#### {}\n\nNot measured: {}.\n",
+            r.shape,
+            cell(&reasons.join("; "))
+        );
+        return;
+    }
     let _ = writeln!(
         o,
         "#### {}{}\n",
@@ -159,7 +176,13 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
         };
         let (change, verdict) = match r.comparisons.iter().find(|c| c.arm == a.arm) {
             Some(c) => (interval(c.median_pct, c.ci_pct), c.verdict.to_string()),
-            None if a.role == Role::Baseline => ("(baseline)".into(), String::new()),
+            None if a.role == Role::Baseline => (
+                "(baseline)".into(),
+                a.skipped
+                    .clone()
+                    .or_else(|| a.error.clone())
+                    .unwrap_or_default(),
+            ),
             None => (
                 "-".into(),
                 a.skipped
@@ -180,8 +203,9 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
             let floor = n.ci_pct[0].abs().max(n.ci_pct[1].abs());
             let _ = writeln!(
                 o,
-                "\nNull floor: the null control moved {}; changes inside ±{floor:.1}% are noise here.\n",
-                interval(n.median_pct, n.ci_pct)
+                "\nNull floor: the null control moved {}; changes inside ±{floor:.1}% are noise here.{}\n",
+                interval(n.median_pct, n.ci_pct),
+                stopped(r)
             );
         }
         None => {
@@ -191,6 +215,14 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
             );
         }
     }
+}
+
+/// How many epochs the shape took and why it stopped.
+fn stopped(r: &ShapeResult) -> String {
+    r.stopped
+        .as_ref()
+        .map(|s| format!(" {} epochs ({}).", s.epochs, s.reason))
+        .unwrap_or_default()
 }
 
 fn calibration(c: &Calibration) -> String {

@@ -943,7 +943,12 @@ mod tests {
         let a = [10.0, 10.4, 9.8, 10.1, 10.2];
         let (m, [lo, hi]) = welch_log_change(&a, &a, 0.95).unwrap();
         assert_eq!(m, 0.0);
-        assert!(lo < 0.0 && hi > 0.0 && (lo + hi).abs() < 1e-9, "{lo} {hi}");
+        // Symmetric around no change on the log scale.
+        let log = |p: f64| (1.0 + p / 100.0).ln();
+        assert!(
+            lo < 0.0 && hi > 0.0 && (log(lo) + log(hi)).abs() < 1e-9,
+            "{lo} {hi}"
+        );
         // 10% slower, same spread: the interval holds +10% and excludes 0.
         let b: Vec<f64> = a.iter().map(|x| x * 1.1).collect();
         let (m, [lo, hi]) = welch_log_change(&a, &b, 0.95).unwrap();
