@@ -4,9 +4,10 @@
 #   libclang-dev  wasm3's bindings are generated with bindgen, which needs libclang
 #   valgrind      `--counters callgrind` and its tests
 #   hyperfine     the side-by-side calibration benchmark
+#   chromium      renders the HTML report headless in its test (tests/exporters.rs)
 #   postgresql    the history and fleet tests start a private server (initdb, pg_ctl)
 set -euo pipefail
-want=(libclang-dev valgrind hyperfine postgresql)
+want=(libclang-dev valgrind hyperfine chromium postgresql)
 missing=()
 for p in "${want[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -20,6 +20,17 @@ fn main() {
     let profile = std::env::var("PROFILE").unwrap_or_default();
     let opt = std::env::var("OPT_LEVEL").unwrap_or_default();
     println!("cargo:rustc-env=LOOPBENCH_BUILD_PROFILE={profile} (opt-level {opt})");
+    // The compiler building this binary (cargo passes it as RUSTC), for the
+    // machine fingerprint; empty if it cannot say.
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = std::process::Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    println!("cargo:rustc-env=LOOPBENCH_RUSTC={version}");
 }
 
 /// The highest locked version of `krate` (several majors may be locked).

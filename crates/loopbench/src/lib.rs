@@ -19,7 +19,7 @@
 //! | paired ratios, intervals across epochs, verdicts | [`stats`] |
 //! | prices per primitive | [`model`] |
 //! | the results model: owned, versioned, read back | [`results`] |
-//! | exporters (table, JSON) and the export manager | [`report`] |
+//! | exporters (table, JSON, CSV, Markdown, HTML) and the export manager | [`report`] |
 //! | history (SQLite, PostgreSQL), trends, the fleet's job queue | [`history`] |
 //!
 //! ```no_run

@@ -23,9 +23,9 @@ use crate::measure::cpu::THREAD_CPU;
 use crate::measure::rusage::INVOLUNTARY;
 use crate::measure::summary as counter_summary;
 use crate::results::{
-    paired_epochs, ArmCounters, ArmResult, Comparison, EngineInfo, EpochRecord, IterCounts, Layout,
-    Metric, MinMedian, NullControl, RepRecord, Role, Session, SessionInfo, ShapeResult,
-    StopSettings, Stopped, SESSION_SCHEMA,
+    paired_epochs, ArmCounters, ArmResult, Comparison, EngineInfo, EpochRecord, GitRevision,
+    IterCounts, Layout, Metric, MinMedian, NullControl, RepRecord, Role, Session, SessionInfo,
+    ShapeResult, StopSettings, Stopped, SESSION_SCHEMA,
 };
 use crate::schedule::{self, ArmOutcome, Design, EpochOrder, Progress, Timed};
 use crate::shapes::{Declared, Params, Shape, ShapeModule};
@@ -277,6 +277,8 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
     let rounds = schedule::complete_rounds(plan.rounds, n_arms);
     let mut report = Session {
         schema: SESSION_SCHEMA.to_string(),
+        id: Some(crate::results::new_session_id()),
+        command: std::env::args().collect(),
         machine: Machine::read(),
         session: SessionInfo {
             rounds,
@@ -336,9 +338,14 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
         if report.session.engines.is_empty() {
             report.session.engines = arms
                 .iter()
-                .map(|a| EngineInfo {
+                .zip(&specs)
+                .map(|(a, p)| EngineInfo {
                     arm: a.label().to_string(),
                     version: a.version(),
+                    git: match p.spec.worker.as_ref().map(|w| &w.source) {
+                        Some(crate::workers::spec::Source::Path(dir)) => GitRevision::of(dir),
+                        _ => None,
+                    },
                 })
                 .collect();
         }

@@ -51,6 +51,25 @@ fn fixed_session() -> Session {
     s.machine.hostname = "host".into();
     s.machine.load_start = Some([0.5, 0.5, 0.5]);
     s.machine.load_end = Some([0.5, 0.5, 0.5]);
+    s.machine.microcode = Some("0x1".into());
+    s.machine.physical_cores = Some(2);
+    s.machine.threads_per_core = Some(1);
+    s.machine.governor = Some("performance".into());
+    s.machine.boost = None;
+    s.machine.kernel = Some("#1 SMP".into());
+    s.machine.rustc = Some("rustc 1.95.0".into());
+    s.machine.loopbench = Some("0.1.0".into());
+    s.id = Some("test-session".into());
+    s.command = [
+        "/path/to/loopbench",
+        "run",
+        "--engines",
+        "mock:cost=10,mock:cost=12.5,mock:cost=8",
+        "--note",
+        "it's",
+    ]
+    .map(String::from)
+    .to_vec();
     s.session.build_profile = "test".into();
     s.wall_seconds = 1.0;
     for e in &mut s.epochs {
@@ -72,12 +91,78 @@ fn fixed_session() -> Session {
 }
 
 fn render(format: &str, doc: &Document) -> String {
-    let bytes = match format {
-        "table" => loopbench::report::table::Table.render(doc).unwrap(),
-        "json" => loopbench::report::json::Json.render(doc).unwrap(),
-        other => panic!("no snapshot for {other}"),
-    };
+    let bytes = loopbench::report::format(format)
+        .map(|_| ())
+        .and_then(|_| match format {
+            "table" => loopbench::report::table::Table.render(doc),
+            "json" => loopbench::report::json::Json.render(doc),
+            "csv" => loopbench::report::csv::Csv.render(doc),
+            "markdown" => loopbench::report::markdown::Markdown.render(doc),
+            "html" => loopbench::report::html::Html.render(doc),
+            other => panic!("no snapshot for {other}"),
+        })
+        .unwrap();
     String::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn csv_snapshot() {
+    insta::assert_snapshot!(render("csv", &Document::Session(fixed_session())));
+}
+
+#[test]
+fn markdown_snapshot() {
+    insta::assert_snapshot!(render("markdown", &Document::Session(fixed_session())));
+}
+
+#[test]
+fn html_snapshot() {
+    insta::assert_snapshot!(render("html", &Document::Session(fixed_session())));
+}
+
+/// One CSV row per timed rep (plus the header), every row as wide as the
+/// header, and the row's numbers those of the rep.
+#[test]
+fn csv_has_one_row_per_timed_rep() {
+    let s = fixed_session();
+    let text = render("csv", &Document::Session(s.clone()));
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    assert_eq!(&header[0], "session");
+    assert!(header.iter().any(|h| h == "preempted"), "{header:?}");
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    let reps: usize = s
+        .results
+        .iter()
+        .flat_map(|r| &r.arms)
+        .map(|a| a.reps.len())
+        .sum();
+    // 2 shapes x 4 arms (null included) x 2 epochs x 4 rounds... as run.
+    assert!(reps > 0);
+    assert_eq!(rows.len(), reps);
+    let first = &s.results[0].arms[0].reps[0];
+    assert_eq!(&rows[0][0], "test-session");
+    assert_eq!(rows[0][8].parse::<f64>().unwrap(), first.ns);
+    assert_eq!(rows[0][7].parse::<u64>().unwrap(), first.iters);
+    for r in &rows {
+        assert_eq!(r.len(), header.len());
+    }
+}
+
+/// The Markdown report carries the command that reproduces it, quoted for
+/// a shell, and the machine in one line.
+#[test]
+fn markdown_has_the_command_and_the_fingerprint() {
+    let text = render("markdown", &Document::Session(fixed_session()));
+    assert!(
+        text.contains(
+            "loopbench run --engines mock:cost=10,mock:cost=12.5,mock:cost=8 --note 'it'\\''s'"
+        ),
+        "{text}"
+    );
+    assert!(text
+        .contains("Machine: Test CPU, microcode 0x1, 2 cores (2 x 1 SMT), governor performance"));
+    assert!(text.contains("Null floor:"));
 }
 
 #[test]
@@ -161,7 +246,242 @@ fn the_manager_refuses_two_formats_on_stdout_and_one_file_twice() {
     let e = Exports::new(&[("yaml", Target::Stdout)]).err().unwrap();
     assert!(
         e.to_string()
-            .contains("unknown format `yaml` (valid: table, json)"),
+            .contains("unknown format `yaml` (valid: table, json, csv, markdown, html)"),
         "{e}"
     );
+}
+
+/// A session compared with itself: no change anywhere, the plain warning,
+/// and no fingerprint warning.
+#[test]
+fn a_session_compared_with_itself_shows_no_change() {
+    let s = fixed_session();
+    let c = results::compare::compare(&s, "a.json", &s, "a.json");
+    // Every arm but the null control, on both shapes.
+    assert_eq!(c.rows.len(), 2 * 3);
+    assert!(c.no_change());
+    for r in &c.rows {
+        assert_eq!(r.median_pct, 0.0, "{r:?}");
+        assert_eq!(r.units, "epochs");
+        assert_eq!((r.a_units, r.b_units), (2, 2));
+    }
+    assert!(c.mismatches.is_empty(), "{:?}", c.mismatches);
+    assert_eq!(c.warnings, [results::compare::WEAKER]);
+    let text = render("table", &Document::Compare(c));
+    assert!(
+        text.contains("no change: every interval holds zero"),
+        "{text}"
+    );
+}
+
+/// B 20% slower on every rep of one arm: that row says slower, by 20%.
+#[test]
+fn compare_finds_a_uniform_slowdown() {
+    let a = fixed_session();
+    let mut b = a.clone();
+    let arm = &mut b.results[0].arms[1];
+    for x in &mut arm.samples_ns_per_iter {
+        *x *= 1.2;
+    }
+    let name = arm.arm.clone();
+    let c = results::compare::compare(&a, "a", &b, "b");
+    let row = c
+        .rows
+        .iter()
+        .find(|r| r.shape == "add_chain" && r.arm == name)
+        .unwrap();
+    assert!((row.median_pct - 20.0).abs() < 1e-9, "{row:?}");
+    assert_eq!(row.verdict, loopbench::stats::Verdict::Slower);
+    assert!(!c.no_change());
+}
+
+/// Different machines: the mismatch is named field by field, and the
+/// comparison says so loudly in every format.
+#[test]
+fn a_fingerprint_mismatch_is_reported() {
+    let a = fixed_session();
+    let mut b = a.clone();
+    b.machine.cpu = "Other CPU".into();
+    b.machine.microcode = Some("0x2".into());
+    b.machine.hostname = "elsewhere".into(); // not a mismatch
+    b.machine.governor = None; // unknown on one side: not a mismatch
+    let diffs = a.machine.differences(&b.machine);
+    let fields: Vec<&str> = diffs.iter().map(|d| d.field).collect();
+    assert_eq!(fields, ["cpu", "microcode"]);
+    assert_eq!(diffs[0].to_string(), "cpu: Test CPU vs Other CPU");
+    let c = results::compare::compare(&a, "a", &b, "b");
+    assert_eq!(
+        c.mismatches,
+        ["cpu: Test CPU vs Other CPU", "microcode: 0x1 vs 0x2"]
+    );
+    let doc = Document::Compare(c);
+    for format in ["table", "markdown", "html"] {
+        let text = render(format, &doc);
+        assert!(
+            text.contains("MACHINE FINGERPRINTS DIFFER"),
+            "{format}: {text}"
+        );
+    }
+    // A comparison reads back from its JSON.
+    let json = render("json", &doc);
+    assert!(matches!(
+        results::parse(&json).unwrap(),
+        Document::Compare(_)
+    ));
+}
+
+/// The HTML report in a real browser: Debian's chromium, headless, with
+/// no network. It must produce a screenshot, count every chart as parsed
+/// SVG (the page's own script writes the count), and log no console error.
+/// A page with a broken script proves the console check can fail.
+#[test]
+fn html_report_renders_in_headless_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = fixed_session();
+    // One strip plot per shape and the forest plot.
+    let expected = s.results.len() + 1;
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, render("html", &Document::Session(s))).unwrap();
+
+    let shot = dir.path().join("shot.png");
+    let run = chromium(
+        dir.path(),
+        &page,
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=900,2400",
+        ],
+    );
+    assert!(
+        console_errors(&run).is_empty(),
+        "{:?}",
+        console_errors(&run)
+    );
+    let png = std::fs::read(&shot).expect("chromium wrote no screenshot");
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000,
+        "{} bytes",
+        png.len()
+    );
+
+    let dom = chromium(dir.path(), &page, &["--dump-dom"]);
+    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    assert_eq!(
+        dom_text.matches("<svg class=\"chart\"").count(),
+        expected,
+        "charts in the DOM"
+    );
+    assert!(
+        dom_text.contains(&format!("<span id=\"chart-count\">{expected}</span>")),
+        "the page's script did not count {expected} charts"
+    );
+    assert!(
+        console_errors(&dom).is_empty(),
+        "{:?}",
+        console_errors(&dom)
+    );
+
+    // The console check is real: a page with a script error, or one that
+    // logs an error, fails it.
+    let broken = dir.path().join("broken.html");
+    std::fs::write(
+        &broken,
+        "<!DOCTYPE html><html><body><script>noSuchFunction();</script></body></html>",
+    )
+    .unwrap();
+    let bad = chromium(dir.path(), &broken, &["--dump-dom"]);
+    assert!(
+        !console_errors(&bad).is_empty(),
+        "a script error went unnoticed"
+    );
+    std::fs::write(
+        &broken,
+        "<!DOCTYPE html><html><body><script>console.error('boom');</script></body></html>",
+    )
+    .unwrap();
+    let bad = chromium(dir.path(), &broken, &["--dump-dom"]);
+    assert!(
+        console_errors(&bad).iter().any(|l| l.contains("boom")),
+        "console.error went unnoticed"
+    );
+}
+
+/// Run headless chromium on `page` with a fresh profile, no network and
+/// console messages on stderr.
+fn chromium(dir: &std::path::Path, page: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let profile = tempfile::tempdir_in(dir).unwrap();
+    let out = std::process::Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run chromium ({e}): run scripts/install-deps.sh (as root) to install Debian's chromium")
+        });
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Every console message the page produced. Chromium's stderr log does not
+/// keep the console level (console.error and uncaught exceptions both read
+/// `INFO:CONSOLE`), and the report logs nothing, so any message fails.
+fn console_errors(out: &std::process::Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(String::from)
+        .collect()
+}
+
+/// Counter columns hold each rep's count (per iteration x iterations), and
+/// an empty cell where the counter gave no value, never 0.
+#[test]
+fn csv_counter_columns_are_per_rep_counts() {
+    use loopbench::results::{CounterSummary, MedianMin};
+    let mut s = fixed_session();
+    let arm = &mut s.results[0].arms[0];
+    let n = arm.reps.len();
+    let mut samples = vec![Some(3.5); n];
+    samples[1] = None;
+    arm.counters.values.insert(
+        "instructions".into(),
+        CounterSummary {
+            per_iter: MedianMin {
+                median: 3.5,
+                min: 3.5,
+            },
+            per_op: None,
+            reps: n - 1,
+            samples_per_iter: samples,
+        },
+    );
+    let iters = arm.reps[0].iters as f64;
+    let text = render("csv", &Document::Session(s));
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let col = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "instructions")
+        .unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows[0][col].parse::<f64>().unwrap(), 3.5 * iters);
+    assert_eq!(&rows[1][col], "");
+    // Arms without the counter: empty cells too.
+    assert_eq!(&rows[n][col], "");
 }

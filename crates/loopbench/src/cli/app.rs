@@ -350,12 +350,16 @@ impl AppProjectArgs {
                 .unwrap_or_else(|| format!("{:>10}", "-"));
             let _ = writeln!(out, "  {f:<14} {va:>10.3} {vb}");
         }
+        let mut projections = Vec::new();
         for (r, spec) in report.results.iter().zip(&apps) {
             let _ = writeln!(out);
-            out += &project_one(r, spec, &a, &b, &pa, &pb)?;
+            let (text, projection) = project_one(r, spec, &a, &b, &pa, &pb)?;
+            out += &text;
+            projections.extend(projection);
         }
         let json = serde_json::json!({
             "schema": "loopbench-app-project/1",
+            "projections": projections,
             "pricing_session": price_report,
             "app_session": report,
         });
@@ -376,7 +380,7 @@ fn project_one(
     b: &str,
     pa: &Prices,
     pb: &Prices,
-) -> Result<String, Error> {
+) -> Result<(String, Option<serde_json::Value>), Error> {
     let mut out = String::new();
     let app = AppShape::load(apps::find(spec.name)?)?;
     let (counts, _) = count_app(&app, spec.steps)?;
@@ -389,9 +393,18 @@ fn project_one(
     let Some(measured_a) = median_of(r, a).map(|ns_per_step| ns_per_step * spec.steps as f64)
     else {
         let _ = writeln!(out, "  not measured: {a} did not run the app");
-        return Ok(out);
+        return Ok((out, None));
     };
     let p = project(pa, pb, &x, measured_a);
+    let measured = r.comparisons.iter().find(|c| c.arm == b);
+    // Predicted beside measured, for the HTML report's projection chart.
+    let projection = serde_json::json!({
+        "app": spec.name,
+        "predicted_pct": p.predicted_pct,
+        "measured_pct": measured.map(|c| c.median_pct),
+        "ci_pct": measured.map(|c| c.ci_pct),
+        "verdict": measured.map(|c| c.verdict),
+    });
     let _ = writeln!(
         out,
         "  predicted app change: {:+.1}%  ({:+.3} ms per rep = sum over features of price change x the app's count)",
@@ -463,7 +476,7 @@ fn project_one(
             classes.join(", ")
         );
     }
-    Ok(out)
+    Ok((out, Some(projection)))
 }
 
 impl AppWarmArgs {

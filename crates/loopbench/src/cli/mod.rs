@@ -7,6 +7,7 @@
 mod agent;
 mod app;
 mod calibrate;
+mod compare;
 mod count;
 #[cfg(feature = "history")]
 mod db;
@@ -19,6 +20,7 @@ mod leaderboard;
 mod list;
 mod model;
 mod progress;
+mod report;
 mod run;
 #[cfg(feature = "history")]
 mod submit;
@@ -65,6 +67,21 @@ pub enum Command {
     ///
     /// Example: loopbench app run zlib --engines wasmi,tinywasm,wasm3
     App(app::AppArgs),
+    /// Report a saved results file again, in any format (table, JSON, CSV, Markdown, HTML).
+    ///
+    /// Example: loopbench report session.json --html report.html --markdown -
+    Report(report::ReportArgs),
+    /// Compare two saved sessions: per shape and arm, B against A.
+    ///
+    /// Each side's unit is an epoch (a fresh process): its median ns/iter
+    /// (with one epoch, the rounds). The interval is Welch's t on the
+    /// difference of the mean logs, the two sessions treated as independent.
+    /// This is weaker evidence than arms inside one session (the machine and
+    /// its state changed in between, no null control spans both), and the
+    /// output says so, louder when the machine fingerprints differ.
+    ///
+    /// Example: loopbench compare before.json after.json --markdown -
+    Compare(compare::CompareArgs),
     /// Sessions and series stored in the history database; `history import FILE` stores saved JSON.
     ///
     /// Example: loopbench history --shape load_stream --arm wasmi
@@ -108,8 +125,17 @@ pub struct OutputArgs {
     /// Write the results as JSON to FILE (`-` for stdout), rewritten after every shape.
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
+    /// Write one row per timed rep as CSV to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<String>,
+    /// Write a Markdown report (for a pull request) to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<String>,
+    /// Write a self-contained HTML report with plots to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<String>,
     /// Write the results in another format: FORMAT=FILE (`-` for stdout);
-    /// repeat for more. Formats: table, json.
+    /// repeat for more. Formats: table, json, csv, markdown, html.
     #[arg(long, value_name = "FORMAT=FILE")]
     pub export: Vec<String>,
 }
@@ -120,8 +146,15 @@ impl OutputArgs {
     pub fn exports(&self) -> Result<crate::report::Exports, Error> {
         use crate::report::{Exports, Target};
         let mut requested: Vec<(&str, Target)> = Vec::new();
-        if let Some(j) = &self.json {
-            requested.push(("json", Target::parse(j)));
+        for (format, file) in [
+            ("json", &self.json),
+            ("csv", &self.csv),
+            ("markdown", &self.markdown),
+            ("html", &self.html),
+        ] {
+            if let Some(f) = file {
+                requested.push((format, Target::parse(f)));
+            }
         }
         for e in &self.export {
             let (format, path) = e.split_once('=').ok_or_else(|| {
@@ -186,6 +219,8 @@ impl Cli {
             Command::Model(a) => a.execute(),
             Command::Calibrate(a) => a.execute(),
             Command::App(a) => a.execute(),
+            Command::Report(a) => a.execute(),
+            Command::Compare(a) => a.execute(),
             #[cfg(feature = "history")]
             Command::History(a) => a.execute(),
             #[cfg(feature = "history")]

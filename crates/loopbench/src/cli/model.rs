@@ -20,7 +20,8 @@ impl ModelArgs {
         let exports = self.run.output.exports()?;
         let quiet = self.run.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();
         // No partial files: a model document exists only once the session is done.
-        let mut sink = TerminalSink::new(quiet, None);
+        let names: Vec<String> = plan.shapes.iter().map(|s| s.name().to_string()).collect();
+        let mut sink = TerminalSink::new(quiet, None).with_eta(&names, plan.stop.clone());
         let session = session::run(plan, &mut sink)?;
         sink.finish();
         let models = crate::model::build(&session);

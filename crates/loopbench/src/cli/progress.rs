@@ -1,8 +1,13 @@
-//! The progress bar every long command shows on stderr.
+//! The progress bar every long command shows on stderr, with the time
+//! left for the shape and the session estimated from the stop rule: a
+//! shape takes epochs until its budget is spent (or it is precise enough,
+//! which can only come sooner), and at least `min_epochs` of them, so its
+//! time left is its remaining budget, raised to the epochs it still owes
+//! at its own pace so far, and capped by `max_epochs` at that pace.
 
 use crate::error::Error;
 use crate::report::Exports;
-use crate::results::{Document, Session};
+use crate::results::{Document, Session, StopSettings};
 use crate::session;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::time::{Duration, Instant};
@@ -15,6 +20,106 @@ pub struct TerminalSink<'a> {
     started: Instant,
     shown: bool,
     exports: Option<&'a Exports>,
+    eta: Option<Eta>,
+    label: String,
+    shown_eta: Instant,
+}
+
+/// Time spent and epochs taken per shape, for the estimate of time left.
+#[derive(Debug)]
+pub struct Eta {
+    stop: StopSettings,
+    shapes: Vec<ShapeClock>,
+    /// The shape running now and when (seconds since the start) it began.
+    current: Option<(usize, f64)>,
+}
+
+#[derive(Debug)]
+struct ShapeClock {
+    name: String,
+    spent: f64,
+    epochs: usize,
+    done: bool,
+}
+
+impl Eta {
+    pub fn new(shapes: &[String], stop: StopSettings) -> Self {
+        Eta {
+            stop,
+            shapes: shapes
+                .iter()
+                .map(|n| ShapeClock {
+                    name: n.clone(),
+                    spent: 0.0,
+                    epochs: 0,
+                    done: false,
+                })
+                .collect(),
+            current: None,
+        }
+    }
+
+    fn close(&mut self, now: f64) {
+        if let Some((i, since)) = self.current.take() {
+            self.shapes[i].spent += (now - since).max(0.0);
+        }
+    }
+
+    /// `shape` starts an epoch at `now` seconds.
+    pub fn started(&mut self, shape: &str, now: f64) {
+        self.close(now);
+        if let Some(i) = self.shapes.iter().position(|s| s.name == shape) {
+            self.shapes[i].epochs += 1;
+            self.current = Some((i, now));
+        }
+    }
+
+    /// After an epoch: which shapes have stopped.
+    pub fn epoch_done(&mut self, session: &Session, now: f64) {
+        self.close(now);
+        for r in &session.results {
+            if r.stopped.is_some() {
+                if let Some(s) = self.shapes.iter_mut().find(|s| s.name == r.shape) {
+                    s.done = true;
+                }
+            }
+        }
+    }
+
+    fn left(&self, i: usize, now: f64) -> f64 {
+        let s = &self.shapes[i];
+        if s.done {
+            return 0.0;
+        }
+        let spent = s.spent
+            + match self.current {
+                Some((c, since)) if c == i => (now - since).max(0.0),
+                _ => 0.0,
+            };
+        let budget_left = (self.stop.budget_s - spent).max(0.0);
+        if s.epochs == 0 {
+            return self.stop.budget_s;
+        }
+        let pace = spent / s.epochs as f64;
+        let owed = self.stop.min_epochs.saturating_sub(s.epochs) as f64 * pace;
+        let cap = self.stop.max_epochs.saturating_sub(s.epochs) as f64 * pace;
+        budget_left.max(owed).min(cap.max(owed))
+    }
+
+    /// Estimated seconds left for the running shape and for the session.
+    pub fn estimate(&self, now: f64) -> (Option<f64>, f64) {
+        let shape = self.current.map(|(i, _)| self.left(i, now));
+        let session = (0..self.shapes.len()).map(|i| self.left(i, now)).sum();
+        (shape, session)
+    }
+}
+
+fn secs(x: f64) -> String {
+    if x >= 90.0 {
+        format!("{:.0} min", x / 60.0)
+    } else {
+        format!("{x:.0} s")
+    }
 }
 
 impl<'a> TerminalSink<'a> {
@@ -31,7 +136,37 @@ impl<'a> TerminalSink<'a> {
             started: Instant::now(),
             shown: false,
             exports,
+            eta: None,
+            label: String::new(),
+            shown_eta: Instant::now(),
         }
+    }
+
+    /// Show the estimated time left for these shapes under this stop rule.
+    pub fn with_eta(mut self, shapes: &[String], stop: StopSettings) -> Self {
+        self.eta = Some(Eta::new(shapes, stop));
+        self
+    }
+
+    fn now(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    fn show_message(&mut self) {
+        let text = match &self.eta {
+            Some(eta) => {
+                let (shape, session) = eta.estimate(self.now());
+                format!(
+                    "{}  (about {} left for the shape, {} for the session)",
+                    self.label,
+                    secs(shape.unwrap_or(0.0)),
+                    secs(session)
+                )
+            }
+            None => self.label.clone(),
+        };
+        self.bar.set_message(text);
+        self.shown_eta = Instant::now();
     }
     pub fn finish(&self) {
         self.bar.finish_and_clear();
@@ -42,9 +177,18 @@ impl session::Sink for TerminalSink<'_> {
     fn shape_started(&mut self, shape: &str, epoch: usize, reps: usize) {
         self.bar.set_position(0);
         self.bar.set_length(reps as u64);
-        self.bar.set_message(format!("epoch {epoch}: {shape}"));
+        let now = self.now();
+        if let Some(eta) = &mut self.eta {
+            eta.started(shape, now);
+        }
+        self.label = format!("epoch {epoch}: {shape}");
+        self.show_message();
     }
     fn update(&mut self, report: &Session) -> Result<(), Error> {
+        let now = self.now();
+        if let Some(eta) = &mut self.eta {
+            eta.epoch_done(report, now);
+        }
         if let Some(e) = self.exports {
             e.partial(&Document::Session(report.clone()))?;
         }
@@ -55,9 +199,48 @@ impl session::Sink for TerminalSink<'_> {
 impl crate::schedule::Progress for TerminalSink<'_> {
     fn rep_done(&mut self) {
         self.bar.inc(1);
+        if self.shown_eta.elapsed() > Duration::from_millis(500) {
+            self.show_message();
+        }
         if !self.quiet && !self.shown && self.started.elapsed() > Duration::from_secs(2) {
             self.shown = true;
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stop(min: usize, max: usize, budget: f64) -> StopSettings {
+        StopSettings {
+            min_epochs: min,
+            max_epochs: max,
+            precision_pct: 0.5,
+            budget_s: budget,
+        }
+    }
+
+    #[test]
+    fn time_left_follows_the_budget_the_epochs_owed_and_the_cap() {
+        let names = ["a".to_string(), "b".to_string()];
+        let mut eta = Eta::new(&names, stop(2, 100, 3.0));
+        // Nothing ran: each shape may take its whole budget.
+        assert_eq!(eta.estimate(0.0), (None, 6.0));
+        eta.started("a", 0.0);
+        eta.started("b", 1.0); // a spent 1 s in one epoch
+        assert_eq!(eta.left(0, 1.0), 2.0); // its budget left
+        assert_eq!(eta.estimate(1.5), (Some(2.5), 4.5));
+        // Slow epochs: the epochs still owed exceed the budget left.
+        let mut slow = Eta::new(&names[..1], stop(5, 100, 3.0));
+        slow.started("a", 0.0);
+        slow.started("zz", 2.0); // unknown shape: only closes a
+        assert_eq!(slow.left(0, 2.0), 8.0); // 4 epochs owed at 2 s each
+                                            // The epoch limit caps it.
+        let mut capped = Eta::new(&names[..1], stop(1, 2, 100.0));
+        capped.started("a", 0.0);
+        capped.started("zz", 1.0);
+        assert_eq!(capped.left(0, 1.0), 1.0);
     }
 }

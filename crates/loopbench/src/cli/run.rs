@@ -156,7 +156,8 @@ impl RunArgs {
         #[cfg(feature = "history")]
         let history = (!self.no_history).then(|| self.db.location()).transpose()?;
         let quiet = self.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();
-        let mut sink = TerminalSink::new(quiet, Some(&exports));
+        let names: Vec<String> = plan.shapes.iter().map(|s| s.name().to_string()).collect();
+        let mut sink = TerminalSink::new(quiet, Some(&exports)).with_eta(&names, plan.stop.clone());
         let started = Instant::now();
         let report = session::run(plan, &mut sink)?;
         sink.finish();

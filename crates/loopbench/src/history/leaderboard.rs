@@ -3,6 +3,10 @@
 //! baseline with the interval and verdict), fastest first.
 
 use super::store::{Sql, StoreError};
+use crate::report::html::{page, verdict_color, verdict_legend};
+use crate::report::svg::{self, DotChart, Row};
+use crate::stats::Verdict;
+use std::fmt::Write;
 
 /// One cell of the board: an arm on a shape on a machine.
 #[derive(Clone, Debug, PartialEq)]
@@ -134,39 +138,95 @@ pub fn markdown(entries: &[Entry]) -> String {
     out
 }
 
-fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+fn verdict(text: &str) -> Option<Verdict> {
+    [
+        Verdict::Faster,
+        Verdict::Slower,
+        Verdict::WithinNoise,
+        Verdict::TooFewPairs,
+    ]
+    .into_iter()
+    .find(|v| v.to_string() == text)
 }
 
-/// The board as a self-contained HTML page (one table).
+/// The board as an HTML page, built with the report's page and charts: per
+/// shape, each machine's arms by ns/iter (minimum as a diamond), and every
+/// change against its session's baseline with its interval, coloured by
+/// verdict; then the table.
 pub fn html(entries: &[Entry]) -> String {
-    let mut out = String::from(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>loopbench leaderboard</title>\n\
-         <style>body{font-family:sans-serif}table{border-collapse:collapse}\
-         td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}\
-         td.n{text-align:right;font-variant-numeric:tabular-nums}</style></head><body>\n\
-         <h1>loopbench leaderboard</h1>\n<p>Each arm's latest session per machine and shape; \
-         the change is against that session's baseline, with its interval across epochs.</p>\n<table>\n<tr>",
+    let mut body = String::from(
+        "<p class=\"meta\">Each arm's latest session per machine and shape; the change is \
+         against that session's baseline, with its interval across epochs.</p>\n",
     );
-    for h in HEADER {
-        out.push_str(&format!("<th>{}</th>", html_escape(h)));
-    }
-    out.push_str("</tr>\n");
-    for e in entries {
-        out.push_str("<tr>");
-        for (i, c) in cells(e).iter().enumerate() {
-            let class = if (4..=5).contains(&i) {
-                " class=\"n\""
-            } else {
-                ""
-            };
-            out.push_str(&format!("<td{class}>{}</td>", html_escape(c)));
+    let mut shapes: Vec<&str> = entries.iter().map(|e| e.shape.as_str()).collect();
+    shapes.dedup();
+    shapes.sort_unstable();
+    shapes.dedup();
+    for shape in shapes {
+        let of: Vec<&Entry> = entries.iter().filter(|e| e.shape == shape).collect();
+        let _ = write!(body, "<h2 id=\"{0}\">{0}</h2>", svg::esc(shape));
+        let rows: Vec<Row> = of
+            .iter()
+            .map(|e| Row {
+                label: format!("{} / {}", e.machine, e.arm),
+                point: Some(e.median_ns),
+                marker: e.min_ns,
+                color: svg::BLUE,
+                ..Default::default()
+            })
+            .collect();
+        body.push_str(
+            &DotChart {
+                title: format!("{shape}: ns per iteration (median)"),
+                x_label: "ns per iteration".into(),
+                rows,
+                marker_label: Some("minimum".into()),
+                ..Default::default()
+            }
+            .svg(),
+        );
+        let changes: Vec<Row> = of
+            .iter()
+            .filter_map(|e| {
+                Some(Row {
+                    label: format!("{} / {} vs {}", e.machine, e.arm, e.vs.as_deref()?),
+                    point: e.change_pct,
+                    interval: e.ci_pct,
+                    color: e
+                        .verdict
+                        .as_deref()
+                        .and_then(verdict)
+                        .map_or(svg::GREY, verdict_color),
+                    ..Default::default()
+                })
+            })
+            .collect();
+        if !changes.is_empty() {
+            body.push_str(
+                &DotChart {
+                    title: format!("{shape}: change against each session's baseline"),
+                    x_label: "change per iteration (%), 95% interval across epochs".into(),
+                    rows: changes,
+                    reference: Some(0.0),
+                    legend: verdict_legend(),
+                    ..Default::default()
+                }
+                .svg(),
+            );
         }
-        out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n</body></html>\n");
-    out
+    body.push_str("<h2>All entries</h2>\n<table><tr>");
+    for h in HEADER {
+        let _ = write!(body, "<th>{}</th>", svg::esc(h));
+    }
+    body.push_str("</tr>\n");
+    for e in entries {
+        body.push_str("<tr>");
+        for c in cells(e) {
+            let _ = write!(body, "<td>{}</td>", svg::esc(&c));
+        }
+        body.push_str("</tr>\n");
+    }
+    body.push_str("</table>\n");
+    page("loopbench leaderboard", &body)
 }

@@ -10,10 +10,15 @@
 
 pub mod app;
 pub mod calibration;
+pub mod compare;
 pub mod counters;
 pub mod counts;
+pub mod csv;
+pub mod html;
 pub mod json;
+pub mod markdown;
 pub mod model;
+pub mod svg;
 pub mod table;
 
 use crate::error::Error;
@@ -53,6 +58,21 @@ pub const FORMATS: &[Format] = &[
         name: "json",
         about: "every value, versioned schema (reads back with `loopbench report`)",
         make: || Box::new(json::Json),
+    },
+    Format {
+        name: "csv",
+        about: "one row per timed rep (session, epoch, round, slot, shape, arm, role, iterations, ns, counters)",
+        make: || Box::new(csv::Csv),
+    },
+    Format {
+        name: "markdown",
+        about: "a report to paste into a pull request",
+        make: || Box::new(markdown::Markdown),
+    },
+    Format {
+        name: "html",
+        about: "one self-contained page with plots of every interval and the rounds behind it",
+        make: || Box::new(html::Html),
     },
 ];
 

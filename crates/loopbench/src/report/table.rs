@@ -33,6 +33,7 @@ impl Exporter for Table {
                 super::counts::render(&title, &c.counts, c.iters)
             }
             Document::Calibration(c) => super::calibration::render(c),
+            Document::Compare(c) => super::compare::render(c),
             Document::Text { text, .. } => text.clone(),
         };
         Ok(text.into_bytes())

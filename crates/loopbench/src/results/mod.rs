@@ -7,6 +7,7 @@
 //! again in any format, compared or stored.
 
 pub mod calibration;
+pub mod compare;
 pub mod counts;
 pub mod model;
 pub mod session;
@@ -32,10 +33,11 @@ pub enum ReadError {
         source: serde_json::Error,
     },
     #[error(
-        "schema `{schema}` is not one this loopbench reads (it reads {}, {MODEL_SCHEMA}, {}, {})",
+        "schema `{schema}` is not one this loopbench reads (it reads {}, {MODEL_SCHEMA}, {}, {}, {})",
         SESSION_SCHEMAS_READ.join(", "),
         counts::SCHEMA,
-        calibration::SCHEMA
+        calibration::SCHEMA,
+        compare::SCHEMA
     )]
     UnknownSchema { schema: String },
 }
@@ -63,6 +65,8 @@ pub enum Document {
     Model(ModelResults),
     Counts(counts::Counts),
     Calibration(calibration::Calibration),
+    /// Two saved sessions compared (`loopbench compare`).
+    Compare(compare::SessionComparison),
     /// Results of commands not yet in the model (app profile, project and
     /// warm mode): their JSON value and their text, made by the command.
     Text {
@@ -79,6 +83,7 @@ impl Document {
             Document::Model(m) => serde_json::to_value(m),
             Document::Counts(c) => serde_json::to_value(c),
             Document::Calibration(c) => serde_json::to_value(c),
+            Document::Compare(c) => serde_json::to_value(c),
             Document::Text { json, .. } => Ok(json.clone()),
         }
     }
@@ -116,6 +121,20 @@ pub fn parse(text: &str) -> Result<Document, ReadError> {
         calibration::SCHEMA => serde_json::from_str(text)
             .map(Document::Calibration)
             .map_err(bad),
+        compare::SCHEMA => serde_json::from_str(text)
+            .map(Document::Compare)
+            .map_err(bad),
+        // App commands' documents have no typed model yet: their JSON is
+        // kept as written (the HTML report reads it), their text is gone.
+        s if s.starts_with("loopbench-app-") => {
+            let json: serde_json::Value = serde_json::from_str(text).map_err(bad)?;
+            Ok(Document::Text {
+                text: format!(
+                    "a saved {s} document: its charts are in --html, its values in --json\n"
+                ),
+                json,
+            })
+        }
         other => Err(ReadError::UnknownSchema {
             schema: other.to_string(),
         }),
@@ -127,4 +146,43 @@ pub fn read(path: &Path) -> Result<Document, Error> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
     parse(&text).map_err(|e| Error::Usage(format!("{}: {e}", path.display())))
+}
+
+/// The one way commands load a session named on the command line: a
+/// stored session of the history database (`@last`, `@baseline:NAME`,
+/// `@ID`; the database of `LOOPBENCH_DB`, else the default one), or a saved
+/// session (or the session inside a model document) at path `arg`.
+pub fn load_session(arg: &str) -> Result<Session, Error> {
+    #[cfg(feature = "history")]
+    if let Some(s) = crate::history::load_reference(arg, None)? {
+        return Ok(s);
+    }
+    #[cfg(not(feature = "history"))]
+    if arg.starts_with('@') {
+        return Err(Error::Usage(format!(
+            "{arg}: stored sessions need the history feature; rebuild with --features history"
+        )));
+    }
+    match read(Path::new(arg))? {
+        Document::Session(s) => Ok(s),
+        Document::Model(m) => Ok(m.session),
+        other => Err(Error::Usage(format!(
+            "{arg}: a {} document, not a session",
+            other.kind()
+        ))),
+    }
+}
+
+impl Document {
+    /// What kind of document this is, in a word or two.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Document::Session(_) => "session",
+            Document::Model(_) => "model",
+            Document::Counts(_) => "count",
+            Document::Calibration(_) => "calibration",
+            Document::Compare(_) => "comparison",
+            Document::Text { .. } => "app",
+        }
+    }
 }

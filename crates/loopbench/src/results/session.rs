@@ -285,12 +285,57 @@ pub struct EpochRecord {
 pub struct EngineInfo {
     pub arm: String,
     pub version: String,
+    /// For a `path:` build arm: the checkout's git revision and whether it
+    /// had uncommitted changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitRevision>,
+}
+
+/// A source checkout as it was when the session ran.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct GitRevision {
+    pub rev: String,
+    pub dirty: bool,
+}
+
+impl GitRevision {
+    /// The revision of the git checkout holding `dir`, or `None` when it is
+    /// not one (or git is missing).
+    pub fn of(dir: &std::path::Path) -> Option<Self> {
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir)
+                .args(args)
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        };
+        let rev = git(&["rev-parse", "HEAD"])?;
+        let dirty = !git(&["status", "--porcelain", "--untracked-files=no"])?.is_empty();
+        Some(GitRevision { rev, dirty })
+    }
+}
+
+impl std::fmt::Display for GitRevision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let short: String = self.rev.chars().take(12).collect();
+        write!(f, "{short}{}", if self.dirty { "-dirty" } else { "" })
+    }
 }
 
 /// The whole session as reported and saved.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Session {
     pub schema: String,
+    /// A unique id of this session (time and process based); older files
+    /// have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The command line that ran it (argv), to reproduce it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
     pub machine: Machine,
     pub session: SessionInfo,
     /// Each requested counter: available or not, and why.
@@ -406,6 +451,39 @@ impl NullControl {
             confidence: c.confidence,
             layout: Layout::of(c),
         }
+    }
+}
+
+/// A new session id: start time in nanoseconds since the epoch and the
+/// process id, in hex (unique on one machine, sortable by time).
+pub fn new_session_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{nanos:x}-{:x}", std::process::id())
+}
+
+impl Session {
+    /// The command that reproduces this session, shell-quoted, with the
+    /// program named `loopbench` (the path it ran from is local).
+    pub fn command_line(&self) -> Option<String> {
+        let (_, args) = self.command.split_first()?;
+        let mut words = vec!["loopbench".to_string()];
+        words.extend(args.iter().map(|a| shell_quote(a)));
+        Some(words.join(" "))
+    }
+}
+
+/// `s` as one POSIX shell word.
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@+%".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 

@@ -6,6 +6,8 @@ mod counters;
 mod errors;
 /// JSON output and its schema keys.
 mod json;
+/// CSV, Markdown and HTML files; `report` and `compare` of saved sessions.
+mod reports;
 /// list, show and a small session.
 mod run;
 mod util;

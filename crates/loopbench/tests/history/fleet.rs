@@ -138,6 +138,12 @@ fn two_agents_take_six_jobs_each_once() {
         .success();
     let md = std::fs::read_to_string(&board).unwrap();
     assert!(md.contains("| fleet-a | add_chain | wasmi |"), "{md}");
+    let html = std::fs::read_to_string(dir.path().join("board.html")).unwrap();
+    assert!(html.contains("<svg class=\"chart\""), "{html}");
+    assert!(
+        html.contains("<td>fleet-a</td><td>add_chain</td><td>wasmi</td>"),
+        "{html}"
+    );
 }
 
 #[test]

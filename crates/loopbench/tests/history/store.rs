@@ -121,6 +121,18 @@ fn store_tests(url: &str) {
     for bad in ["@baseline:nope", "@99", "@x"] {
         assert!(sessions::resolve(db.as_mut(), bad).is_err(), "{bad}");
     }
+    // `compare` loads stored sessions through the same references.
+    loopbench(url)
+        .args(["compare", "@baseline:main", "@last"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("A: @baseline:main"))
+        .stdout(predicates::str::contains("add_chain"));
+    loopbench(url)
+        .args(["compare", "@baseline:nope", "@last"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("@baseline:nope: no such session"));
     assert!(loopbench::history::load_reference("file.json", Some(url))
         .unwrap()
         .is_none());

@@ -1,0 +1,644 @@
+//! HTML: one self-contained page (inline CSS and SVG, one inline script
+//! that counts the charts; nothing is fetched) that shows the distribution
+//! behind every interval.
+//!
+//! For a session: one forest plot of every comparison across shapes (the
+//! change and its interval, coloured by verdict, each row over its shape's
+//! null floor), then per shape a strip plot of the per-round changes of
+//! every arm against the baseline with the null band shaded, the table,
+//! and the counters per op. Apps get their op-class profile as bars and
+//! predicted against measured change; calibrations the true effect against
+//! each measured interval; comparisons of two sessions a forest plot.
+//!
+//! [`sessions_page`] builds the page for one or more sessions, for any
+//! page that lists sessions side by side.
+
+use super::svg::{self, esc, Bars, DotChart, Row};
+use super::Exporter;
+use crate::error::Error;
+use crate::measure::summary::{metric, METRICS};
+use crate::results::calibration::Calibration;
+use crate::results::compare::SessionComparison;
+use crate::results::{paired_epochs, Document, Role, Session, ShapeResult};
+use crate::stats::Verdict;
+use std::fmt::Write;
+
+pub struct Html;
+
+impl Exporter for Html {
+    fn render(&self, doc: &Document) -> Result<Vec<u8>, Error> {
+        let text = match doc {
+            Document::Session(s) => sessions_page(&[("session", s)]),
+            Document::Model(m) => {
+                let body = session_section("session", &m.session)
+                    + &format!(
+                        "<h2>Prices per primitive</h2><pre>{}</pre>",
+                        esc(&super::model::render(&m.models))
+                    );
+                page("loopbench model", &body)
+            }
+            Document::Calibration(c) => page("loopbench calibrate", &calibration_section(c)),
+            Document::Compare(c) => page("loopbench compare", &compare_section(c)),
+            Document::Counts(c) => {
+                let classes = serde_json::to_value(&c.counts.classes).unwrap_or_default();
+                let body = profile_bars(&c.target, &classes, c.counts.total_ops as f64)
+                    + &text_block(doc)?;
+                page("loopbench count", &body)
+            }
+            Document::Text { json, .. } => page("loopbench app", &app_section(json, doc)?),
+        };
+        Ok(text.into_bytes())
+    }
+}
+
+const CSS: &str = "body{font-family:sans-serif;max-width:820px;margin:1.5em auto;color:#111;line-height:1.4}\
+table{border-collapse:collapse;margin:.6em 0;font-size:13px}td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}\
+td:first-child,th:first-child{text-align:left}pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;font-size:12px}\
+.warn{background:#fff3cd;border-left:4px solid #E69F00;padding:.4em .8em}.loud{background:#fde2d4;border-left:6px solid #D55E00;padding:.5em .8em;font-weight:bold}\
+.meta{color:#444;font-size:13px}svg.chart{display:block;margin:.5em 0;max-width:100%;height:auto}";
+
+/// A whole page around `body`. The inline script writes the number of
+/// charts into the page, so a headless browser's DOM shows that every
+/// chart was parsed as SVG.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\
+<style>{CSS}</style></head><body>\n<h1>{t}</h1>\n{body}\n\
+<p class=\"meta\">Charts: <span id=\"chart-count\">not counted (scripts off)</span>. \
+Colours: Okabe-Ito (colour-blind safe).</p>\n\
+<script>document.getElementById(\"chart-count\").textContent=String(document.querySelectorAll(\"svg.chart\").length);</script>\n\
+</body></html>\n",
+        t = esc(title)
+    )
+}
+
+/// The page of one or more sessions, each under its label.
+pub fn sessions_page(sessions: &[(&str, &Session)]) -> String {
+    let title = match sessions {
+        [(_, s)] if s.results.len() <= 4 => format!(
+            "loopbench: {}",
+            s.results
+                .iter()
+                .map(|r| r.shape.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        [(_, s)] => format!("loopbench: {} shapes", s.results.len()),
+        _ => format!("loopbench: {} sessions", sessions.len()),
+    };
+    let body: String = sessions
+        .iter()
+        .map(|(label, s)| session_section(label, s))
+        .collect();
+    page(&title, &body)
+}
+
+pub(crate) fn verdict_color(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Faster => svg::GREEN,
+        Verdict::Slower => svg::VERMILLION,
+        Verdict::WithinNoise => svg::GREY,
+        Verdict::TooFewPairs => svg::PURPLE,
+    }
+}
+
+pub(crate) fn verdict_legend() -> Vec<(String, &'static str)> {
+    [Verdict::Faster, Verdict::Slower, Verdict::WithinNoise]
+        .into_iter()
+        .map(|v| (v.to_string(), verdict_color(v)))
+        .collect()
+}
+
+fn num(x: f64) -> String {
+    if !x.is_finite() {
+        "-".into()
+    } else if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+fn interval(m: f64, ci: [f64; 2]) -> String {
+    format!("{m:+.1}% [{:+.1}%, {:+.1}%]", ci[0], ci[1])
+}
+
+/// One session: what it ran on, the forest plot, every shape.
+pub fn session_section(label: &str, s: &Session) -> String {
+    let mut o = String::new();
+    let _ = write!(o, "<section><h2>{}</h2>", esc(label));
+    let _ = write!(
+        o,
+        "<p class=\"meta\">Machine: {}<br>Baseline {}, null control {}; {} epochs x {} rounds, {}; build {}{}</p>",
+        esc(&s.machine.fingerprint()),
+        esc(&s.session.baseline),
+        esc(&s.session.null_arm),
+        s.epochs.len().max(1),
+        s.session.rounds,
+        esc(s.session.metric.name()),
+        esc(&s.session.build_profile),
+        s.id.as_ref()
+            .map(|i| format!("; session {}", esc(i)))
+            .unwrap_or_default()
+    );
+    if let Some(cmd) = s.command_line() {
+        let _ = write!(o, "<pre>{}</pre>", esc(&cmd));
+    }
+    if !s.complete {
+        o.push_str("<p class=\"warn\">Incomplete session (interrupted or stopped early).</p>");
+    }
+    for e in &s.errors {
+        let _ = write!(o, "<p class=\"warn\">Error: {}</p>", esc(e));
+    }
+    let forest_rows: Vec<Row> = s
+        .results
+        .iter()
+        .flat_map(|r| {
+            r.comparisons.iter().map(move |c| Row {
+                label: format!("{}: {}", r.shape, c.arm),
+                point: Some(c.median_pct),
+                interval: Some(c.ci_pct),
+                band: r.null_control.as_ref().map(|n| n.ci_pct),
+                color: verdict_color(c.verdict),
+                ..Default::default()
+            })
+        })
+        .collect();
+    if !forest_rows.is_empty() {
+        let chart = DotChart {
+            title: "Every comparison: change against the baseline".into(),
+            x_label: format!(
+                "change in {} per iteration vs {} (%), {:.0}% interval",
+                s.session.metric.name(),
+                s.session.baseline,
+                s.session.confidence_level * 100.0
+            ),
+            rows: forest_rows,
+            reference: Some(0.0),
+            legend: verdict_legend(),
+            band_label: "that shape's null floor".into(),
+            ..Default::default()
+        };
+        o.push_str(&chart.svg());
+    }
+    for r in &s.results {
+        shape_section(&mut o, s, r);
+    }
+    o.push_str("</section>\n");
+    o
+}
+
+/// Per-round changes of `arm` against the baseline, epoch by epoch.
+fn round_changes(r: &ShapeResult, arm: &crate::results::ArmResult) -> Vec<f64> {
+    let Some(base) = r.arms.iter().find(|a| a.role == Role::Baseline) else {
+        return Vec::new();
+    };
+    let (c, b) = paired_epochs(&arm.samples_by_epoch(), &base.samples_by_epoch());
+    c.iter()
+        .zip(&b)
+        .flat_map(|(c, b)| c.iter().zip(b).map(|(x, y)| (x / y - 1.0) * 100.0))
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
+fn shape_section(o: &mut String, s: &Session, r: &ShapeResult) {
+    let _ = write!(
+        o,
+        "<h3 id=\"shape-{}\">{}</h3>",
+        esc(&r.shape),
+        esc(&r.shape)
+    );
+    let base = r
+        .arms
+        .iter()
+        .find(|a| a.role == Role::Baseline)
+        .map(|a| a.arm.clone())
+        .unwrap_or_else(|| s.session.baseline.clone());
+    let mut rows = Vec::new();
+    for (i, a) in r
+        .arms
+        .iter()
+        .filter(|a| a.role != Role::Baseline)
+        .enumerate()
+    {
+        let dots = round_changes(r, a);
+        let (point, interval, color) = if a.role == Role::Null {
+            (
+                r.null_control.as_ref().map(|n| n.median_pct),
+                r.null_control.as_ref().map(|n| n.ci_pct),
+                svg::BLACK,
+            )
+        } else {
+            let c = r.comparisons.iter().find(|c| c.arm == a.arm);
+            (
+                c.map(|c| c.median_pct),
+                c.map(|c| c.ci_pct),
+                svg::SERIES[i % svg::SERIES.len()],
+            )
+        };
+        if dots.is_empty() && point.is_none() {
+            continue;
+        }
+        rows.push(Row {
+            label: if a.role == Role::Null {
+                format!("{} (null control)", a.arm)
+            } else {
+                a.arm.clone()
+            },
+            dots,
+            point,
+            interval,
+            color,
+            ..Default::default()
+        });
+    }
+    if !rows.is_empty() {
+        let chart = DotChart {
+            title: format!("{}: per-round change against {base}", r.shape),
+            x_label: format!(
+                "{} per iteration, candidate / {base} - 1 (%); dots: rounds; bar: interval across epochs",
+                s.session.metric.name()
+            ),
+            rows,
+            band: r.null_control.as_ref().map(|n| n.ci_pct),
+            band_label: "null floor (null control's interval)".into(),
+            reference: Some(0.0),
+            ..Default::default()
+        };
+        o.push_str(&chart.svg());
+    }
+    let app = r.app_steps;
+    let _ = write!(
+        o,
+        "<table><tr><th>arm</th><th>{}</th><th>min</th><th>ns/op</th><th>reps</th><th>change vs {}</th><th>verdict</th></tr>",
+        if app.is_some() { "ms/rep" } else { "ns/iter" },
+        esc(&base)
+    );
+    let scale = app.map(|n| n as f64 / 1e6).unwrap_or(1.0);
+    for a in &r.arms {
+        let (med, min) = a
+            .ns_per_iter
+            .as_ref()
+            .map(|t| (num(t.median * scale), num(t.min * scale)))
+            .unwrap_or(("-".into(), "-".into()));
+        let (change, verdict) = if a.role == Role::Null {
+            match &r.null_control {
+                Some(n) => (interval(n.median_pct, n.ci_pct), "null floor".to_string()),
+                None => ("-".into(), String::new()),
+            }
+        } else {
+            match r.comparisons.iter().find(|c| c.arm == a.arm) {
+                Some(c) => (interval(c.median_pct, c.ci_pct), c.verdict.to_string()),
+                None => (
+                    "-".into(),
+                    a.skipped
+                        .clone()
+                        .or_else(|| a.error.clone())
+                        .unwrap_or_default(),
+                ),
+            }
+        };
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{med}</td><td>{min}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&a.arm),
+            a.ns_per_op.map(num).unwrap_or_else(|| "-".into()),
+            a.verified_reps,
+            esc(&change),
+            esc(&verdict)
+        );
+    }
+    o.push_str("</table>");
+    counters_table(o, r);
+}
+
+/// Counters per op (per iteration where the ops are unknown), with each
+/// candidate's change.
+fn counters_table(o: &mut String, r: &ShapeResult) {
+    let keys: Vec<&str> = METRICS
+        .iter()
+        .map(|m| m.key)
+        .filter(|k| r.arms.iter().any(|a| a.counters.values.contains_key(*k)))
+        .collect();
+    if keys.is_empty() {
+        return;
+    }
+    let per_op = r
+        .arms
+        .iter()
+        .flat_map(|a| a.counters.values.values())
+        .all(|s| s.per_op.is_some());
+    let _ = write!(
+        o,
+        "<table><tr><th>counters, per {}</th>",
+        if per_op { "op" } else { "iteration" }
+    );
+    for k in &keys {
+        let _ = write!(
+            o,
+            "<th>{}</th>",
+            esc(metric(k).map(|m| m.word).unwrap_or(k))
+        );
+    }
+    o.push_str("</tr>");
+    for a in r.arms.iter().filter(|a| !a.counters.is_empty()) {
+        let _ = write!(o, "<tr><td>{}</td>", esc(&a.arm));
+        for k in &keys {
+            let cell = a.counters.values.get(*k).map(|s| {
+                let v = if per_op {
+                    s.per_op.map(|p| p.median).unwrap_or(f64::NAN)
+                } else {
+                    s.per_iter.median
+                };
+                match r
+                    .counter_comparisons
+                    .iter()
+                    .find(|c| c.arm == a.arm && c.counter == *k)
+                {
+                    Some(c) if a.role == Role::Candidate => {
+                        format!("{} ({:+.1}%)", num(v), c.median_pct)
+                    }
+                    _ => num(v),
+                }
+            });
+            let _ = write!(o, "<td>{}</td>", esc(&cell.unwrap_or_else(|| "-".into())));
+        }
+        o.push_str("</tr>");
+    }
+    o.push_str("</table>");
+}
+
+/// True effect against every measured interval, per repetition.
+pub fn calibration_section(c: &Calibration) -> String {
+    let mut o = String::new();
+    let s = &c.settings;
+    let _ = write!(
+        o,
+        "<p class=\"meta\">Machine: {}<br>Shape {} on {} ({}), {} repetitions x {} rounds</p>",
+        esc(&c.machine.fingerprint()),
+        esc(&s.shape),
+        esc(&s.engine),
+        esc(&s.version),
+        s.repeat,
+        s.rounds
+    );
+    let rows: Vec<Row> = c
+        .rows
+        .iter()
+        .filter(|r| r.metric == crate::results::Metric::Wall)
+        .map(|r| Row {
+            label: format!("{:+}% (repetition {})", r.true_pct, r.repetition),
+            point: Some(r.median_pct),
+            interval: Some(r.ci_pct),
+            marker: Some(r.true_time_pct),
+            color: if r.covered {
+                svg::BLUE
+            } else {
+                svg::VERMILLION
+            },
+            ..Default::default()
+        })
+        .collect();
+    if !rows.is_empty() {
+        o.push_str(
+            &DotChart {
+                title: "Known effects: true against measured".into(),
+                x_label: "change in wall-clock time per call (%)".into(),
+                rows,
+                reference: Some(0.0),
+                legend: vec![
+                    ("interval holds the truth".into(), svg::BLUE),
+                    ("interval misses it".into(), svg::VERMILLION),
+                ],
+                marker_label: Some("true effect (after the fixed per-call cost)".into()),
+                ..Default::default()
+            }
+            .svg(),
+        );
+    }
+    o.push_str("<table><tr><th>true effect</th><th>median measured</th><th>coverage</th><th>detected</th></tr>");
+    for e in &c.effects {
+        let _ = write!(
+            o,
+            "<tr><td>{:+}%</td><td>{:+.2}%</td><td>{}/{}</td><td>{}/{}</td></tr>",
+            e.true_pct, e.median_pct, e.covered, e.repetitions, e.detected, e.repetitions
+        );
+    }
+    o.push_str("</table>");
+    o
+}
+
+/// B against A, loud where the machines differ.
+pub fn compare_section(c: &SessionComparison) -> String {
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<p class=\"meta\">A: {} ({})<br>B: {} ({})</p>",
+        esc(&c.a.label),
+        esc(&c.a.machine.fingerprint()),
+        esc(&c.b.label),
+        esc(&c.b.machine.fingerprint())
+    );
+    for w in &c.warnings {
+        let class = if w.starts_with("MACHINE") {
+            "loud"
+        } else {
+            "warn"
+        };
+        let _ = write!(o, "<p class=\"{class}\">{}</p>", esc(w));
+    }
+    let rows: Vec<Row> = c
+        .rows
+        .iter()
+        .map(|r| Row {
+            label: format!("{}: {}", r.shape, r.arm),
+            point: Some(r.median_pct),
+            interval: Some(r.ci_pct),
+            color: verdict_color(r.verdict),
+            ..Default::default()
+        })
+        .collect();
+    if !rows.is_empty() {
+        let legend = vec![
+            ("faster".to_string(), svg::GREEN),
+            ("slower".to_string(), svg::VERMILLION),
+            ("no change".to_string(), svg::GREY),
+        ];
+        o.push_str(
+            &DotChart {
+                title: "B against A".into(),
+                x_label: format!(
+                    "change in ns per iteration, B / A - 1 (%), {:.0}% interval",
+                    c.confidence * 100.0
+                ),
+                rows,
+                reference: Some(0.0),
+                legend,
+                ..Default::default()
+            }
+            .svg(),
+        );
+    }
+    let _ = write!(
+        o,
+        "<table><tr><th>shape</th><th>arm</th><th>A ns/iter</th><th>B ns/iter</th><th>B vs A [{:.0}% CI]</th><th>units</th><th>verdict</th></tr>",
+        c.confidence * 100.0
+    );
+    for r in &c.rows {
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}+{} {}</td><td>{}</td></tr>",
+            esc(&r.shape),
+            esc(&r.arm),
+            num(r.a_ns_per_iter),
+            num(r.b_ns_per_iter),
+            esc(&interval(r.median_pct, r.ci_pct)),
+            r.a_units,
+            r.b_units,
+            r.units,
+            super::compare::verdict_words(r.verdict)
+        );
+    }
+    o.push_str("</table>");
+    for u in &c.unmatched {
+        let _ = write!(o, "<p class=\"meta\">Not compared: {}</p>", esc(u));
+    }
+    let _ = write!(o, "<p class=\"meta\">Method: {}.</p>", esc(&c.method));
+    o
+}
+
+/// Executed instructions per class as a share of all ops.
+fn profile_bars(name: &str, classes: &serde_json::Value, total: f64) -> String {
+    let mut rows: Vec<(String, f64, &'static str)> = classes
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_f64()? / total.max(1.0) * 100.0)))
+                .filter(|(_, v)| *v > 0.0)
+                .map(|(k, v)| (k, v, svg::BLUE))
+                .collect()
+        })
+        .unwrap_or_default();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if rows.is_empty() {
+        return String::new();
+    }
+    Bars {
+        title: format!("{name}: executed wasm ops by class"),
+        x_label: "share of executed ops (%)".into(),
+        rows,
+    }
+    .svg()
+}
+
+fn text_block(doc: &Document) -> Result<String, Error> {
+    Ok(format!(
+        "<pre>{}</pre>",
+        esc(&String::from_utf8_lossy(&super::table::Table.render(doc)?))
+    ))
+}
+
+/// App documents, by their schema: the profile as bars, the projection as
+/// predicted against measured (with the measured session), anything else
+/// as its text.
+fn app_section(json: &serde_json::Value, doc: &Document) -> Result<String, Error> {
+    let schema = json.get("schema").and_then(|s| s.as_str()).unwrap_or("");
+    let mut o = String::new();
+    match schema {
+        "loopbench-app-profile/1" => {
+            let name = json.get("app").and_then(|a| a.as_str()).unwrap_or("app");
+            let counts = &json["counts"];
+            let total = counts["total_ops"].as_f64().unwrap_or(0.0);
+            o.push_str(&profile_bars(name, &counts["classes"], total));
+        }
+        "loopbench-app-project/1" => {
+            let rows: Vec<Row> = json["projections"]
+                .as_array()
+                .map(|ps| {
+                    ps.iter()
+                        .map(|p| {
+                            let ci = p["ci_pct"]
+                                .as_array()
+                                .and_then(|c| Some([c.first()?.as_f64()?, c.get(1)?.as_f64()?]));
+                            Row {
+                                label: p["app"].as_str().unwrap_or("app").to_string(),
+                                point: p["measured_pct"].as_f64(),
+                                interval: ci,
+                                marker: p["predicted_pct"].as_f64(),
+                                color: svg::BLUE,
+                                ..Default::default()
+                            }
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if !rows.is_empty() {
+                o.push_str(
+                    &DotChart {
+                        title: "App change: predicted from primitive prices against measured"
+                            .into(),
+                        x_label: "change in time per rep (%)".into(),
+                        rows,
+                        reference: Some(0.0),
+                        legend: vec![("measured (with interval)".into(), svg::BLUE)],
+                        marker_label: Some("predicted".into()),
+                        ..Default::default()
+                    }
+                    .svg(),
+                );
+            }
+            if let Ok(s) = serde_json::from_value::<Session>(json["app_session"].clone()) {
+                o.push_str(&session_section("apps, measured", &s));
+            }
+        }
+        _ => {}
+    }
+    o.push_str(&text_block(doc)?);
+    Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(json: serde_json::Value) -> String {
+        let doc = Document::Text {
+            json,
+            text: "the text".into(),
+        };
+        String::from_utf8(Html.render(&doc).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn an_app_profile_is_bars_of_its_op_classes() {
+        let page = render(serde_json::json!({
+            "schema": "loopbench-app-profile/1",
+            "app": "zlib",
+            "counts": {"total_ops": 200, "classes": {"load": 50, "int": 150, "call": 0}},
+        }));
+        assert_eq!(page.matches("<svg class=\"chart\"").count(), 1);
+        // Shares of all ops, largest first; a class that never ran is left out.
+        assert!(
+            page.contains("<title>int: 75</title>") && page.contains("<title>load: 25</title>")
+        );
+        assert!(page.find("int: 75") < page.find("load: 25"));
+        assert!(!page.contains("call:"));
+        assert!(page.contains("the text"));
+    }
+
+    #[test]
+    fn an_app_projection_plots_predicted_against_measured() {
+        let page = render(serde_json::json!({
+            "schema": "loopbench-app-project/1",
+            "projections": [
+                {"app": "zlib", "predicted_pct": 12.0, "measured_pct": 9.5, "ci_pct": [8.0, 11.0], "verdict": "slower"},
+                {"app": "lua", "predicted_pct": 3.0, "measured_pct": null, "ci_pct": null, "verdict": null},
+            ],
+        }));
+        assert_eq!(page.matches("<svg class=\"chart\"").count(), 1);
+        assert!(page.contains(">zlib</text>") && page.contains(">lua</text>"));
+        assert!(page.contains(">predicted</text>"));
+    }
+}

@@ -1,0 +1,310 @@
+//! Markdown: a report to paste into a pull request. Per shape a table of
+//! each arm's ns/op and its change against the baseline (interval and
+//! verdict) with the null floor under it; the counter lines in the style
+//! engine developers quote ("tinywasm against wasmi, per op: load_stream
+//! -3.2% instructions, ..."); the machine fingerprint in one line; and the
+//! exact command that reproduces the session.
+
+use super::Exporter;
+use crate::error::Error;
+use crate::results::calibration::Calibration;
+use crate::results::compare::SessionComparison;
+use crate::results::{Document, Role, Session, ShapeResult};
+use std::fmt::Write;
+
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn render(&self, doc: &Document) -> Result<Vec<u8>, Error> {
+        let text = match doc {
+            Document::Session(s) => session(s),
+            Document::Model(m) => {
+                session(&m.session) + "\n" + &code_block(&super::model::render(&m.models))
+            }
+            Document::Calibration(c) => calibration(c),
+            Document::Compare(c) => comparison(c),
+            // Counts and app documents are tables of fixed-width text.
+            Document::Counts(_) | Document::Text { .. } => {
+                code_block(&String::from_utf8_lossy(&super::table::Table.render(doc)?))
+            }
+        };
+        Ok(text.into_bytes())
+    }
+}
+
+fn code_block(text: &str) -> String {
+    format!("```text\n{}\n```\n", text.trim_end())
+}
+
+/// A table cell: `|` would end it.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn num(x: f64) -> String {
+    if !x.is_finite() {
+        "-".into()
+    } else if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{x:+.1}%")
+}
+
+fn interval(median: f64, ci: [f64; 2]) -> String {
+    format!("{} [{}, {}]", pct(median), pct(ci[0]), pct(ci[1]))
+}
+
+/// The whole session.
+pub fn session(s: &Session) -> String {
+    let mut o = String::new();
+    let shapes: Vec<&str> = s.results.iter().map(|r| r.shape.as_str()).collect();
+    let _ = writeln!(o, "### loopbench: {}\n", shapes.join(", "));
+    let level = s.session.confidence_level * 100.0;
+    let epochs = s.epochs.len().max(1);
+    let _ = writeln!(
+        o,
+        "Baseline **{}**; null control {} (a second, separately started copy of the baseline). \
+Up to {epochs} epochs (fresh processes) x {} rounds, {}; intervals are {level:.0}% and include the spread between processes.\n",
+        s.session.baseline,
+        s.session.null_arm,
+        s.session.rounds,
+        s.session.metric.name(),
+    );
+    for r in &s.results {
+        shape(&mut o, r, level);
+    }
+    let lines = super::counters::summaries(s);
+    if !lines.is_empty() {
+        let _ = writeln!(o, "Counters:\n");
+        for l in lines {
+            let _ = writeln!(o, "- {l}");
+        }
+        let _ = writeln!(o);
+    }
+    let _ = writeln!(o, "Machine: {}", s.machine.fingerprint());
+    let versions: Vec<String> = s
+        .session
+        .engines
+        .iter()
+        .filter(|e| !e.arm.ends_with("#null"))
+        .map(|e| match &e.git {
+            Some(g) => format!("{} (git {g})", e.version),
+            None => e.version.clone(),
+        })
+        .collect();
+    let _ = writeln!(
+        o,
+        "\nEngines: {}; build {}.",
+        versions.join(", "),
+        s.session.build_profile
+    );
+    if let Some(id) = &s.id {
+        let _ = writeln!(o, "\nSession `{id}`.");
+    }
+    if !s.complete {
+        let _ = writeln!(
+            o,
+            "\n**Incomplete session** (interrupted or stopped early)."
+        );
+    }
+    for e in &s.errors {
+        let _ = writeln!(o, "\nError: {}", cell(e));
+    }
+    match s.command_line() {
+        Some(cmd) => {
+            let _ = writeln!(o, "\nReproduce:\n\n```sh\n{cmd}\n```");
+        }
+        None => {
+            let _ = writeln!(o, "\n(The command line was not recorded in this file.)");
+        }
+    }
+    o
+}
+
+fn shape(o: &mut String, r: &ShapeResult, level: f64) {
+    let ops = r.counts_per_iter.as_ref().map(|c| c.ops);
+    if r.arms.iter().all(|a| a.ns_per_iter.is_none()) {
+        // Nothing measured: one line with the reasons, not an empty table.
+        let mut reasons: Vec<String> = r
+            .arms
+            .iter()
+            .filter(|a| a.role != Role::Null)
+            .filter_map(|a| a.skipped.clone().or_else(|| a.error.clone()))
+            .collect();
+        reasons.dedup();
+        let _ = writeln!(
+            o,
+            "#### {}\n\nNot measured: {}.\n",
+            r.shape,
+            cell(&reasons.join("; "))
+        );
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "#### {}{}\n",
+        r.shape,
+        ops.map(|n| format!(" ({n} wasm ops per iteration)"))
+            .unwrap_or_default()
+    );
+    let base = r
+        .arms
+        .iter()
+        .find(|a| a.role == Role::Baseline)
+        .map(|a| a.arm.as_str())
+        .unwrap_or("baseline");
+    let _ = writeln!(
+        o,
+        "| arm | ns/op | ns/iter | change vs {} [{level:.0}% CI] | verdict |",
+        cell(base)
+    );
+    let _ = writeln!(o, "|---|--:|--:|---|---|");
+    for a in r.arms.iter().filter(|a| a.role != Role::Null) {
+        let (per_op, per_iter) = match &a.ns_per_iter {
+            Some(t) => (
+                a.ns_per_op.map(num).unwrap_or_else(|| "-".into()),
+                num(t.median),
+            ),
+            None => ("-".into(), "-".into()),
+        };
+        let (change, verdict) = match r.comparisons.iter().find(|c| c.arm == a.arm) {
+            Some(c) => (interval(c.median_pct, c.ci_pct), c.verdict.to_string()),
+            None if a.role == Role::Baseline => (
+                "(baseline)".into(),
+                a.skipped
+                    .clone()
+                    .or_else(|| a.error.clone())
+                    .unwrap_or_default(),
+            ),
+            None => (
+                "-".into(),
+                a.skipped
+                    .clone()
+                    .or_else(|| a.error.clone())
+                    .unwrap_or_default(),
+            ),
+        };
+        let _ = writeln!(
+            o,
+            "| {} | {per_op} | {per_iter} | {change} | {} |",
+            cell(&a.arm),
+            cell(&verdict)
+        );
+    }
+    match &r.null_control {
+        Some(n) => {
+            let floor = n.ci_pct[0].abs().max(n.ci_pct[1].abs());
+            let _ = writeln!(
+                o,
+                "\nNull floor: the null control moved {}; changes inside ±{floor:.1}% are noise here.{}\n",
+                interval(n.median_pct, n.ci_pct),
+                stopped(r)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                o,
+                "\nNull floor: unavailable (the null control did not run).\n"
+            );
+        }
+    }
+}
+
+/// How many epochs the shape took and why it stopped.
+fn stopped(r: &ShapeResult) -> String {
+    r.stopped
+        .as_ref()
+        .map(|s| format!(" {} epochs ({}).", s.epochs, s.reason))
+        .unwrap_or_default()
+}
+
+fn calibration(c: &Calibration) -> String {
+    let mut o = String::new();
+    let s = &c.settings;
+    let _ = writeln!(
+        o,
+        "### loopbench calibrate: {} on {} ({})\n",
+        s.shape, s.engine, s.version
+    );
+    let _ = writeln!(
+        o,
+        "| true effect | measured (median over {} repetitions) | coverage | detected |",
+        s.repeat
+    );
+    let _ = writeln!(o, "|--:|--:|--:|--:|");
+    for e in &c.effects {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {}/{} | {}/{} |",
+            pct(e.true_pct),
+            pct(e.median_pct),
+            e.covered,
+            e.repetitions,
+            e.detected,
+            e.repetitions
+        );
+    }
+    match &c.smallest_reliable {
+        Some(r) => {
+            let _ = writeln!(
+                o,
+                "\nSmallest effect detected in 9 of 10: {} ({} of {}).",
+                pct(r.true_pct),
+                r.detected,
+                r.repetitions
+            );
+        }
+        None => {
+            let _ = writeln!(o, "\nNo effect was reliably detected.");
+        }
+    }
+    let _ = writeln!(o, "\nMachine: {}", c.machine.fingerprint());
+    o
+}
+
+fn comparison(c: &SessionComparison) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "### loopbench compare: {} against {}\n",
+        c.b.label, c.a.label
+    );
+    for w in &c.warnings {
+        let _ = writeln!(o, "> **Warning:** {}\n", cell(w));
+    }
+    let _ = writeln!(
+        o,
+        "| shape | arm | A ns/iter | B ns/iter | B vs A [{:.0}% CI] | verdict |",
+        c.confidence * 100.0
+    );
+    let _ = writeln!(o, "|---|---|--:|--:|---|---|");
+    for r in &c.rows {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} |",
+            cell(&r.shape),
+            cell(&r.arm),
+            num(r.a_ns_per_iter),
+            num(r.b_ns_per_iter),
+            interval(r.median_pct, r.ci_pct),
+            super::compare::verdict_words(r.verdict)
+        );
+    }
+    if !c.unmatched.is_empty() {
+        let _ = writeln!(o, "\nNot compared:\n");
+        for u in &c.unmatched {
+            let _ = writeln!(o, "- {}", cell(u));
+        }
+    }
+    let _ = writeln!(o, "\nMethod: {}.", c.method);
+    let _ = writeln!(o, "\nA: {}", c.a.machine.fingerprint());
+    let _ = writeln!(o, "\nB: {}", c.b.machine.fingerprint());
+    o
+}

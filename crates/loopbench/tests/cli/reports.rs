@@ -1,0 +1,130 @@
+use crate::util::{loopbench, SMALL};
+
+/// A real session (wasmi and tinywasm, two epochs) written with every
+/// shorthand, then reported again and compared with itself.
+#[test]
+fn run_writes_every_format_and_report_and_compare_read_it_back() {
+    let (mut cmd, dir) = loopbench();
+    let mut args = vec![
+        "run",
+        "--engines",
+        "wasmi,tinywasm",
+        "--shapes",
+        "add_chain",
+        "--min-epochs",
+        "2",
+        "--max-epochs",
+        "2",
+        "--json",
+        "s.json",
+        "--csv",
+        "s.csv",
+        "--markdown",
+        "s.md",
+        "--html",
+        "s.html",
+    ];
+    args.extend_from_slice(SMALL);
+    cmd.args(&args).assert().success();
+    let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&read("s.json")).unwrap();
+    let reps: usize = json["results"][0]["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["reps"].as_array().unwrap().len())
+        .sum();
+    // 3 arms (null included) x 2 epochs x the rounds per epoch (2, rounded
+    // up to whole order designs).
+    let rounds = json["session"]["rounds"].as_u64().unwrap() as usize;
+    assert!(rounds >= 2);
+    assert_eq!(reps, 3 * 2 * rounds);
+    assert_eq!(read("s.csv").lines().count(), reps + 1);
+    let md = read("s.md");
+    assert!(md.contains("| tinywasm |"), "{md}");
+    assert!(
+        md.contains("```sh\nloopbench run --engines wasmi,tinywasm"),
+        "{md}"
+    );
+    let html = read("s.html");
+    assert_eq!(html.matches("<svg class=\"chart\"").count(), 2);
+    assert!(
+        !html.contains("<link") && !html.contains("src=\""),
+        "fetches something"
+    );
+
+    // report: the saved session again, CSV to stdout, same rows.
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .current_dir(dir.path())
+        .args(["report", "s.json", "--csv", "-"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(String::from_utf8(out).unwrap(), read("s.csv"));
+
+    // compare: a session with itself says no change, and warns.
+    let (mut cmd, _d) = loopbench();
+    let a = cmd
+        .current_dir(dir.path())
+        .args(["compare", "s.json", "s.json"])
+        .assert()
+        .success();
+    let out = a.get_output();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("no change: every interval holds zero"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches(" no change\n").count(), 2, "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("weaker than comparing arms inside one session"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("FINGERPRINTS DIFFER"), "{stderr}");
+}
+
+/// An old file (schema 1: no id, no command, no fingerprint fields) reports
+/// in every format.
+#[test]
+fn an_old_session_reports_in_every_format() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/schema1/session.json");
+    for format in ["table", "json", "csv", "markdown", "html"] {
+        let (mut cmd, _d) = loopbench();
+        let out = cmd
+            .arg("report")
+            .arg(&fixture)
+            .args(["--export", &format!("{format}=-")])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.is_empty(), "{format}");
+        if format == "markdown" {
+            assert!(text.contains("The command line was not recorded"), "{text}");
+        }
+        if format == "csv" {
+            // No session id in the file: the column is there, empty.
+            assert!(text.lines().nth(1).unwrap().starts_with(",0,"), "{text}");
+        }
+    }
+}
+
+#[test]
+fn report_and_compare_refuse_what_is_not_a_session() {
+    let (mut cmd, dir) = loopbench();
+    std::fs::write(dir.path().join("x.csv"), "a,b\n1,2\n").unwrap();
+    let out = cmd.args(["compare", "x.csv", "x.csv"]).assert().failure();
+    let e = crate::util::assert_one_line_error(&out.get_output().stderr);
+    assert!(e.contains("x.csv: not JSON"), "{e}");
+    let (mut cmd, _d) = loopbench();
+    let out = cmd.args(["report", "missing.json"]).assert().failure();
+    let e = crate::util::assert_one_line_error(&out.get_output().stderr);
+    assert!(e.contains("cannot read missing.json"), "{e}");
+}
