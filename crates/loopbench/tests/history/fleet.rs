@@ -217,3 +217,55 @@ fn a_killed_agent_s_job_is_requeued_and_done_once() {
     // The killed agent's run died with it: nothing else wrote a session.
     assert_eq!(count(db.as_mut(), "SELECT count(*) FROM sessions"), 1);
 }
+
+#[test]
+fn sigterm_releases_the_running_job() {
+    let server = PgServer::start();
+    let url = server.url.as_str();
+    loopbench(url).args(["db", "init"]).assert().success();
+    let long: Vec<&str> = SHORT_RUN
+        .iter()
+        .map(|a| if *a == "2" { "12" } else { a })
+        .collect();
+    submit(url, "fleet-c", &long);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("C");
+    let mut c = agent(url, "fleet-c", "agent-C", &[], &log);
+    let mut db = Location::parse(url).connect().unwrap();
+    let end = Instant::now() + Duration::from_secs(60);
+    while queue::list(db.as_mut()).unwrap()[0].state != "running" {
+        assert!(Instant::now() < end, "agent-C never took the job");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let term = Command::new("kill")
+        .args(["-TERM", &c.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    wait(&mut c, Duration::from_secs(30), "agent-C after SIGTERM");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("job 1: released to the queue"), "{text}");
+    assert!(text.contains("0 done, 0 failed, 1 released"), "{text}");
+    let jobs = queue::list(db.as_mut()).unwrap();
+    assert_eq!(
+        (jobs[0].state.as_str(), jobs[0].agent.as_deref()),
+        ("queued", None)
+    );
+    // Released at once, not after a timeout: the next agent takes it.
+    let mut d = agent(
+        url,
+        "fleet-c",
+        "agent-D",
+        &["--exit-when-idle"],
+        &dir.path().join("D"),
+    );
+    wait(&mut d, Duration::from_secs(600), "agent-D");
+    timeline(url, "agent-C stopped by SIGTERM");
+    assert_done_once(url, 1);
+    loopbench(url)
+        .args(["jobs", "--events"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("released: agent stopping"))
+        .stdout(predicates::str::contains("claimed (attempt 2)"));
+}
