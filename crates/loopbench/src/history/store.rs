@@ -304,8 +304,25 @@ pub const MIGRATIONS: &[&str] = &[
     );",
 ];
 
-/// Bring the schema up to date; the versions applied now.
+/// The PostgreSQL advisory lock that serialises migrations ("loop").
+const MIGRATION_LOCK: i64 = 0x6c6f_6f70;
+
+/// Bring the schema up to date; the versions applied now. Agents starting
+/// together on an empty PostgreSQL database take turns (an advisory lock);
+/// SQLite's write transactions already do.
 pub fn migrate(db: &mut dyn Sql) -> Result<Vec<i64>, StoreError> {
+    if db.dialect() == Dialect::Sqlite {
+        return migrate_locked(db);
+    }
+    db.batch(&format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))?;
+    let result = migrate_locked(db);
+    let unlocked = db.batch(&format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"));
+    let applied = result?;
+    unlocked?;
+    Ok(applied)
+}
+
+fn migrate_locked(db: &mut dyn Sql) -> Result<Vec<i64>, StoreError> {
     let d = db.dialect();
     db.batch(&d.sql(
         "CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -318,10 +335,6 @@ pub fn migrate(db: &mut dyn Sql) -> Result<Vec<i64>, StoreError> {
     for (i, m) in MIGRATIONS.iter().enumerate() {
         let version = i as i64 + 1;
         let done = transaction(db, |db| {
-            if d == Dialect::Postgres {
-                // Two processes migrating at once: the second waits here.
-                db.batch("LOCK TABLE schema_migrations IN EXCLUSIVE MODE")?;
-            }
             let have = db.query("SELECT max(version) FROM schema_migrations", &[])?;
             let current = have.first().map(|r| r.opt_int(0)).transpose()?.flatten();
             let current = current.unwrap_or(0);
