@@ -21,7 +21,9 @@ impl ModelArgs {
         let quiet = self.run.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();
         // No partial files: a model document exists only once the session is done.
         let mut sink = TerminalSink::new(quiet, None);
+        let planned = plan.shapes.len();
         let session = session::run(plan, &mut sink)?;
+        let (interrupted, completed) = (!session.complete, session.results.len());
         sink.finish();
         let models = crate::model::build(&session);
         let errors = session.errors.clone();
@@ -31,7 +33,10 @@ impl ModelArgs {
             models,
         }))?;
         for e in &errors {
-            eprintln!("error: {e}");
+            crate::diag!("error: {e}");
+        }
+        if interrupted {
+            return Err(Error::Interrupted { completed, planned });
         }
         Ok(errors.is_empty())
     }

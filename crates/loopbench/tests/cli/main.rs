@@ -6,6 +6,8 @@ mod counters;
 mod errors;
 /// JSON output and its schema keys.
 mod json;
+/// Issue 12: lost results, hangs, wrong numbers, crashes and messages.
+mod reliability;
 /// list, show and a small session.
 mod run;
 mod util;
