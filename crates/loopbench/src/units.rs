@@ -52,7 +52,7 @@ pub fn working_set(s: &str) -> Result<u64, SizeError> {
 /// and what exceeds it read in the same unit.
 pub fn format_bytes(b: u64) -> String {
     const GIB: u64 = 1 << 30;
-    if b > GIB && b % GIB != 0 && b % (1 << 10) == 0 {
+    if b > GIB && !b.is_multiple_of(GIB) && b.is_multiple_of(1 << 10) {
         return format!(
             "{} + {}",
             format_bytes(b / GIB * GIB),

@@ -143,7 +143,7 @@ impl Instance for WasmiInstance {
         let args: Vec<Val> = arg.into_iter().map(Val::I32).collect();
         let mut results = vec![Val::I32(0); func.ty(&self.store).results().len()];
         let outcome = timed(meter, || func.call(&mut self.store, &args, &mut results));
-        outcome.map_err(|e| EngineError::trap(e))?;
+        outcome.map_err(EngineError::trap)?;
         Ok(results.first().and_then(Val::i32))
     }
     fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError> {

@@ -583,3 +583,57 @@ mod arbitrary {
         }
     }
 }
+
+/// Issue 12.5: a user loop that ends on some calls and not on a later one
+/// (here: from its third call on) is stopped at the per-rep deadline of its
+/// worker; the message names shape, arm and rep, and the session ends.
+#[test]
+fn a_loop_that_stops_ending_is_killed_at_its_deadline() {
+    let (mut cmd, dir) = loopbench();
+    std::fs::write(
+        dir.path().join("later.wat"),
+        r#"(module
+  (global $calls (mut i32) (i32.const 0))
+  (func (export "run") (param $n i32) (result i32) (local $i i32)
+    (global.set $calls (i32.add (global.get $calls) (i32.const 1)))
+    (loop $l
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.or
+        (i32.gt_u (global.get $calls) (i32.const 2))
+        (i32.lt_u (local.get $i) (local.get $n)))))
+    (local.get $i)))"#,
+    )
+    .unwrap();
+    let out = cmd
+        .env("LOOPBENCH_WORKER_DEADLINE_FLOOR_MS", "1000")
+        .args([
+            "run",
+            "--engines",
+            "wasmi,tinywasm",
+            "--shape-file",
+            "later.wat",
+        ])
+        .args(ONE_EPOCH)
+        .args(["--json", "s.json"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let json: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap();
+    let errors = json["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 3, "{errors:?}");
+    for (e, arm) in errors.iter().zip(["wasmi", "tinywasm", "wasmi#null"]) {
+        let e = e.as_str().unwrap();
+        // Warm-up is rep 0, so the third call is rep 2.
+        assert!(
+            e.starts_with(&format!(
+                "shape later, arm {arm}: the worker did not answer rep 2 within 1.0 s"
+            )),
+            "{e}"
+        );
+    }
+    for a in json["results"][0]["arms"].as_array().unwrap() {
+        assert_eq!(a["verified_reps"], 1, "{a}");
+    }
+}
