@@ -75,6 +75,18 @@ pub fn count_call(
     })
 }
 
+/// The first proposal `wasm` uses that the counting engine (wasmi, as
+/// built) lacks: such a module keeps its declared counts.
+pub fn counting_engine_lacks(wasm: &[u8]) -> Result<Option<crate::proposals::Proposal>, Error> {
+    let needed = crate::proposals::required(wasm).map_err(|e| Error::Usage(e.to_string()))?;
+    let counting: crate::arm::ArmSpec = "wasmi".parse()?;
+    let supported = counting
+        .build()
+        .map_err(|e| Error::Usage(e.to_string()))?
+        .supports();
+    Ok(crate::proposals::first_missing(&needed, &supported))
+}
+
 /// Per-iteration counts of a shape, measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct ShapeCounts {

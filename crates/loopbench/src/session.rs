@@ -141,14 +141,7 @@ pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
     if !module.shape.counted_in_session() {
         return Ok(None);
     }
-    let needed =
-        crate::proposals::required(&module.wasm).map_err(|e| Error::Usage(e.to_string()))?;
-    let counting: crate::arm::ArmSpec = "wasmi".parse()?;
-    let supported = counting
-        .build()
-        .map_err(|e| Error::Usage(e.to_string()))?
-        .supports();
-    if let Some(p) = crate::proposals::first_missing(&needed, &supported) {
+    if let Some(p) = crate::count::counting_engine_lacks(&module.wasm)? {
         return Ok(module.declared.as_ref().map(|d| IterCounts {
             note: Some(format!("declared: the counting engine (wasmi) lacks {p}")),
             ..IterCounts::declared(d)
