@@ -65,7 +65,11 @@ impl Predictor {
         let i = self.index(site);
         let c = &mut self.counters[i];
         let miss = (*c >= 2) != taken;
-        *c = if taken { (*c + 1).min(3) } else { c.saturating_sub(1) };
+        *c = if taken {
+            (*c + 1).min(3)
+        } else {
+            c.saturating_sub(1)
+        };
         self.stats.conditional += 1;
         self.stats.mispredicts += u64::from(miss);
         self.push_history(u32::from(taken), 1);
@@ -100,7 +104,12 @@ mod tests {
         }
     }
 
-    fn miss_rate(p: &mut Predictor, warm: usize, n: usize, mut f: impl FnMut(&mut Predictor, usize) -> bool) -> f64 {
+    fn miss_rate(
+        p: &mut Predictor,
+        warm: usize,
+        n: usize,
+        mut f: impl FnMut(&mut Predictor, usize) -> bool,
+    ) -> f64 {
         for i in 0..warm {
             f(p, i);
         }
@@ -112,7 +121,9 @@ mod tests {
     fn a_periodic_sequence_is_learned() {
         let pattern = [true, true, false, true, false, false, false, true];
         let mut p = Predictor::default();
-        let rate = miss_rate(&mut p, 2000, 10_000, |p, i| p.conditional(7, pattern[i % 8]));
+        let rate = miss_rate(&mut p, 2000, 10_000, |p, i| {
+            p.conditional(7, pattern[i % 8])
+        });
         assert!(rate < 0.01, "{rate}");
     }
 
@@ -120,7 +131,9 @@ mod tests {
     fn a_random_sequence_misses_about_half() {
         let mut next = bits(0xBEEF);
         let mut p = Predictor::default();
-        let rate = miss_rate(&mut p, 2000, 20_000, |p, _| p.conditional(7, next() & 1 == 1));
+        let rate = miss_rate(&mut p, 2000, 20_000, |p, _| {
+            p.conditional(7, next() & 1 == 1)
+        });
         assert!((0.4..0.6).contains(&rate), "{rate}");
     }
 
@@ -147,11 +160,15 @@ mod tests {
     #[test]
     fn multiway_targets_periodic_vs_random() {
         let mut p = Predictor::default();
-        let periodic = miss_rate(&mut p, 2000, 8000, |p, i| p.multiway(3, [0, 5, 2, 7, 1, 3][i % 6]));
+        let periodic = miss_rate(&mut p, 2000, 8000, |p, i| {
+            p.multiway(3, [0, 5, 2, 7, 1, 3][i % 6])
+        });
         assert!(periodic < 0.01, "{periodic}");
         let mut next = bits(0xCAFE);
         let mut p = Predictor::default();
-        let random = miss_rate(&mut p, 2000, 20_000, |p, _| p.multiway(3, (next() % 4) as u32));
+        let random = miss_rate(&mut p, 2000, 20_000, |p, _| {
+            p.multiway(3, (next() % 4) as u32)
+        });
         // Four equally likely targets: the last one seen is right a quarter
         // of the time.
         assert!((0.65..0.85).contains(&random), "{random}");

@@ -37,6 +37,7 @@ pub enum Site {
 }
 
 /// A module rewritten to report its decisions, and its site table.
+#[derive(Clone, Debug)]
 pub struct Traced {
     pub wasm: Vec<u8>,
     /// Indexed by the site number the module passes.

@@ -64,7 +64,9 @@ impl Shape for PointerChase {
             items: "",
             locals: "(local $p i32)",
             pre: "",
-            body: &format!("      local.get $p\n      i32.load offset={DATA_BASE}\n      local.set $p\n"),
+            body: &format!(
+                "      local.get $p\n      i32.load offset={DATA_BASE}\n      local.set $p\n"
+            ),
             post: "    local.get $p",
         }
         .render(body)

@@ -63,10 +63,10 @@ impl Frame {
                 .iter()
                 .fold(acc ^ i, |a, x| a.wrapping_add(*x).rotate_left(1)),
             // rec(n) = n + rec(n - 1), rec(0) = i: the sum 1..DEPTH-1 plus i.
-            FrameKind::Recursion => {
-                acc.wrapping_add(((DEPTH - 1) * DEPTH / 2) as i32).wrapping_add(i)
-            }
-            FrameKind::MemorySize => acc.wrapping_mul(3).wrapping_add(2 * pages),
+            FrameKind::Recursion => acc
+                .wrapping_add(((DEPTH - 1) * DEPTH / 2) as i32)
+                .wrapping_add(i),
+            FrameKind::MemorySize => acc.wrapping_add(pages).rotate_left(pages as u32),
         }
     }
 }
@@ -114,8 +114,10 @@ impl Shape for Frame {
             // and end: 11. The leaf: local.get, if (taken to else), local.get
             // $i... see the WAT: 5.
             FrameKind::Recursion => (6 + 11 * (DEPTH - 1) + 5, DEPTH, DEPTH),
-            // local.get $acc, const 3, mul, memory.size, add, const 0,
-            // memory.grow, add, local.set: 9.
+            // memory.size, local.get, add, local.set, local.get, const 0,
+            // memory.grow, rotl, local.set: 9. (wasm3 0.4.7 fails to compile
+            // `i32.mul` followed by `memory.size` on a deeper stack, so the
+            // size is taken on an empty one.)
             FrameKind::MemorySize => (9, 0, 0),
         };
         Declared {
@@ -156,7 +158,7 @@ impl Shape for Frame {
             ),
             FrameKind::MemorySize => (
                 String::new(),
-                "      local.get $acc\n      i32.const 3\n      i32.mul\n      memory.size\n      i32.add\n      i32.const 0\n      memory.grow\n      i32.add\n      local.set $acc\n".to_string(),
+                "      memory.size\n      local.get $acc\n      i32.add\n      local.set $acc\n      local.get $acc\n      i32.const 0\n      memory.grow\n      i32.rotl\n      local.set $acc\n".to_string(),
             ),
         };
         let mut locals = String::from("(local $acc i32)");
@@ -164,7 +166,10 @@ impl Shape for Frame {
         if self.kind == FrameKind::ManyArgs {
             for k in 0..ARGS {
                 locals += &format!(" (local $a{k} i32)");
-                pre += &format!("    i32.const {}\n    i32.load\n    local.set $a{k}\n", 4 * k);
+                pre += &format!(
+                    "    i32.const {}\n    i32.load\n    local.set $a{k}\n",
+                    4 * k
+                );
             }
         }
         LoopModule {

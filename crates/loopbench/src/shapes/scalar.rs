@@ -227,7 +227,10 @@ impl Shape for Globals {
         let mut pre = String::new();
         for j in 0..4 {
             items += &format!("  (global $g{j} (mut i32) (i32.const 0))\n");
-            pre += &format!("    i32.const {}\n    i32.load\n    global.set $g{j}\n", 4 * j);
+            pre += &format!(
+                "    i32.const {}\n    i32.load\n    global.set $g{j}\n",
+                4 * j
+            );
         }
         LoopModule {
             pages: pages_for(self.memory_bytes(p)),
