@@ -532,6 +532,39 @@ mod tests {
     }
 
     #[test]
+    fn compilers_carry_the_caveat_interpreters_do_not() {
+        for arm in [
+            "wasmtime",
+            "wasmtime:cranelift",
+            "wasmtime:winch",
+            "wasmer:singlepass",
+        ] {
+            assert!(is_compiler(arm), "{arm}");
+        }
+        for arm in [
+            "wasmtime:pulley",
+            "wasmi",
+            "wasmi:fuel",
+            "wasm3",
+            "tinywasm",
+        ] {
+            assert!(!is_compiler(arm), "{arm}");
+        }
+    }
+
+    #[test]
+    fn every_counted_class_is_a_feature() {
+        for c in loopbench_count::OpClass::ALL {
+            let name = c.name();
+            assert!(
+                FEATURES.contains(&name) || name == "bulk_memory",
+                "{name} is neither a feature nor priced per byte"
+            );
+        }
+        assert!(FEATURES.contains(&"mispredict"));
+    }
+
+    #[test]
     fn unused_and_collinear_features_are_flagged() {
         // Column 2 is never used; column 0 = column 3 - column 1 is taken
         // after local/const in priority order, so it is the one flagged;

@@ -415,7 +415,11 @@ fn sqlite_checksum_matches_an_independent_sqlite() {
         .arg(spec.steps.to_string())
         .output()
         .expect("python3 (scripts/apps/install-deps.sh installs it)");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let reference: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
     assert_eq!(reference, spec.expected);
 }

@@ -83,13 +83,14 @@ pub fn trace_app(app: &AppShape, steps: u64) -> Result<loopbench_count::Predicto
     app.setup(&mut ti).map_err(hook)?;
     app.before_rep(&mut ti).map_err(hook)?;
     let before = ti.stats();
-    let ret = crate::engines::Instance::call(&mut ti, "run", Some(steps as i32), None).map_err(
-        |e| Error::Engine {
-            shape: name.into(),
-            arm: "branch trace (wasmi)".into(),
-            source: e,
-        },
-    )?;
+    let ret =
+        crate::engines::Instance::call(&mut ti, "run", Some(steps as i32), None).map_err(|e| {
+            Error::Engine {
+                shape: name.into(),
+                arm: "branch trace (wasmi)".into(),
+                source: e,
+            }
+        })?;
     app.check(steps, ret, &mut ti).map_err(hook)?;
     let after = ti.stats();
     Ok(loopbench_count::PredictorStats {

@@ -230,10 +230,15 @@ mod tests {
     #[test]
     fn coverage_names_the_classes_without_time() {
         let a = prices("a", &[("int", 1.0), ("load", 0.0), ("mispredict", 10.0)]);
-        let x: BTreeMap<String, f64> = [("int", 60.0), ("load", 30.0), ("float", 10.0), ("mispredict", 2.0)]
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect();
+        let x: BTreeMap<String, f64> = [
+            ("int", 60.0),
+            ("load", 30.0),
+            ("float", 10.0),
+            ("mispredict", 2.0),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
         let c = coverage(&a, &x, 160.0);
         assert_eq!(c.reproduced_ns, 80.0);
         assert_eq!(c.share, 0.5);

@@ -420,7 +420,11 @@ fn project_app(
     let _ = writeln!(out, "  share of the app's time the prices reproduce:");
     for (p, m) in prices.iter().zip(&measured) {
         let Some(m) = m else {
-            let _ = writeln!(out, "    {:<18} not measured (the arm did not run the app)", p.arm);
+            let _ = writeln!(
+                out,
+                "    {:<18} not measured (the arm did not run the app)",
+                p.arm
+            );
             continue;
         };
         let c = coverage(p, &x, *m);
