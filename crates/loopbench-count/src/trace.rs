@@ -8,7 +8,8 @@
 //! and calls it right before every `br_if`, `if`, `br_table`,
 //! `call_indirect` and `return_call_indirect` with the operand that decides
 //! it (condition, table index or function-table index) and a site number;
-//! the function returns the operand unchanged. The import is the first
+//! the function returns the operand unchanged (calls through a 64-bit table
+//! are not traced). The import is the first
 //! function, so every other function index moves up by one (the re-encoder
 //! renumbers calls, exports, elements, `ref.func` and the start function);
 //! the name section, whose indices would be stale, is dropped.
@@ -69,10 +70,14 @@ pub fn trace_branches(wasm: &[u8]) -> Result<Traced, CountError> {
             present.insert(id);
         }
     }
+    let types = types.as_ref();
     let mut tracer = Tracer {
         present,
         emitted: HashSet::new(),
-        trace_type: types.as_ref().core_type_count_in_module(),
+        trace_type: types.core_type_count_in_module(),
+        table64: (0..types.table_count())
+            .map(|t| types.table_at(t).table64)
+            .collect(),
         sites: Vec::new(),
     };
     let mut module = Module::new();
@@ -93,6 +98,9 @@ struct Tracer {
     present: HashSet<u8>,
     emitted: HashSet<u8>,
     trace_type: u32,
+    /// Per table: indexed by i64 (memory64's table64), whose calls are not
+    /// traced (the hook takes an i32).
+    table64: Vec<bool>,
     sites: Vec<Site>,
 }
 
@@ -117,9 +125,13 @@ impl Tracer {
             Operator::BrTable { targets } => Some(Site::Table {
                 targets: targets.len(),
             }),
-            Operator::CallIndirect { .. } | Operator::ReturnCallIndirect { .. } => {
-                Some(Site::Indirect)
-            }
+            Operator::CallIndirect { table_index, .. }
+            | Operator::ReturnCallIndirect { table_index, .. } => (!self
+                .table64
+                .get(*table_index as usize)
+                .copied()
+                .unwrap_or(false))
+            .then_some(Site::Indirect),
             _ => None,
         }
     }
