@@ -108,11 +108,12 @@ impl Shape for Frame {
             // acc ^ i (3), twelve args, call, local.set; the callee
             // (local.get 0, then per argument get, add, const 1, rotl, end).
             FrameKind::ManyArgs => (3 + ARGS + 2 + 1 + 4 * ARGS + 1, 1, 0),
-            // Site: local.get $acc, local.get $i, const, call, add, local.set
-            // (6). Each of DEPTH - 1 non-leaf frames: local.get, if, get,
-            // const, sub, get, call, get, add, else (taken past the else arm)
-            // and end: 11. The leaf: local.get, if (taken to else), local.get
-            // $i... see the WAT: 5.
+            // Site: local.get $acc, const, local.get $i, call, add, local.set
+            // (6). Each of DEPTH - 1 non-leaf frames: local.get $n, if, two
+            // gets, const, sub, get $base, call, add, `else` (a taken jump
+            // past the else arm and the if's `end`) and the function's `end`:
+            // 11. The leaf: local.get $n, `if` (taken, to the else arm),
+            // local.get $base, the if's `end`, the function's `end`: 5.
             FrameKind::Recursion => (6 + 11 * (DEPTH - 1) + 5, DEPTH, DEPTH),
             // memory.size, local.get, add, local.set, local.get, const 0,
             // memory.grow, rotl, local.set: 9. (wasm3 0.4.7 fails to compile
