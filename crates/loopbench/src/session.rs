@@ -110,6 +110,7 @@ impl IterCounts {
             calls: d.calls as f64 / per,
             bytes: d.bytes as f64 / per,
             transfers: None,
+            mispredicts: None,
             classes: Default::default(),
             source: "declared".to_string(),
             note: None,
@@ -127,6 +128,7 @@ impl IterCounts {
             calls: p.calls,
             bytes: p.bytes_loaded + p.bytes_stored + p.bulk_bytes,
             transfers: Some(p.transfers),
+            mispredicts: Some(c.mispredicts_per_iter()),
             classes: crate::count::class_map(&p.classes),
             source: "counted".to_string(),
             note: None,
@@ -141,14 +143,7 @@ pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
     if !module.shape.counted_in_session() {
         return Ok(None);
     }
-    let needed =
-        crate::proposals::required(&module.wasm).map_err(|e| Error::Usage(e.to_string()))?;
-    let counting: crate::arm::ArmSpec = "wasmi".parse()?;
-    let supported = counting
-        .build()
-        .map_err(|e| Error::Usage(e.to_string()))?
-        .supports();
-    if let Some(p) = crate::proposals::first_missing(&needed, &supported) {
+    if let Some(p) = crate::count::counting_engine_lacks(&module.wasm)? {
         return Ok(module.declared.as_ref().map(|d| IterCounts {
             note: Some(format!("declared: the counting engine (wasmi) lacks {p}")),
             ..IterCounts::declared(d)

@@ -18,10 +18,16 @@
 mod branches;
 mod bulk;
 mod calls;
+mod chase;
 mod dispatch;
+mod float;
+mod frames;
 mod locals;
 mod memory;
+mod predict;
+mod scalar;
 mod shared;
+mod simd;
 mod skeleton;
 pub mod user;
 
@@ -202,6 +208,12 @@ pub fn catalog() -> Vec<Box<dyn Shape>> {
     all.extend(locals::shapes());
     all.extend(calls::shapes());
     all.extend(shared::shapes());
+    all.extend(float::shapes());
+    all.extend(scalar::shapes());
+    all.extend(frames::shapes());
+    all.extend(simd::shapes());
+    all.extend(chase::shapes());
+    all.extend(predict::shapes());
     all
 }
 
