@@ -99,6 +99,11 @@ pub fn count_shape_once(
 ) -> Result<Counts, Error> {
     let name = module.name().to_string();
     let hook = |e| crate::arm::hook_error(&name, "counting run (wasmi)", 0, e);
+    let engine_err = |source| Error::Engine {
+        shape: name.clone(),
+        arm: "counting run (wasmi)".into(),
+        source,
+    };
     let mut instance = CountingInstance::new(&inst.wasm, Some(SHAPE_FUEL)).map_err(engine_err)?;
     let s = module.shape.as_ref();
     s.init(&module.params, &mut instance).map_err(hook)?;

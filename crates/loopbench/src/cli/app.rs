@@ -234,7 +234,7 @@ impl AppRunArgs {
         let errors = report.errors.clone();
         exports.finish(&Document::Session(report))?;
         for e in &errors {
-            eprintln!("error: {e}");
+            crate::diag!("error: {e}");
         }
         Ok(errors.is_empty())
     }
@@ -296,7 +296,7 @@ impl AppProjectArgs {
         }
         let (a, b) = (arms[0].to_string(), arms[1].to_string());
         // 1. Prices: the cost model fitted on the shape catalog, both arms, this session.
-        eprintln!(
+        crate::diag!(
             "pricing primitives: shape session on {a}, {b} (--bytes {})",
             crate::units::format_bytes(self.bytes)
         );
@@ -328,7 +328,7 @@ impl AppProjectArgs {
             }
         };
         // 2. The apps, measured.
-        eprintln!(
+        crate::diag!(
             "measuring apps: {}",
             apps.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
         );
@@ -367,7 +367,7 @@ impl AppProjectArgs {
         errors.extend(report.errors.iter().cloned());
         exports.finish(&Document::Text { json, text: out })?;
         for e in &errors {
-            eprintln!("error: {e}");
+            crate::diag!("error: {e}");
         }
         Ok(errors.is_empty())
     }
@@ -523,7 +523,7 @@ impl AppWarmArgs {
         });
         exports.finish(&Document::Text { json, text })?;
         for e in &errors {
-            eprintln!("error: {e}");
+            crate::diag!("error: {e}");
         }
         Ok(errors.is_empty())
     }

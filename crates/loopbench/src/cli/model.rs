@@ -21,8 +21,10 @@ impl ModelArgs {
         let quiet = self.run.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();
         // No partial files: a model document exists only once the session is done.
         let names: Vec<String> = plan.shapes.iter().map(|s| s.name().to_string()).collect();
+        let planned = names.len();
         let mut sink = TerminalSink::new(quiet, None).with_eta(&names, plan.stop.clone());
         let session = session::run(plan, &mut sink)?;
+        let (interrupted, completed) = (!session.complete, session.results.len());
         sink.finish();
         let models = crate::model::build(&session);
         let errors = session.errors.clone();
@@ -32,7 +34,10 @@ impl ModelArgs {
             models,
         }))?;
         for e in &errors {
-            eprintln!("error: {e}");
+            crate::diag!("error: {e}");
+        }
+        if interrupted {
+            return Err(Error::Interrupted { completed, planned });
         }
         Ok(errors.is_empty())
     }

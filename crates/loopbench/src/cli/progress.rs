@@ -10,6 +10,8 @@ use crate::report::Exports;
 use crate::results::{Document, Session, StopSettings};
 use crate::session;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Progress on stderr (after two seconds, only on a terminal) and the
@@ -23,6 +25,10 @@ pub struct TerminalSink<'a> {
     eta: Option<Eta>,
     label: String,
     shown_eta: Instant,
+    /// Set by SIGINT: the session stops between shapes.
+    interrupt: Arc<AtomicBool>,
+    /// Notes printed when measuring starts (after every usage check).
+    notes: Vec<String>,
 }
 
 /// Time spent and epochs taken per shape, for the estimate of time left.
@@ -161,6 +167,8 @@ impl<'a> TerminalSink<'a> {
             eta: None,
             label: String::new(),
             shown_eta: Instant::now(),
+            interrupt: interrupt_flag(),
+            notes: Vec::new(),
         }
     }
 
@@ -190,6 +198,13 @@ impl<'a> TerminalSink<'a> {
         self.bar.set_message(text);
         self.shown_eta = Instant::now();
     }
+
+    /// Print these notes (e.g. counters that are unavailable) once the
+    /// first shape starts, so they never precede a usage error.
+    pub fn with_notes(mut self, notes: Vec<String>) -> Self {
+        self.notes = notes;
+        self
+    }
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
@@ -197,6 +212,9 @@ impl<'a> TerminalSink<'a> {
 
 impl session::Sink for TerminalSink<'_> {
     fn shape_started(&mut self, shape: &str, epoch: usize, reps: usize) {
+        for n in self.notes.drain(..) {
+            crate::diag!("{n}");
+        }
         self.bar.set_position(0);
         self.bar.set_length(reps as u64);
         let now = self.now();
@@ -216,6 +234,25 @@ impl session::Sink for TerminalSink<'_> {
         }
         Ok(())
     }
+    fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed)
+    }
+}
+
+/// A flag that the first SIGINT sets (the session then stops between
+/// shapes and reports what it completed); a second SIGINT exits at once
+/// with 130. Without a handler (it could not be installed) the flag stays
+/// false and SIGINT keeps its default action.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::SIGINT;
+        // Registered first, so it sees the flag the second handler set.
+        let _ = signal_hook::flag::register_conditional_shutdown(SIGINT, 130, Arc::clone(&flag));
+        let _ = signal_hook::flag::register(SIGINT, Arc::clone(&flag));
+    }
+    flag
 }
 
 impl crate::schedule::Progress for TerminalSink<'_> {

@@ -37,7 +37,13 @@ impl CountingInstance {
         }
         let instance = Linker::<()>::new(&engine)
             .instantiate_and_start(&mut store, &module)
-            .map_err(|e| EngineError::Instantiate(e.to_string()))?;
+            .map_err(|e| {
+                // A trap here can only come from the start function.
+                EngineError::Instantiate(match e.as_trap_code() {
+                    Some(_) => format!("the start function trapped: {e}"),
+                    None => e.to_string(),
+                })
+            })?;
         Ok(CountingInstance {
             inner: WasmiInstance { store, instance },
         })
