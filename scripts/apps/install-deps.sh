@@ -15,6 +15,7 @@ have node || missing+=(nodejs)
 have npm || missing+=(npm)
 have zstd || missing+=(zstd)
 have flock || missing+=(util-linux)
+python3 -c 'import sqlite3' 2>/dev/null || missing+=(python3)
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi

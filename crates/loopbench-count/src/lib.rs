@@ -75,9 +75,13 @@
 mod class;
 mod counts;
 mod pass;
+mod predict;
+mod trace;
 
 pub use class::{access_bytes, classify, Access, OpClass, UnknownClass};
 pub use counts::{Counts, FunctionCount, LoopCount, PerIter};
+pub use predict::{Predictor, PredictorStats, HISTORY_BITS};
+pub use trace::{trace_branches, Site, Traced, TRACE_IMPORT};
 
 /// Why a module could not be instrumented.
 #[derive(Debug, thiserror::Error)]

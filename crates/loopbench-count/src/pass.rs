@@ -541,7 +541,7 @@ struct Emitter<I: Iterator<Item = Function>> {
 }
 
 /// Position of a section in the binary format's required order.
-fn rank(id: Option<SectionId>, at_end: bool) -> u32 {
+pub(crate) fn rank(id: Option<SectionId>, at_end: bool) -> u32 {
     match id {
         None if at_end => u32::MAX,
         None => 0,

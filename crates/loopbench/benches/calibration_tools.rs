@@ -23,7 +23,6 @@
 
 use criterion::Criterion;
 use loopbench::arm::ArmSpec;
-use loopbench::arm::ArmSpec;
 use loopbench::arm::PreparedArm;
 use loopbench::calibrate::{base_iters, calibration_arm, Effect};
 use loopbench::shapes::{self, Params, ShapeModule};

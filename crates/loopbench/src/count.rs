@@ -12,7 +12,8 @@
 //! wasmi runs the counting copy with fuel, so a module that never ends is
 //! stopped and reported instead of hanging the session.
 
-use crate::engines::counting::{CountingInstance, Stopped};
+use crate::engines::counting::{CountingInstance, Stopped, TracingInstance};
+use crate::engines::Instance;
 use crate::error::{EngineError, Error};
 use crate::shapes::{Declared, ShapeModule};
 use loopbench_count::{instrument, Counts, Instrumented, OpClass};
@@ -75,6 +76,18 @@ pub fn count_call(
     })
 }
 
+/// The first proposal `wasm` uses that the counting engine (wasmi, as
+/// built) lacks: such a module keeps its declared counts.
+pub fn counting_engine_lacks(wasm: &[u8]) -> Result<Option<crate::proposals::Proposal>, Error> {
+    let needed = crate::proposals::required(wasm).map_err(|e| Error::Usage(e.to_string()))?;
+    let counting: crate::arm::ArmSpec = "wasmi".parse()?;
+    let supported = counting
+        .build()
+        .map_err(|e| Error::Usage(e.to_string()))?
+        .supports();
+    Ok(crate::proposals::first_missing(&needed, &supported))
+}
+
 /// Per-iteration counts of a shape, measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct ShapeCounts {
@@ -82,12 +95,51 @@ pub struct ShapeCounts {
     pub iters: u64,
     /// Counts of one iteration, as exact rationals `delta / iters`.
     pub delta: Counts,
+    /// The simulated predictor's mispredictions over the same `iters`
+    /// iterations (long run minus short run, so warm-up cancels).
+    pub mispredicts: u64,
 }
 
 impl ShapeCounts {
     pub fn per_iter(&self) -> loopbench_count::PerIter {
         self.delta.per_iter(self.iters)
     }
+    pub fn mispredicts_per_iter(&self) -> f64 {
+        self.mispredicts as f64 / self.iters as f64
+    }
+}
+
+/// Run the shape's branch-traced module for `n` iterations on a fresh
+/// instance (init, reset, verify as in the counting run) and return what
+/// the simulated predictor saw.
+pub fn trace_shape_once(
+    module: &ShapeModule,
+    traced: &loopbench_count::Traced,
+    n: u64,
+) -> Result<loopbench_count::PredictorStats, Error> {
+    let name = module.name().to_string();
+    let hook = |e| crate::arm::hook_error(&name, "branch trace (wasmi)", 0, e);
+    let mut instance = TracingInstance::new(traced.clone(), SHAPE_FUEL).map_err(engine_err)?;
+    let s = module.shape.as_ref();
+    s.init(&module.params, &mut instance).map_err(hook)?;
+    s.reset(&module.params, n, &mut instance).map_err(hook)?;
+    let ret = instance
+        .call("run", Some(n as i32), None)
+        .map_err(|e| Error::Engine {
+            shape: name.clone(),
+            arm: "branch trace (wasmi)".into(),
+            source: e,
+        })?;
+    if module.declared.is_some() {
+        s.verify(&module.params, n, ret, &mut instance)
+            .map_err(hook)?;
+    }
+    Ok(instance.stats())
+}
+
+fn traced(wasm: &[u8]) -> Result<loopbench_count::Traced, Error> {
+    loopbench_count::trace_branches(wasm)
+        .map_err(|e| Error::Usage(format!("cannot trace the module's branches: {e}")))
 }
 
 /// Run the shape's instrumented module for `n` iterations on a fresh
@@ -99,6 +151,11 @@ pub fn count_shape_once(
 ) -> Result<Counts, Error> {
     let name = module.name().to_string();
     let hook = |e| crate::arm::hook_error(&name, "counting run (wasmi)", 0, e);
+    let engine_err = |source| Error::Engine {
+        shape: name.clone(),
+        arm: "counting run (wasmi)".into(),
+        source,
+    };
     let mut instance = CountingInstance::new(&inst.wasm, Some(SHAPE_FUEL)).map_err(engine_err)?;
     let s = module.shape.as_ref();
     s.init(&module.params, &mut instance).map_err(hook)?;
@@ -137,9 +194,15 @@ pub fn count_shape(module: &ShapeModule) -> Result<ShapeCounts, Error> {
     let n = per * COUNT_GROUPS;
     let short = count_shape_once(module, &inst, n)?;
     let long = count_shape_once(module, &inst, 2 * n)?;
+    let tr = traced(&module.wasm)?;
+    let (short_p, long_p) = (
+        trace_shape_once(module, &tr, n)?,
+        trace_shape_once(module, &tr, 2 * n)?,
+    );
     Ok(ShapeCounts {
         iters: n,
         delta: long.delta(&short),
+        mispredicts: long_p.mispredicts.saturating_sub(short_p.mispredicts),
     })
 }
 

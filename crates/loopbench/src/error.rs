@@ -27,6 +27,19 @@ pub enum EngineError {
     Config(String),
 }
 
+impl EngineError {
+    /// A trap with the engine's message, less the `trap: ` (or `[trap] `,
+    /// `wasm trap: `) some engines start it with: the variant says it.
+    pub fn trap(message: impl std::fmt::Display) -> Self {
+        let m = message.to_string();
+        let mut m = m.trim();
+        for prefix in ["trap: ", "Trap: ", "[trap] ", "wasm trap: "] {
+            m = m.strip_prefix(prefix).unwrap_or(m);
+        }
+        EngineError::Trap(m.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+}
+
 /// Everything the library reports to the binary.
 #[derive(Debug, Error)]
 pub enum Error {
@@ -72,6 +85,9 @@ pub enum Error {
     /// Pinning failed, or `--counters callgrind` could not re-execute.
     #[error(transparent)]
     Measure(#[from] crate::measure::MeasureError),
+    /// SIGINT stopped the session; what completed was reported.
+    #[error("interrupted: the results cover the {completed} of {planned} shapes that ran before the interrupt")]
+    Interrupted { completed: usize, planned: usize },
     /// A build arm's worker failed to build, crashed, hung or misbehaved.
     #[error("shape {shape}, arm {arm}: {detail}")]
     Worker {

@@ -62,6 +62,25 @@ macro_rules! outln {
     }};
 }
 
+/// `eprintln!` for diagnostics: a closed stderr (e.g. `2>&1 | head`) is
+/// ignored instead of panicking; the exit code still tells what happened.
+#[macro_export]
+macro_rules! diag {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
+/// `eprint!` for diagnostics; see [`diag!`].
+#[macro_export]
+macro_rules! diag_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 pub mod arm;
 pub mod calibrate;
 pub mod cli;

@@ -20,8 +20,13 @@ fn main() -> ExitCode {
         {
             ExitCode::SUCCESS
         }
+        Err(e @ loopbench::error::Error::Interrupted { .. }) => {
+            loopbench::diag!("error: {e}");
+            // The shell's convention for death by SIGINT.
+            ExitCode::from(130)
+        }
         Err(e) => {
-            eprintln!("error: {e}");
+            loopbench::diag!("error: {e}");
             ExitCode::from(2)
         }
     }

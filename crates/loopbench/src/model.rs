@@ -25,41 +25,64 @@ pub use crate::results::model::{EngineModel, Pair, Price, Residual};
 use crate::results::{Role, Session, ShapeResult};
 use crate::stats;
 
-/// The features of the fit: instruction classes plus two dynamic
-/// quantities that cost more than their instruction count says.
+/// The features of the fit: every instruction class the counting pass
+/// knows, plus three dynamic quantities that cost more than their
+/// instruction count says (taken branches, bulk bytes, and the simulated
+/// predictor's mispredictions, so a data-dependent ladder or switch is
+/// priced from data instead of being left as residual).
 pub const FEATURES: &[&str] = &[
     "control",
     "branch",
     "local",
     "const",
     "int",
+    "float",
+    "conversion",
     "load",
     "store",
     "call",
     "call_indirect",
+    "return",
+    "simd",
+    "other",
     "atomic",
     "taken_branch",
     "bulk_byte",
+    "mispredict",
 ];
 
 /// Shapes predicted from the fit instead of fitted.
-pub const HELD_OUT: &[&str] = &["br_if_ladder", "br_table_switch"];
+pub const HELD_OUT: &[&str] = &["br_if_ladder", "br_table_switch", "random_ops"];
 
-/// Classes the counting run can report that no built-in shape exercises.
-pub const UNEXERCISED: &[&str] = &[
-    "float",
-    "conversion",
-    "simd",
-    "return",
-    "other",
-    "bulk_memory (per op)",
-];
+/// Classes the counting run can report that no built-in shape prices
+/// (bulk operators are priced per byte, not per op).
+pub const UNEXERCISED: &[&str] = &["bulk_memory (per op)"];
+
+/// The caveat printed beside a compiling engine's prices.
+pub const JIT_CAVEAT: &str = "a compiler's price is not per instruction: it fuses, hoists and \
+     removes instructions, so these prices describe the catalog's loops, not any other code";
+
+/// Whether an arm label names a compiling engine (wasmtime's cranelift or
+/// winch, wasmer's compilers). Pulley is wasmtime's interpreter.
+pub fn is_compiler(arm: &str) -> bool {
+    let engine = arm.split([':', '@', '#']).next().unwrap_or(arm);
+    match engine {
+        "wasmtime" => !arm.contains("pulley"),
+        "wasmer" => true,
+        _ => false,
+    }
+}
 
 const BOOTSTRAP: usize = 200;
 
 /// A shape's feature vector from its counted per-iteration counts.
 pub fn features(r: &ShapeResult) -> Option<Vec<f64>> {
-    let c = r.counts_per_iter.as_ref()?;
+    feature_vector(r.counts_per_iter.as_ref()?)
+}
+
+/// The feature vector of counted per-iteration counts, in [`FEATURES`]
+/// order; `None` for declared counts, which have no class split.
+pub fn feature_vector(c: &crate::results::IterCounts) -> Option<Vec<f64>> {
     if c.classes.is_empty() {
         return None;
     }
@@ -68,6 +91,7 @@ pub fn features(r: &ShapeResult) -> Option<Vec<f64>> {
             .iter()
             .map(|f| match *f {
                 "taken_branch" => c.taken_branches,
+                "mispredict" => c.mispredicts.unwrap_or(0.0),
                 "bulk_byte" => c.classes.get("bulk_memory").map(|_| c.bytes).unwrap_or(0.0),
                 class => c.classes.get(class).copied().unwrap_or(0.0),
             })
@@ -196,12 +220,18 @@ fn solve(mut m: Vec<Vec<f64>>, mut v: Vec<f64>) -> Vec<f64> {
 /// The order in which features claim the shapes' variation when columns
 /// are collinear: the machinery a shape isolates first, the loop's glue last.
 const PRIORITY: &[&str] = &[
+    "mispredict",
     "int",
+    "float",
+    "conversion",
+    "simd",
     "load",
     "store",
     "atomic",
     "call",
     "call_indirect",
+    "return",
+    "other",
     "bulk_byte",
     "taken_branch",
     "local",
@@ -378,6 +408,7 @@ fn model_arm(report: &Session, arm: &str) -> EngineModel {
             .collect(),
         residuals,
         pairs: pairs(report, arm, &mut rng),
+        caveat: is_compiler(arm).then(|| JIT_CAVEAT.to_string()),
     }
 }
 
@@ -431,6 +462,28 @@ fn pairs(report: &Session, arm: &str, rng: &mut Rng) -> Vec<Pair> {
         find("shared_load_stream"),
         find("load_stream"),
     );
+    add(
+        "return vs end = call_return - call_direct",
+        "ns",
+        &|r, d| r - d,
+        find("call_return"),
+        find("call_direct"),
+    );
+    let miss = |name: &str| {
+        find(name)
+            .and_then(|(r, _)| r.counts_per_iter.as_ref()?.mispredicts)
+            .unwrap_or(0.0)
+    };
+    let extra_misses = miss("branch_random") - miss("branch_periodic");
+    if extra_misses > 0.0 {
+        add(
+            "misprediction = (branch_random - branch_periodic) / extra mispredicts",
+            "ns",
+            &|r, p| (r - p) / extra_misses,
+            find("branch_random"),
+            find("branch_periodic"),
+        );
+    }
     let per_byte = |name: &str| {
         find(name)
             .and_then(|(r, _)| r.bytes_per_iter)
@@ -476,6 +529,39 @@ mod tests {
         let x = nnls(&a, &b);
         assert!(x.iter().all(|v| *v >= 0.0), "{x:?}");
         assert!((x[0] - 2.0).abs() < 1e-6 && x[1] == 0.0, "{x:?}");
+    }
+
+    #[test]
+    fn compilers_carry_the_caveat_interpreters_do_not() {
+        for arm in [
+            "wasmtime",
+            "wasmtime:cranelift",
+            "wasmtime:winch",
+            "wasmer:singlepass",
+        ] {
+            assert!(is_compiler(arm), "{arm}");
+        }
+        for arm in [
+            "wasmtime:pulley",
+            "wasmi",
+            "wasmi:fuel",
+            "wasm3",
+            "tinywasm",
+        ] {
+            assert!(!is_compiler(arm), "{arm}");
+        }
+    }
+
+    #[test]
+    fn every_counted_class_is_a_feature() {
+        for c in loopbench_count::OpClass::ALL {
+            let name = c.name();
+            assert!(
+                FEATURES.contains(&name) || name == "bulk_memory",
+                "{name} is neither a feature nor priced per byte"
+            );
+        }
+        assert!(FEATURES.contains(&"mispredict"));
     }
 
     #[test]

@@ -110,6 +110,7 @@ impl IterCounts {
             calls: d.calls as f64 / per,
             bytes: d.bytes as f64 / per,
             transfers: None,
+            mispredicts: None,
             classes: Default::default(),
             source: "declared".to_string(),
             note: None,
@@ -127,6 +128,7 @@ impl IterCounts {
             calls: p.calls,
             bytes: p.bytes_loaded + p.bytes_stored + p.bulk_bytes,
             transfers: Some(p.transfers),
+            mispredicts: Some(c.mispredicts_per_iter()),
             classes: crate::count::class_map(&p.classes),
             source: "counted".to_string(),
             note: None,
@@ -141,14 +143,7 @@ pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
     if !module.shape.counted_in_session() {
         return Ok(None);
     }
-    let needed =
-        crate::proposals::required(&module.wasm).map_err(|e| Error::Usage(e.to_string()))?;
-    let counting: crate::arm::ArmSpec = "wasmi".parse()?;
-    let supported = counting
-        .build()
-        .map_err(|e| Error::Usage(e.to_string()))?
-        .supports();
-    if let Some(p) = crate::proposals::first_missing(&needed, &supported) {
+    if let Some(p) = crate::count::counting_engine_lacks(&module.wasm)? {
         return Ok(module.declared.as_ref().map(|d| IterCounts {
             note: Some(format!("declared: the counting engine (wasmi) lacks {p}")),
             ..IterCounts::declared(d)
@@ -200,6 +195,9 @@ struct ShapeRun {
     skipped: Vec<Option<String>>,
     /// Per arm: the error that stopped it (it runs no further epoch).
     failed: Vec<Option<String>>,
+    /// Why no arm can run the shape (its counting run failed): recorded
+    /// for this shape, and the session goes on with the others.
+    broken: Option<String>,
     spent: Duration,
     epochs: usize,
     stopped: Option<Stopped>,
@@ -258,11 +256,16 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
     let mut runs = Vec::new();
     for shape in plan.shapes {
         let module = ShapeModule::build(shape, &plan.params)?;
-        let counts =
-            crate::phases::time(crate::phases::Phase::CountingRun, || shape_counts(&module))?;
+        let (counts, broken) = match crate::phases::time(crate::phases::Phase::CountingRun, || {
+            shape_counts(&module)
+        }) {
+            Ok(c) => (c, None),
+            Err(e) => (None, Some(e.to_string())),
+        };
         runs.push(ShapeRun {
             module,
             counts,
+            broken,
             iters_settled: plan.rep_target.is_none() || plan.params.iters.is_some(),
             reps: vec![Vec::new(); n_arms],
             skipped: vec![None; n_arms],
@@ -365,6 +368,18 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
                 for (i, a) in arm_refs.iter().enumerate() {
                     run.skipped[i] = skip_reason(*a, &run.module)?;
                 }
+            }
+            if let Some(e) = run.broken.take() {
+                report.errors.push(e.clone());
+                run.failed = vec![Some(format!("not run: {e}")); n_arms];
+                run.stopped = Some(Stopped {
+                    reason: "failed before its first epoch".into(),
+                    epochs: 0,
+                    seconds: 0.0,
+                    half_width_pct: None,
+                });
+                run.result = Some(summarise(run, &specs, &arm_refs, plan.metric));
+                continue;
             }
             let skips: Vec<Option<String>> = (0..n_arms)
                 .map(|i| {

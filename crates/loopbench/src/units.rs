@@ -47,7 +47,18 @@ pub fn working_set(s: &str) -> Result<u64, SizeError> {
     Ok(b)
 }
 
+/// A size in its largest exact unit; a size that is not a whole number of
+/// any unit above its remainder is a sum (`4 GiB + 64 KiB`), so a limit
+/// and what exceeds it read in the same unit.
 pub fn format_bytes(b: u64) -> String {
+    const GIB: u64 = 1 << 30;
+    if b > GIB && !b.is_multiple_of(GIB) && b.is_multiple_of(1 << 10) {
+        return format!(
+            "{} + {}",
+            format_bytes(b / GIB * GIB),
+            format_bytes(b % GIB)
+        );
+    }
     match b {
         b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
         b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
@@ -60,6 +71,16 @@ pub fn format_bytes(b: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sizes_over_a_gib_read_in_whole_units() {
+        assert_eq!(
+            super::format_bytes((4 << 30) + (64 << 10)),
+            "4 GiB + 64 KiB"
+        );
+        assert_eq!(super::format_bytes(4 << 30), "4 GiB");
+        assert_eq!(super::format_bytes(64 << 10), "64 KiB");
+    }
+
     use super::*;
 
     #[test]

@@ -110,7 +110,7 @@ fn every_c_app_runs_on_wasm3_too() {
     if !EngineKind::Wasm3.compiled_in() {
         return;
     }
-    for name in ["zlib", "lua"] {
+    for name in ["zlib", "lua", "sqlite"] {
         let plan = Plan {
             shapes: vec![Box::new(load(name))],
             arms: vec!["wasm3".parse().unwrap()],
@@ -394,7 +394,7 @@ fn cli_lists_apps_and_rejects_unknown_ones() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("unknown app `nosuch` (valid: zlib, lua, sha256, zstd)"),
+        stderr.contains("unknown app `nosuch` (valid: zlib, lua, sqlite, sha256, zstd)"),
         "{stderr}"
     );
     let out = Command::new(env!("CARGO_BIN_EXE_loopbench"))
@@ -402,5 +402,24 @@ fn cli_lists_apps_and_rejects_unknown_ones() {
         .output()
         .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("exactly two arms"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least two arms"));
+}
+
+/// The sqlite app's expected checksum is not ours: Python's sqlite3 runs
+/// the same SQL over the same rows and hashes the results the same way.
+#[test]
+fn sqlite_checksum_matches_an_independent_sqlite() {
+    let spec = apps::find("sqlite").unwrap();
+    let out = Command::new("python3")
+        .arg(apps::root().join("apps/sqlite/reference.py"))
+        .arg(spec.steps.to_string())
+        .output()
+        .expect("python3 (scripts/apps/install-deps.sh installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reference: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert_eq!(reference, spec.expected);
 }

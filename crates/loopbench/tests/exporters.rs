@@ -215,7 +215,7 @@ fn an_existing_file_is_untouched_until_there_is_a_result() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.json");
     std::fs::write(&path, "previous results\n").unwrap();
-    let exports = Exports::new(&[("json", Target::File(path.clone()))]).unwrap();
+    let mut exports = Exports::new(&[("json", Target::File(path.clone()))]).unwrap();
     exports.check().unwrap();
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
@@ -225,6 +225,8 @@ fn an_existing_file_is_untouched_until_there_is_a_result() {
     exports.partial(&doc).unwrap();
     let now = std::fs::read_to_string(&path).unwrap();
     assert!(now.contains("\"schema\": \"loopbench/2\""), "{now}");
+    // The lock goes with the manager.
+    drop(exports);
     // Nothing else was left in the directory (no temporary files).
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }

@@ -381,3 +381,36 @@ fn every_proposal_instruments_or_is_refused() {
         "instrumented {instrumented}, refused {refused}"
     );
 }
+
+/// The branch trace re-encodes any valid module into a valid one (the pass
+/// validates its output itself and reports `Internal` otherwise), whatever
+/// proposals it uses, renumbering functions around the new import.
+#[test]
+fn every_module_traces_into_a_valid_module() {
+    let mut traced = 0;
+    for seed in 0..150u64 {
+        let data = bytes(seed ^ 0x7ace, 8 * 1024);
+        let mut u = Unstructured::new(&data);
+        let config = wasm_smith::Config {
+            min_types: 1,
+            min_funcs: 1,
+            max_funcs: 6,
+            max_instructions: 80,
+            max_memories: 3,
+            gc_enabled: seed % 3 == 0,
+            exceptions_enabled: seed % 5 == 0,
+            threads_enabled: true,
+            memory64_enabled: true,
+            tail_call_enabled: true,
+            ..wasm_smith::Config::default()
+        };
+        let Ok(module) = wasm_smith::Module::new(config, &mut u) else {
+            continue;
+        };
+        match loopbench_count::trace_branches(&module.to_bytes()) {
+            Ok(_) => traced += 1,
+            Err(e) => panic!("seed {seed}: {e}"),
+        }
+    }
+    assert!(traced >= 100, "traced {traced}");
+}

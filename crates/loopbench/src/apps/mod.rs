@@ -94,6 +94,16 @@ pub const APPS: &[AppSpec] = &[
         driver: Driver::Native,
     },
     AppSpec {
+        name: "sqlite",
+        about: "SQLite in-memory database: 2000 inserts per step, an index, a join with aggregates, indexed range queries, a GROUP BY on text",
+        source: "crates.io libsqlite3-sys =0.40.0 (bundled SQLite 3.54.1 amalgamation) + apps/sqlite/wrapper.c",
+        license: "public domain (SQLite); wrapper MIT OR Apache-2.0",
+        steps: 2,
+        // apps/sqlite/reference.py 2 (Python's sqlite3, same rows and SQL).
+        expected: -1085592089,
+        driver: Driver::Native,
+    },
+    AppSpec {
         name: "sha256",
         about: "hash-wasm's SHA-256 over n x 8 KiB, digest checked",
         source: "npm hash-wasm@4.13.0 (prebuilt module, base64 in dist/sha256.umd.min.js)",

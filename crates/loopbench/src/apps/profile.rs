@@ -70,6 +70,36 @@ pub fn count_app(app: &AppShape, steps: u64) -> Result<(Counts, i32), Error> {
     Ok((after.delta(&before), ret.unwrap_or(0)))
 }
 
+/// The simulated predictor over one app rep (`run(steps)` after setup),
+/// from the branch-traced copy of the app in wasmi: untimed, like
+/// [`count_app`].
+pub fn trace_app(app: &AppShape, steps: u64) -> Result<loopbench_count::PredictorStats, Error> {
+    use crate::engines::counting::TracingInstance;
+    let name = app.spec.name;
+    let hook = |e| crate::arm::hook_error(name, "branch trace (wasmi)", 0, e);
+    let traced = loopbench_count::trace_branches(&app.prepared.wasm)
+        .map_err(|e| Error::Usage(format!("app {name}: cannot trace its branches: {e}")))?;
+    let mut ti = TracingInstance::new(traced, APP_FUEL).map_err(ce)?;
+    app.setup(&mut ti).map_err(hook)?;
+    app.before_rep(&mut ti).map_err(hook)?;
+    let before = ti.stats();
+    let ret =
+        crate::engines::Instance::call(&mut ti, "run", Some(steps as i32), None).map_err(|e| {
+            Error::Engine {
+                shape: name.into(),
+                arm: "branch trace (wasmi)".into(),
+                source: e,
+            }
+        })?;
+    app.check(steps, ret, &mut ti).map_err(hook)?;
+    let after = ti.stats();
+    Ok(loopbench_count::PredictorStats {
+        conditional: after.conditional - before.conditional,
+        multiway: after.multiway - before.multiway,
+        mispredicts: after.mispredicts - before.mispredicts,
+    })
+}
+
 /// One shape's class shares (per iteration, from its counting run).
 #[derive(Clone, Debug, Serialize)]
 pub struct ShapeMix {

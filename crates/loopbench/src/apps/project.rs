@@ -45,15 +45,61 @@ impl Prices {
     }
 }
 
-/// The app's feature counts for one rep, named like the model's features.
-pub fn app_features(c: &Counts) -> BTreeMap<String, f64> {
+/// The app's feature counts for one rep, named like the model's features
+/// (`mispredicts`: the simulated predictor's count for the same rep).
+pub fn app_features(c: &Counts, mispredicts: Option<u64>) -> BTreeMap<String, f64> {
     let mut x: BTreeMap<String, f64> = OpClass::ALL
         .into_iter()
         .map(|k| (k.name().to_string(), c.class(k) as f64))
         .collect();
     x.insert("taken_branch".into(), c.taken_branches as f64);
     x.insert("bulk_byte".into(), c.bulk_bytes as f64);
+    if let Some(m) = mispredicts {
+        x.insert("mispredict".into(), m as f64);
+    }
     x
+}
+
+/// Where an arm's prices fall short of an app's measured time: the share
+/// they reproduce, and the op classes that carry no time in the model
+/// (unpriced, or priced at zero by the fit) ranked by their share of the
+/// app's ops. When the share is low, the missing time is in those classes
+/// or in effects no feature has (cache misses, dispatch the catalog's loops
+/// predict better than the app's code).
+#[derive(Clone, Debug, Serialize)]
+pub struct Coverage {
+    pub arm: String,
+    pub measured_ns: f64,
+    pub reproduced_ns: f64,
+    /// `reproduced / measured`.
+    pub share: f64,
+    /// (class, share of the app's ops) with no price or a zero price.
+    pub unpriced: Vec<(String, f64)>,
+    /// What every op would have to cost on top of its price to close the
+    /// gap, if the gap were spread evenly: ns per op.
+    pub gap_ns_per_op: f64,
+}
+
+pub fn coverage(p: &Prices, x: &BTreeMap<String, f64>, measured_ns: f64) -> Coverage {
+    let total_ops: f64 = x.iter().filter(|(f, _)| is_class(f)).map(|(_, v)| *v).sum();
+    let reproduced: f64 = x
+        .iter()
+        .filter_map(|(f, n)| p.ns.get(f).map(|v| v * n))
+        .sum();
+    let mut unpriced: Vec<(String, f64)> = x
+        .iter()
+        .filter(|(f, n)| is_class(f) && **n > 0.0 && p.ns.get(*f).is_none_or(|v| *v <= 0.0))
+        .map(|(f, n)| (f.clone(), n / total_ops.max(1.0)))
+        .collect();
+    unpriced.sort_by(|a, b| b.1.total_cmp(&a.1));
+    Coverage {
+        arm: p.arm.clone(),
+        measured_ns,
+        reproduced_ns: reproduced,
+        share: reproduced / measured_ns,
+        unpriced,
+        gap_ns_per_op: (measured_ns - reproduced) / total_ops.max(1.0),
+    }
 }
 
 /// One feature's part of the prediction.
@@ -179,5 +225,27 @@ mod tests {
             .collect();
         let p = project(&a, &b, &x, 100.0);
         assert_eq!(p.predicted_pct, 10.0);
+    }
+
+    #[test]
+    fn coverage_names_the_classes_without_time() {
+        let a = prices("a", &[("int", 1.0), ("load", 0.0), ("mispredict", 10.0)]);
+        let x: BTreeMap<String, f64> = [
+            ("int", 60.0),
+            ("load", 30.0),
+            ("float", 10.0),
+            ("mispredict", 2.0),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        let c = coverage(&a, &x, 160.0);
+        assert_eq!(c.reproduced_ns, 80.0);
+        assert_eq!(c.share, 0.5);
+        assert_eq!(
+            c.unpriced,
+            vec![("load".to_string(), 0.3), ("float".to_string(), 0.1)]
+        );
+        assert_eq!(c.gap_ns_per_op, 0.8);
     }
 }

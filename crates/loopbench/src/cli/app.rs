@@ -1,8 +1,8 @@
 //! `loopbench app ...`: list, run, profile, project and warm mode for the
 //! real workloads in `apps/`.
 
-use crate::apps::profile::{count_app, hot_classes, shape_mixes};
-use crate::apps::project::{app_features, project, Prices};
+use crate::apps::profile::{count_app, hot_classes, shape_mixes, trace_app};
+use crate::apps::project::{app_features, coverage, project, Prices};
 use crate::apps::warm;
 use crate::apps::{self, AppShape, AppSpec, APPS};
 
@@ -111,7 +111,8 @@ pub struct AppProjectArgs {
     /// Apps, comma-separated, or `all`.
     #[arg(value_delimiter = ',', required = true)]
     pub apps: Vec<String>,
-    /// Exactly two arms: baseline,candidate (e.g. wasmi,wasmi:fuel).
+    /// Two or more arms, the baseline first (e.g. wasmi,wasmi:fuel,wasm3):
+    /// every pair is projected.
     #[arg(long, value_delimiter = ',', required = true)]
     pub engines: Vec<String>,
     /// Working set of the pricing session's shapes.
@@ -234,7 +235,7 @@ impl AppRunArgs {
         let errors = report.errors.clone();
         exports.finish(&Document::Session(report))?;
         for e in &errors {
-            eprintln!("error: {e}");
+            crate::diag!("error: {e}");
         }
         Ok(errors.is_empty())
     }
@@ -289,15 +290,16 @@ impl AppProjectArgs {
             warmup: self.warmup,
         }
         .arms(Vec::new())?;
-        if arms.len() != 2 {
+        if arms.len() < 2 {
             return Err(Error::Usage(
-                "--engines takes exactly two arms: baseline,candidate".into(),
+                "--engines takes at least two arms: baseline,candidate[,...]".into(),
             ));
         }
-        let (a, b) = (arms[0].to_string(), arms[1].to_string());
-        // 1. Prices: the cost model fitted on the shape catalog, both arms, this session.
-        eprintln!(
-            "pricing primitives: shape session on {a}, {b} (--bytes {})",
+        let labels: Vec<String> = arms.iter().map(|a| a.to_string()).collect();
+        // 1. Prices: the cost model fitted on the shape catalog, every arm, this session.
+        crate::diag!(
+            "pricing primitives: shape session on {} (--bytes {})",
+            labels.join(", "),
             crate::units::format_bytes(self.bytes)
         );
         let shapes: Vec<Box<dyn shapes::Shape>> = shapes::catalog()
@@ -318,17 +320,19 @@ impl AppProjectArgs {
         };
         let price_report = session::run(plan, &mut Quiet)?;
         let models = crate::model::build(&price_report);
-        let prices_of = |arm: &str| models.iter().find(|m| m.arm == arm).map(Prices::from_model);
-        let (pa, pb) = match (prices_of(&a), prices_of(&b)) {
-            (Some(x), Some(y)) => (x, y),
-            _ => {
-                return Err(Error::Usage(
-                    "the cost model priced neither or only one of the two arms".into(),
-                ))
+        let mut prices = Vec::new();
+        for l in &labels {
+            match models.iter().find(|m| &m.arm == l) {
+                Some(m) => prices.push(Prices::from_model(m)),
+                None => {
+                    return Err(Error::Usage(format!(
+                        "the cost model could not price {l} (no shape ran on it)"
+                    )))
+                }
             }
-        };
+        }
         // 2. The apps, measured.
-        eprintln!(
+        crate::diag!(
             "measuring apps: {}",
             apps.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
         );
@@ -341,98 +345,156 @@ impl AppProjectArgs {
             out,
             "prices (ns per unit; least-squares fit over the shapes, this session):"
         );
-        let _ = writeln!(out, "  {:<14} {:>10} {:>10}", "feature", a, b);
-        for (f, va) in &pa.ns {
-            let vb = pb
-                .ns
-                .get(f)
-                .map(|v| format!("{v:>10.3}"))
-                .unwrap_or_else(|| format!("{:>10}", "-"));
-            let _ = writeln!(out, "  {f:<14} {va:>10.3} {vb}");
+        let mut head = format!("  {:<14}", "feature");
+        for l in &labels {
+            head += &format!(" {l:>12}");
+        }
+        let _ = writeln!(out, "{head}");
+        for f in crate::model::FEATURES {
+            let mut row = format!("  {f:<14}");
+            for p in &prices {
+                row += &match p.ns.get(*f) {
+                    Some(v) => format!(" {v:>12.3}"),
+                    None => format!(" {:>12}", "-"),
+                };
+            }
+            let _ = writeln!(out, "{row}");
+        }
+        for l in labels.iter().filter(|l| crate::model::is_compiler(l)) {
+            let _ = writeln!(out, "  caveat ({l}): {}", crate::model::JIT_CAVEAT);
         }
         let mut projections = Vec::new();
         for (r, spec) in report.results.iter().zip(&apps) {
             let _ = writeln!(out);
-            let (text, projection) = project_one(r, spec, &a, &b, &pa, &pb)?;
+            let (text, json) = project_app(r, spec, &labels, &prices)?;
             out += &text;
-            projections.extend(projection);
+            projections.push(json);
         }
         let json = serde_json::json!({
-            "schema": "loopbench-app-project/1",
-            "projections": projections,
+            "schema": "loopbench-app-project/2",
             "pricing_session": price_report,
             "app_session": report,
+            "projections": projections,
         });
         let mut errors = price_report.errors.clone();
         errors.extend(report.errors.iter().cloned());
         exports.finish(&Document::Text { json, text: out })?;
         for e in &errors {
-            eprintln!("error: {e}");
+            crate::diag!("error: {e}");
         }
         Ok(errors.is_empty())
     }
 }
 
-fn project_one(
+/// Below this share of an app's time, the prices do not explain the app,
+/// and the projection says where the time is missing.
+const EXPLAINED: f64 = 0.8;
+
+/// One app: what each arm's prices reproduce of its measured time, and for
+/// every pair of arms the projected change beside the measured one.
+fn project_app(
     r: &ShapeResult,
     spec: &AppSpec,
-    a: &str,
-    b: &str,
-    pa: &Prices,
-    pb: &Prices,
-) -> Result<(String, Option<serde_json::Value>), Error> {
+    labels: &[String],
+    prices: &[Prices],
+) -> Result<(String, serde_json::Value), Error> {
     let mut out = String::new();
     let app = AppShape::load(apps::find(spec.name)?)?;
     let (counts, _) = count_app(&app, spec.steps)?;
-    let x = app_features(&counts);
+    let predictor = trace_app(&app, spec.steps)?;
+    let x = app_features(&counts, Some(predictor.mispredicts));
     let _ = writeln!(
         out,
-        "app {} ({b} vs {a}; one rep = run({}), {} wasm ops)",
-        spec.name, spec.steps, counts.total_ops
+        "app {} (one rep = run({}), {} wasm ops, {} simulated mispredictions of {} decisions)",
+        spec.name,
+        spec.steps,
+        counts.total_ops,
+        predictor.mispredicts,
+        predictor.conditional + predictor.multiway
     );
-    let Some(measured_a) = median_of(r, a).map(|ns_per_step| ns_per_step * spec.steps as f64)
-    else {
-        let _ = writeln!(out, "  not measured: {a} did not run the app");
-        return Ok((out, None));
-    };
-    let p = project(pa, pb, &x, measured_a);
-    let measured = r.comparisons.iter().find(|c| c.arm == b);
-    // Predicted beside measured, for the HTML report's projection chart.
-    let projection = serde_json::json!({
-        "app": spec.name,
-        "predicted_pct": p.predicted_pct,
-        "measured_pct": measured.map(|c| c.median_pct),
-        "ci_pct": measured.map(|c| c.ci_pct),
-        "verdict": measured.map(|c| c.verdict),
-    });
-    let _ = writeln!(
-        out,
-        "  predicted app change: {:+.1}%  ({:+.3} ms per rep = sum over features of price change x the app's count)",
-        p.predicted_pct,
-        p.predicted_delta_ns / 1e6
-    );
-    match r.comparisons.iter().find(|c| c.arm == b) {
-        Some(c) => {
+    let measured: Vec<Option<f64>> = labels
+        .iter()
+        .map(|l| median_of(r, l).map(|ns_per_step| ns_per_step * spec.steps as f64))
+        .collect();
+    let mut coverages = Vec::new();
+    let _ = writeln!(out, "  share of the app's time the prices reproduce:");
+    for (p, m) in prices.iter().zip(&measured) {
+        let Some(m) = m else {
             let _ = writeln!(
                 out,
-                "  measured app change:  {:+.1}% [{:+.1}%, {:+.1}%] ({:.0}% CI), {}",
-                c.median_pct,
-                c.ci_pct[0],
-                c.ci_pct[1],
-                c.confidence * 100.0,
-                c.verdict
+                "    {:<18} not measured (the arm did not run the app)",
+                p.arm
             );
+            continue;
+        };
+        let c = coverage(p, &x, *m);
+        let _ = writeln!(
+            out,
+            "    {:<18} {:>5.0}%  ({:.3} of {:.3} ms per rep)",
+            p.arm,
+            100.0 * c.share,
+            c.reproduced_ns / 1e6,
+            m / 1e6
+        );
+        if c.share < EXPLAINED {
+            let classes: Vec<String> = c
+                .unpriced
+                .iter()
+                .take(5)
+                .map(|(f, s)| format!("{f} {:.1}%", s * 100.0))
+                .collect();
             let _ = writeln!(
                 out,
-                "  difference (measured - predicted): {:+.1} points",
-                c.median_pct - p.predicted_pct
+                "      unexplained {:.3} ms ({:+.2} ns per op if spread evenly); ops with no time in the model: {}",
+                (m - c.reproduced_ns) / 1e6,
+                c.gap_ns_per_op,
+                if classes.is_empty() { "none".to_string() } else { classes.join(", ") }
             );
         }
-        None => {
+        coverages.push(c);
+    }
+    let _ = writeln!(out, "  projected vs measured change, every pair (B vs A):");
+    let mut pairs = Vec::new();
+    for i in 0..labels.len() {
+        for j in i + 1..labels.len() {
+            let (a, b) = (&labels[i], &labels[j]);
+            let Some(ma) = measured[i] else { continue };
+            let p = project(&prices[i], &prices[j], &x, ma);
+            // Against the baseline, the session's paired comparison (with
+            // its interval); between two candidates, the ratio of medians.
+            let measured_pct = if i == 0 {
+                r.comparisons
+                    .iter()
+                    .find(|c| &c.arm == b)
+                    .map(|c| (c.median_pct, Some(c.ci_pct)))
+            } else {
+                measured[j].map(|mb| (100.0 * (mb / ma - 1.0), None))
+            };
+            let shown = match measured_pct {
+                Some((v, Some(ci))) => format!("{v:+7.1}% [{:+.1}%, {:+.1}%]", ci[0], ci[1]),
+                Some((v, None)) => format!("{v:+7.1}% (ratio of medians)"),
+                None => "unavailable".to_string(),
+            };
+            let top: Vec<String> = p
+                .terms
+                .iter()
+                .take(3)
+                .map(|t| format!("{} {:+.3} ms", t.feature, t.delta_ns / 1e6))
+                .collect();
             let _ = writeln!(
                 out,
-                "  measured app change: unavailable ({b} did not run the app)"
+                "    {b:>18} vs {a:<18} projected {:+7.1}%  measured {shown}  (largest terms: {})",
+                p.predicted_pct,
+                top.join(", ")
             );
+            pairs.push(serde_json::json!({
+                "a": a,
+                "b": b,
+                "projected_pct": p.predicted_pct,
+                "measured_pct": measured_pct.map(|m| m.0),
+                "measured_ci_pct": measured_pct.and_then(|m| m.1),
+                "projection": p,
+            }));
         }
     }
     if let Some(n) = &r.null_control {
@@ -442,41 +504,15 @@ fn project_one(
             n.median_pct, n.ci_pct[0], n.ci_pct[1]
         );
     }
-    let _ = writeln!(
-        out,
-        "  model coverage: prices reproduce {:.3} ms of {a}'s measured {:.3} ms per rep ({:.0}%)",
-        p.predicted_a_ns / 1e6,
-        measured_a / 1e6,
-        100.0 * p.predicted_a_ns / measured_a
-    );
-    let _ = writeln!(
-        out,
-        "  largest terms (feature: app count x price change = ms per rep):"
-    );
-    for t in p.terms.iter().take(5) {
-        let _ = writeln!(
-            out,
-            "    {:<14} {:>14.0} x {:+.3} ns = {:+.3} ms",
-            t.feature,
-            t.count,
-            t.price_b - t.price_a,
-            t.delta_ns / 1e6
-        );
-    }
-    let classes: Vec<String> = p
-        .unpriced
-        .iter()
-        .filter(|(_, s)| s.is_finite() && *s > 0.0)
-        .map(|(f, s)| format!("{f} {:.1}%", s * 100.0))
-        .collect();
-    if !classes.is_empty() {
-        let _ = writeln!(
-            out,
-            "  ops with no price (left out of the prediction): {}",
-            classes.join(", ")
-        );
-    }
-    Ok((out, Some(projection)))
+    let json = serde_json::json!({
+        "app": spec.name,
+        "steps": spec.steps,
+        "features": x,
+        "predictor": predictor,
+        "coverage": coverages,
+        "pairs": pairs,
+    });
+    Ok((out, json))
 }
 
 impl AppWarmArgs {
@@ -523,7 +559,7 @@ impl AppWarmArgs {
         });
         exports.finish(&Document::Text { json, text })?;
         for e in &errors {
-            eprintln!("error: {e}");
+            crate::diag!("error: {e}");
         }
         Ok(errors.is_empty())
     }

@@ -71,7 +71,7 @@ pub struct CalibrateArgs {
 struct Stderr;
 impl Progress for Stderr {
     fn note(&mut self, line: &str) {
-        eprintln!("{line}");
+        crate::diag!("{line}");
     }
 }
 
@@ -162,13 +162,13 @@ impl CalibrateArgs {
         let uncounted = cal.toggle.iter().any(|t| t.instructions_pct.is_none());
         exports.finish(&Document::Calibration(cal))?;
         if !disagree.is_empty() {
-            eprintln!(
+            crate::diag!(
                 "note: wasmi:fuel changed time against its instruction count on {}: an alignment or prediction effect, not fuel's cost",
                 disagree.join(", ")
             );
         }
         if uncounted {
-            eprintln!(
+            crate::diag!(
                 "note: fuel's known sign is for executed instructions, which no counter read here; its time change is reported, not judged"
             );
         }

@@ -74,7 +74,7 @@ impl CountArgs {
                 stopped: stopped.clone(),
             }))?;
         if let Some(s) = stopped {
-            eprintln!(
+            crate::diag!(
                 "error: {} stopped early ({s}); the counts above are what executed up to there",
                 self.target
             );

@@ -82,13 +82,14 @@ impl ShowArgs {
         let shape = shapes::lookup(&self.shape)?;
         let p = self.params.params();
         let d = shape.declared(&p);
-        let iters = p.iters.unwrap_or_else(|| shape.default_iters(&p));
+        // The same limits as `run`: never show a count that run refuses.
+        let (iters, mem) = shapes::check_params(shape.as_ref(), &p)?;
         crate::outln!(";; shape {}: {}", shape.name(), shape.prices());
         crate::outln!(
             ";; parameters: bytes = {}, K = {}, iterations = {iters}, linear memory = {}",
             crate::units::format_bytes(p.bytes),
             p.k,
-            crate::units::format_bytes(shape.memory_bytes(&p))
+            crate::units::format_bytes(mem)
         );
         crate::outln!(
             ";; declared per {} iteration(s): ops {}, taken branches {}, loads {}, stores {}, calls {}, bytes {}",

@@ -164,7 +164,7 @@ impl OutputArgs {
             })?;
             requested.push((format, Target::parse(path)));
         }
-        let exports = Exports::new(&requested)?;
+        let mut exports = Exports::new(&requested)?;
         exports.check()?;
         Ok(exports)
     }

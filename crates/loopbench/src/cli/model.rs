@@ -2,6 +2,7 @@
 
 use super::progress::TerminalSink;
 use super::run::RunArgs;
+use crate::arm::{ArmSpec, EngineKind};
 use crate::error::Error;
 use crate::results::{Document, ModelResults, MODEL_SCHEMA};
 use crate::session;
@@ -16,13 +17,25 @@ pub struct ModelArgs {
 
 impl ModelArgs {
     pub fn execute(&self) -> Result<bool, Error> {
-        let plan = self.run.plan()?;
+        let mut plan = self.run.plan()?;
+        if self.run.engines.is_empty() {
+            // The interpreters by default, and every compiler and Pulley
+            // that this build carries: each gets its own prices (with the
+            // caveat that a compiler's price is not per instruction).
+            for a in compiled_arms() {
+                if !plan.arms.contains(&a) {
+                    plan.arms.push(a);
+                }
+            }
+        }
         let exports = self.run.output.exports()?;
         let quiet = self.run.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();
         // No partial files: a model document exists only once the session is done.
         let names: Vec<String> = plan.shapes.iter().map(|s| s.name().to_string()).collect();
+        let planned = names.len();
         let mut sink = TerminalSink::new(quiet, None).with_eta(&names, plan.stop.clone());
         let session = session::run(plan, &mut sink)?;
+        let (interrupted, completed) = (!session.complete, session.results.len());
         sink.finish();
         let models = crate::model::build(&session);
         let errors = session.errors.clone();
@@ -32,8 +45,27 @@ impl ModelArgs {
             models,
         }))?;
         for e in &errors {
-            eprintln!("error: {e}");
+            crate::diag!("error: {e}");
+        }
+        if interrupted {
+            return Err(Error::Interrupted { completed, planned });
         }
         Ok(errors.is_empty())
     }
+}
+
+/// One arm per backend of every optional engine compiled in (wasmtime
+/// cranelift, winch and pulley; wasmer singlepass and cranelift).
+pub fn compiled_arms() -> Vec<ArmSpec> {
+    [EngineKind::Wasmtime, EngineKind::Wasmer]
+        .into_iter()
+        .filter(|k| k.compiled_in())
+        .flat_map(|k| {
+            k.options().iter().map(move |(opt, _)| ArmSpec {
+                engine: k,
+                options: vec![opt.to_string()],
+                worker: None,
+            })
+        })
+        .collect()
 }

@@ -10,6 +10,8 @@ use crate::report::Exports;
 use crate::results::{Document, Session, StopSettings};
 use crate::session;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Progress on stderr (after two seconds, only on a terminal) and the
@@ -23,6 +25,10 @@ pub struct TerminalSink<'a> {
     eta: Option<Eta>,
     label: String,
     shown_eta: Instant,
+    /// Set by SIGINT: the session stops between shapes.
+    interrupt: Arc<AtomicBool>,
+    /// Notes printed when measuring starts (after every usage check).
+    notes: Vec<String>,
 }
 
 /// Time spent and epochs taken per shape, for the estimate of time left.
@@ -32,6 +38,9 @@ pub struct Eta {
     shapes: Vec<ShapeClock>,
     /// The shape running now and when (seconds since the start) it began.
     current: Option<(usize, f64)>,
+    /// Epochs completed: the time between shapes (starting workers,
+    /// writing files) is spread over them.
+    epochs_done: usize,
 }
 
 #[derive(Debug)]
@@ -56,6 +65,7 @@ impl Eta {
                 })
                 .collect(),
             current: None,
+            epochs_done: 0,
         }
     }
 
@@ -77,6 +87,7 @@ impl Eta {
     /// After an epoch: which shapes have stopped.
     pub fn epoch_done(&mut self, session: &Session, now: f64) {
         self.close(now);
+        self.epochs_done += 1;
         for r in &session.results {
             if r.stopped.is_some() {
                 if let Some(s) = self.shapes.iter_mut().find(|s| s.name == r.shape) {
@@ -109,7 +120,24 @@ impl Eta {
     /// Estimated seconds left for the running shape and for the session.
     pub fn estimate(&self, now: f64) -> (Option<f64>, f64) {
         let shape = self.current.map(|(i, _)| self.left(i, now));
-        let session = (0..self.shapes.len()).map(|i| self.left(i, now)).sum();
+        let mut session: f64 = (0..self.shapes.len()).map(|i| self.left(i, now)).sum();
+        if self.epochs_done > 0 {
+            // Time outside every shape, per epoch, times the epochs the
+            // slowest-finishing shape still needs at its pace.
+            let in_shapes: f64 = self.shapes.iter().map(|s| s.spent).sum::<f64>()
+                + self
+                    .current
+                    .map_or(0.0, |(_, since)| (now - since).max(0.0));
+            let overhead = ((now - in_shapes) / self.epochs_done as f64).max(0.0);
+            let epochs_left = (0..self.shapes.len())
+                .filter(|&i| self.shapes[i].epochs > 0 && self.shapes[i].spent > 0.0)
+                .map(|i| {
+                    let pace = self.shapes[i].spent / self.shapes[i].epochs as f64;
+                    (self.left(i, now) / pace).ceil()
+                })
+                .fold(0.0, f64::max);
+            session += overhead * epochs_left;
+        }
         (shape, session)
     }
 }
@@ -139,6 +167,8 @@ impl<'a> TerminalSink<'a> {
             eta: None,
             label: String::new(),
             shown_eta: Instant::now(),
+            interrupt: interrupt_flag(),
+            notes: Vec::new(),
         }
     }
 
@@ -168,6 +198,13 @@ impl<'a> TerminalSink<'a> {
         self.bar.set_message(text);
         self.shown_eta = Instant::now();
     }
+
+    /// Print these notes (e.g. counters that are unavailable) once the
+    /// first shape starts, so they never precede a usage error.
+    pub fn with_notes(mut self, notes: Vec<String>) -> Self {
+        self.notes = notes;
+        self
+    }
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
@@ -175,6 +212,9 @@ impl<'a> TerminalSink<'a> {
 
 impl session::Sink for TerminalSink<'_> {
     fn shape_started(&mut self, shape: &str, epoch: usize, reps: usize) {
+        for n in self.notes.drain(..) {
+            crate::diag!("{n}");
+        }
         self.bar.set_position(0);
         self.bar.set_length(reps as u64);
         let now = self.now();
@@ -194,6 +234,25 @@ impl session::Sink for TerminalSink<'_> {
         }
         Ok(())
     }
+    fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed)
+    }
+}
+
+/// A flag that the first SIGINT sets (the session then stops between
+/// shapes and reports what it completed); a second SIGINT exits at once
+/// with 130. Without a handler (it could not be installed) the flag stays
+/// false and SIGINT keeps its default action.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::SIGINT;
+        // Registered first, so it sees the flag the second handler set.
+        let _ = signal_hook::flag::register_conditional_shutdown(SIGINT, 130, Arc::clone(&flag));
+        let _ = signal_hook::flag::register(SIGINT, Arc::clone(&flag));
+    }
+    flag
 }
 
 impl crate::schedule::Progress for TerminalSink<'_> {
@@ -212,6 +271,14 @@ impl crate::schedule::Progress for TerminalSink<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The smallest saved session (no shapes).
+    const SESSION: &str = r#"{"schema": "loopbench/2", "machine": {"cpu": "c", "cores": 1, "os": "o",
+        "arch": "a", "hostname": "h", "load_start": null, "load_end": null},
+        "session": {"rounds": 1, "warmup": 0, "baseline": "b", "null_arm": "b#null", "bytes": 1,
+        "k": 1, "iters_override": null, "engines": [], "build_profile": "p",
+        "confidence_level": 0.95, "rotation": "r"},
+        "counters": [], "results": [], "complete": true, "errors": [], "wall_seconds": 0}"#;
 
     fn stop(min: usize, max: usize, budget: f64) -> StopSettings {
         StopSettings {
@@ -237,7 +304,13 @@ mod tests {
         slow.started("a", 0.0);
         slow.started("zz", 2.0); // unknown shape: only closes a
         assert_eq!(slow.left(0, 2.0), 8.0); // 4 epochs owed at 2 s each
-                                            // The epoch limit caps it.
+                                            // Time between shapes counts for the session, per epoch still to run.
+        let mut gaps = Eta::new(&names[..1], stop(1, 100, 3.0));
+        gaps.started("a", 0.5); // 0.5 s before the shape: starting workers
+        let empty: Session = serde_json::from_str(SESSION).unwrap();
+        gaps.epoch_done(&empty, 1.5); // a: 1 s in one epoch; 2 s budget left
+        assert_eq!(gaps.estimate(1.5), (None, 2.0 + 0.5 * 2.0));
+        // The epoch limit caps it.
         let mut capped = Eta::new(&names[..1], stop(1, 2, 100.0));
         capped.started("a", 0.0);
         capped.started("zz", 1.0);

@@ -25,7 +25,9 @@ pub struct RunArgs {
     /// tinywasm=path:../tinywasm+profile:lto (see `loopbench list`).
     #[arg(long, value_delimiter = ',')]
     pub engines: Vec<String>,
-    /// The baseline arm (default: the first of --engines). Its second copy is the null control.
+    /// The baseline arm (default: the first of --engines); it must be one of
+    /// --engines (or of the default engines), and is moved first. Its second
+    /// copy is the null control.
     #[arg(long)]
     pub baseline: Option<String>,
     /// Shapes, comma-separated, or `all` (default: all built-in shapes).
@@ -79,6 +81,15 @@ impl RunArgs {
         };
         if let Some(b) = &self.baseline {
             let b: ArmSpec = b.parse()?;
+            // A baseline that is not an arm would be measured without
+            // being asked for: refuse rather than add it silently.
+            if !arms.contains(&b) {
+                let list: Vec<String> = arms.iter().map(|a| a.to_string()).collect();
+                return Err(Error::Usage(format!(
+                    "--baseline {b} is not one of the engines ({}); add it to --engines",
+                    list.join(",")
+                )));
+            }
             arms.retain(|a| *a != b);
             arms.insert(0, b);
         }
@@ -146,27 +157,36 @@ impl RunArgs {
             plan.stop.max_epochs = 1;
             plan.rep_target = None;
         }
-        for s in plan.counters.status() {
-            if let Some(reason) = &s.reason {
-                eprintln!("counters: {} unavailable: {reason}", s.counter);
-            }
-        }
+        let notes = plan
+            .counters
+            .status()
+            .iter()
+            .filter_map(|s| {
+                let reason = s.reason.as_ref()?;
+                Some(format!("counters: {} unavailable: {reason}", s.counter))
+            })
+            .collect();
+        let planned = plan.shapes.len();
         let exports = self.output.exports()?;
         // A bad --db fails before the session, not after it.
         #[cfg(feature = "history")]
         let history = (!self.no_history).then(|| self.db.location()).transpose()?;
         let quiet = self.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();
         let names: Vec<String> = plan.shapes.iter().map(|s| s.name().to_string()).collect();
-        let mut sink = TerminalSink::new(quiet, Some(&exports)).with_eta(&names, plan.stop.clone());
+        let mut sink = TerminalSink::new(quiet, Some(&exports))
+            .with_eta(&names, plan.stop.clone())
+            .with_notes(notes);
         let started = Instant::now();
         let report = session::run(plan, &mut sink)?;
         sink.finish();
+        let interrupted = !report.complete;
+        let completed = report.results.len();
         let mut errors = report.errors.clone();
         let measured = report
             .results
             .iter()
             .any(|r| r.arms.iter().any(|a| a.verified_reps > 0));
-        if !measured && errors.is_empty() {
+        if !measured && errors.is_empty() && !interrupted {
             // Every arm skipped every shape: no number at all is a failure.
             let reasons: Vec<String> = report
                 .results
@@ -192,13 +212,16 @@ impl RunArgs {
             let breakdown = crate::phases::take(started.elapsed());
             let text = breakdown.render();
             if exports.stdout_is_data() {
-                eprint!("{text}");
+                crate::diag_part!("{text}");
             } else {
                 crate::out!("{text}");
             }
         }
         for e in &errors {
-            eprintln!("error: {e}");
+            crate::diag!("error: {e}");
+        }
+        if interrupted {
+            return Err(Error::Interrupted { completed, planned });
         }
         Ok(errors.is_empty())
     }

@@ -37,7 +37,13 @@ impl CountingInstance {
         }
         let instance = Linker::<()>::new(&engine)
             .instantiate_and_start(&mut store, &module)
-            .map_err(|e| EngineError::Instantiate(e.to_string()))?;
+            .map_err(|e| {
+                // A trap here can only come from the start function.
+                EngineError::Instantiate(match e.as_trap_code() {
+                    Some(_) => format!("the start function trapped: {e}"),
+                    None => e.to_string(),
+                })
+            })?;
         Ok(CountingInstance {
             inner: WasmiInstance { store, instance },
         })
@@ -111,5 +117,106 @@ impl Instance for CountingInstance {
     }
     fn read_memory(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, EngineError> {
         self.inner.read_memory(offset, len)
+    }
+}
+
+/// What the trace hook keeps: the site table and the predictor fed with it.
+pub struct TraceState {
+    traced: loopbench_count::Traced,
+    pub predictor: loopbench_count::Predictor,
+}
+
+/// wasmi running a branch-traced module ([`loopbench_count::trace_branches`]):
+/// every decision goes through the import into the simulated predictor.
+/// Untimed, like the counting run, and with fuel for the same reason.
+pub struct TracingInstance {
+    store: Store<TraceState>,
+    instance: wasmi::Instance,
+}
+
+impl TracingInstance {
+    pub fn new(traced: loopbench_count::Traced, fuel: u64) -> Result<Self, EngineError> {
+        let mut config = Config::default();
+        config.consume_fuel(true);
+        let engine = wasmi::Engine::new(&config);
+        let module = Module::new(&engine, &traced.wasm[..])
+            .map_err(|e| EngineError::Compile(e.to_string()))?;
+        let mut store = Store::new(
+            &engine,
+            TraceState {
+                traced,
+                predictor: Default::default(),
+            },
+        );
+        store
+            .set_fuel(fuel)
+            .map_err(|e| EngineError::Instantiate(e.to_string()))?;
+        let mut linker = Linker::<TraceState>::new(&engine);
+        let (m, f) = loopbench_count::TRACE_IMPORT;
+        linker
+            .func_wrap(
+                m,
+                f,
+                |mut caller: wasmi::Caller<'_, TraceState>, value: i32, site: i32| -> i32 {
+                    let s = caller.data_mut();
+                    match s.traced.decision(value, site as u32) {
+                        Some(Ok(taken)) => {
+                            s.predictor.conditional(site as u32, taken);
+                        }
+                        Some(Err(target)) => {
+                            s.predictor.multiway(site as u32, target);
+                        }
+                        None => {}
+                    }
+                    value
+                },
+            )
+            .map_err(|e| EngineError::Instantiate(e.to_string()))?;
+        let instance = linker
+            .instantiate_and_start(&mut store, &module)
+            .map_err(|e| EngineError::Instantiate(e.to_string()))?;
+        Ok(TracingInstance { store, instance })
+    }
+
+    pub fn stats(&self) -> loopbench_count::PredictorStats {
+        self.store.data().predictor.stats
+    }
+
+    fn memory(&self) -> Result<wasmi::Memory, EngineError> {
+        self.instance
+            .get_memory(&self.store, "memory")
+            .ok_or(EngineError::NoMemory)
+    }
+}
+
+impl Instance for TracingInstance {
+    fn call(
+        &mut self,
+        export: &str,
+        arg: Option<i32>,
+        _meter: Option<&mut Meter>,
+    ) -> Result<Option<i32>, EngineError> {
+        let f = self
+            .instance
+            .get_func(&self.store, export)
+            .ok_or_else(|| EngineError::MissingExport(export.to_string()))?;
+        let results = f.ty(&self.store).results().len();
+        let args: Vec<Val> = arg.map(Val::I32).into_iter().collect();
+        let mut out = vec![Val::I32(0); results];
+        f.call(&mut self.store, &args, &mut out)
+            .map_err(|e| EngineError::Trap(e.to_string()))?;
+        Ok(out.first().and_then(Val::i32))
+    }
+    fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError> {
+        let m = self.memory()?;
+        m.write(&mut self.store, offset as usize, data)
+            .map_err(|e| EngineError::Memory(e.to_string()))
+    }
+    fn read_memory(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, EngineError> {
+        let m = self.memory()?;
+        let mut buf = vec![0u8; len];
+        m.read(&self.store, offset as usize, &mut buf)
+            .map_err(|e| EngineError::Memory(e.to_string()))?;
+        Ok(buf)
     }
 }

@@ -75,7 +75,7 @@ impl Instance for TinywasmInstance {
             .map_err(|_| EngineError::MissingExport(export.to_string()))?;
         let args: Vec<WasmValue> = arg.into_iter().map(WasmValue::I32).collect();
         let outcome = timed(meter, || func.call(&mut self.store, &args));
-        let results = outcome.map_err(|e| EngineError::Trap(e.to_string()))?;
+        let results = outcome.map_err(EngineError::trap)?;
         Ok(match results.first() {
             Some(WasmValue::I32(v)) => Some(*v),
             _ => None,

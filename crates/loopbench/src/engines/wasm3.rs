@@ -64,7 +64,7 @@ impl Instance for Wasm3Instance {
         arg: Option<i32>,
         meter: Option<&mut Meter>,
     ) -> Result<Option<i32>, EngineError> {
-        let trap = |e: wasm3::error::Error| EngineError::Trap(e.to_string());
+        let trap = |e: wasm3::error::Error| EngineError::trap(e);
         let missing = || EngineError::MissingExport(export.to_string());
         // wasm3 only offers typed calls: find the signature that matches.
         match arg {

@@ -160,11 +160,11 @@ impl Instance for WasmerInstance {
         // other signature through the untyped call.
         if let (Some(a), Ok(typed)) = (arg, func.typed::<i32, i32>(&*store)) {
             let r = timed(meter, || typed.call(&mut *store, a));
-            return r.map(Some).map_err(|e| EngineError::Trap(one_line(&e)));
+            return r.map(Some).map_err(|e| EngineError::trap(one_line(&e)));
         }
         let args: Vec<Value> = arg.into_iter().map(Value::I32).collect();
         let results = timed(meter, || func.call(&mut *store, &args))
-            .map_err(|e| EngineError::Trap(one_line(&e)))?;
+            .map_err(|e| EngineError::trap(one_line(&e)))?;
         Ok(results.first().and_then(Value::i32))
     }
 

@@ -104,7 +104,13 @@ impl Compiled for WasmiModule {
         let linker = Linker::<()>::new(&self.engine);
         let instance = linker
             .instantiate_and_start(&mut store, &self.module)
-            .map_err(|e| EngineError::Instantiate(e.to_string()))?;
+            .map_err(|e| {
+                // A trap here can only come from the start function.
+                EngineError::Instantiate(match e.as_trap_code() {
+                    Some(_) => format!("the start function trapped: {e}"),
+                    None => e.to_string(),
+                })
+            })?;
         Ok(Box::new(WasmiInstance { store, instance }))
     }
 }
@@ -137,7 +143,7 @@ impl Instance for WasmiInstance {
         let args: Vec<Val> = arg.into_iter().map(Val::I32).collect();
         let mut results = vec![Val::I32(0); func.ty(&self.store).results().len()];
         let outcome = timed(meter, || func.call(&mut self.store, &args, &mut results));
-        outcome.map_err(|e| EngineError::Trap(e.to_string()))?;
+        outcome.map_err(EngineError::trap)?;
         Ok(results.first().and_then(Val::i32))
     }
     fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError> {

@@ -240,12 +240,12 @@ impl Instance for WasmtimeInstance {
         // boxing); any other signature through the untyped call.
         if let (Some(a), Ok(typed)) = (arg, func.typed::<i32, i32>(&*store)) {
             let r = timed(meter, || typed.call(&mut *store, a));
-            return r.map(Some).map_err(|e| EngineError::Trap(one_line(&e)));
+            return r.map(Some).map_err(|e| EngineError::trap(one_line(&e)));
         }
         let args: Vec<Val> = arg.into_iter().map(Val::I32).collect();
         let mut results = vec![Val::I32(0); func.ty(&*store).results().len()];
         timed(meter, || func.call(&mut *store, &args, &mut results))
-            .map_err(|e| EngineError::Trap(one_line(&e)))?;
+            .map_err(|e| EngineError::trap(one_line(&e)))?;
         Ok(results.first().and_then(Val::i32))
     }
 

@@ -160,7 +160,7 @@ pub fn reexec() -> Result<i32, MeasureError> {
         .prefix("loopbench-callgrind-")
         .tempdir()
         .map_err(|e| MeasureError::TempDir(Arc::new(e)))?;
-    eprintln!(
+    crate::diag!(
         "counters: running under {version} (callgrind); counts are exact, times are not meaningful"
     );
     let status = std::process::Command::new("valgrind")
@@ -364,7 +364,7 @@ impl Counter for CallgrindCounter {
             Ok(ir) => {
                 out.insert(NAME.to_string(), ir.saturating_sub(self.overhead) as f64);
             }
-            Err(e) => eprintln!("warning: callgrind: {e}; this rep has no instruction count"),
+            Err(e) => crate::diag!("warning: callgrind: {e}; this rep has no instruction count"),
         }
     }
 }

@@ -67,7 +67,7 @@ pub enum MeasureError {
     #[error("calibration gave an implausible counter rate of {hz:.0} Hz")]
     ImplausibleRate { hz: f64 },
 
-    #[error("`valgrind --version` failed ({status}): {stderr}")]
+    #[error("`valgrind --version` failed ({status}){}", said(stderr))]
     ValgrindFailed { status: ExitStatus, stderr: String },
     #[error(
         "--counters callgrind needs valgrind, which is not on PATH; {}",
@@ -117,4 +117,14 @@ pub enum MeasureError {
     },
     #[error("no callgrind dump named `{name}` in {}", dir.display())]
     NoDump { name: String, dir: PathBuf },
+}
+
+/// What a failed valgrind printed, on one line, or that it printed nothing.
+fn said(stderr: &str) -> String {
+    let line = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        " and printed nothing; reinstall valgrind".into()
+    } else {
+        format!(": {line}")
+    }
 }

@@ -301,7 +301,7 @@ mod tests {
             }
             Err(reason) => {
                 assert!(!reason.to_string().is_empty());
-                eprintln!("perf unavailable here: {reason}");
+                crate::diag!("perf unavailable here: {reason}");
             }
         }
     }

@@ -553,27 +553,30 @@ fn app_section(json: &serde_json::Value, doc: &Document) -> Result<String, Error
             let total = counts["total_ops"].as_f64().unwrap_or(0.0);
             o.push_str(&profile_bars(name, &counts["classes"], total));
         }
-        "loopbench-app-project/1" => {
-            let rows: Vec<Row> = json["projections"]
-                .as_array()
-                .map(|ps| {
-                    ps.iter()
-                        .map(|p| {
-                            let ci = p["ci_pct"]
-                                .as_array()
-                                .and_then(|c| Some([c.first()?.as_f64()?, c.get(1)?.as_f64()?]));
-                            Row {
-                                label: p["app"].as_str().unwrap_or("app").to_string(),
-                                point: p["measured_pct"].as_f64(),
-                                interval: ci,
-                                marker: p["predicted_pct"].as_f64(),
-                                color: svg::BLUE,
-                                ..Default::default()
-                            }
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+        "loopbench-app-project/2" => {
+            // One row per app and pair of arms: measured change (with the
+            // session's interval where it has one) and the projection.
+            let mut rows: Vec<Row> = Vec::new();
+            for app in json["projections"].as_array().into_iter().flatten() {
+                let name = app["app"].as_str().unwrap_or("app");
+                for p in app["pairs"].as_array().into_iter().flatten() {
+                    let ci = p["measured_ci_pct"]
+                        .as_array()
+                        .and_then(|c| Some([c.first()?.as_f64()?, c.get(1)?.as_f64()?]));
+                    rows.push(Row {
+                        label: format!(
+                            "{name}: {} vs {}",
+                            p["b"].as_str().unwrap_or("?"),
+                            p["a"].as_str().unwrap_or("?")
+                        ),
+                        point: p["measured_pct"].as_f64(),
+                        interval: ci,
+                        marker: p["projected_pct"].as_f64(),
+                        color: svg::BLUE,
+                        ..Default::default()
+                    });
+                }
+            }
             if !rows.is_empty() {
                 o.push_str(
                     &DotChart {
@@ -631,14 +634,21 @@ mod tests {
     #[test]
     fn an_app_projection_plots_predicted_against_measured() {
         let page = render(serde_json::json!({
-            "schema": "loopbench-app-project/1",
+            "schema": "loopbench-app-project/2",
             "projections": [
-                {"app": "zlib", "predicted_pct": 12.0, "measured_pct": 9.5, "ci_pct": [8.0, 11.0], "verdict": "slower"},
-                {"app": "lua", "predicted_pct": 3.0, "measured_pct": null, "ci_pct": null, "verdict": null},
+                {"app": "zlib", "pairs": [
+                    {"a": "wasmi", "b": "wasm3", "projected_pct": 12.0, "measured_pct": 9.5, "measured_ci_pct": [8.0, 11.0]},
+                ]},
+                {"app": "lua", "pairs": [
+                    {"a": "wasmi", "b": "wasm3", "projected_pct": 3.0, "measured_pct": null, "measured_ci_pct": null},
+                ]},
             ],
         }));
         assert_eq!(page.matches("<svg class=\"chart\"").count(), 1);
-        assert!(page.contains(">zlib</text>") && page.contains(">lua</text>"));
+        assert!(
+            page.contains(">zlib: wasm3 vs wasmi</text>")
+                && page.contains(">lua: wasm3 vs wasmi</text>")
+        );
         assert!(page.contains(">predicted</text>"));
     }
 }

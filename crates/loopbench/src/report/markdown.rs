@@ -137,6 +137,7 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
             .iter()
             .filter(|a| a.role != Role::Null)
             .filter_map(|a| a.skipped.clone().or_else(|| a.error.clone()))
+            .map(|r| r.trim_start_matches("skipped: ").to_string())
             .collect();
         reasons.dedup();
         let _ = writeln!(

@@ -7,6 +7,13 @@
 //! atomically (temp file + rename) and only when there is a result to put
 //! there, rewritten after every shape so an interrupted session keeps what
 //! it completed; stdout takes at most one format.
+//!
+//! Two sessions writing one file would silently lose one of them, so each
+//! output file is held under an advisory lock (`flock` on a sidecar
+//! `.NAME.loopbench-lock` holding the owner's pid) from the check to the end
+//! of the command; a second writer is refused and told the holder's pid.
+//! Temporary files are named `.NAME.loopbench-tmp-PID-*` beside the target,
+//! so the next run can remove those a killed session left behind.
 
 pub mod app;
 pub mod calibration;
@@ -114,6 +121,8 @@ struct Output {
 /// The export manager: every format a command was asked for.
 pub struct Exports {
     outputs: Vec<Output>,
+    /// Held from [`Exports::check`] until the manager is dropped.
+    locks: Vec<OutputLock>,
 }
 
 impl Exports {
@@ -152,7 +161,10 @@ impl Exports {
                 target: Target::Stdout,
             });
         }
-        Ok(Exports { outputs })
+        Ok(Exports {
+            outputs,
+            locks: Vec::new(),
+        })
     }
 
     /// Whether stdout carries a machine-readable format (progress and
@@ -164,11 +176,15 @@ impl Exports {
     }
 
     /// Fail before any measuring if an output file could not be written,
-    /// without touching an existing file.
-    pub fn check(&self) -> Result<(), Error> {
+    /// without touching an existing file; then lock each one for this
+    /// command (a second session writing it is refused) and remove the
+    /// temporaries that killed sessions left beside it.
+    pub fn check(&mut self) -> Result<(), Error> {
         for o in &self.outputs {
             if let Target::File(p) = &o.target {
                 check_writable(p)?;
+                self.locks.push(OutputLock::take(p)?);
+                remove_stale_temporaries(p);
             }
         }
         Ok(())
@@ -209,10 +225,10 @@ fn check_writable(path: &Path) -> Result<(), Error> {
     if path.is_dir() {
         return Err(Error::Usage(format!("{} is a directory", path.display())));
     }
-    tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+    temp_beside(path).map_err(|e| {
         Error::io(
             format!("cannot write {} (in {})", path.display(), dir.display()),
-            e,
+            without_path(e),
         )
     })?;
     if path.exists() {
@@ -230,18 +246,192 @@ fn parent(path: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
+/// The file name of `path` as the sidecar names use it.
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The prefix of every temporary file of `path`, before the owner's pid.
+fn temp_prefix(path: &Path) -> String {
+    format!(".{}.loopbench-tmp-", file_name(path))
+}
+
+/// tempfile's errors name the random temporary path, which means nothing
+/// to the user: keep only the system's reason.
+fn without_path(e: std::io::Error) -> std::io::Error {
+    if let Some(code) = e.raw_os_error() {
+        return std::io::Error::from_raw_os_error(code);
+    }
+    // tempfile renders its wrapper as `REASON at path "PATH"`.
+    let text = e.to_string();
+    match text.split_once(" at path ") {
+        Some((reason, _)) => std::io::Error::new(e.kind(), reason.to_string()),
+        None => e,
+    }
+}
+
+/// A new temporary file beside `path`, named for it and this process, with
+/// the mode the target has (a new target: 0666 less the umask, as any
+/// other program's output; tempfile alone would make it 0600).
+fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let prefix = format!("{}{}-", temp_prefix(path), std::process::id());
+    let mut b = tempfile::Builder::new();
+    b.prefix(&prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .map(|m| m.permissions().mode() & 0o7777)
+            .unwrap_or(0o666);
+        b.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    b.tempfile_in(parent(path))
+}
+
+/// Remove `.NAME.loopbench-tmp-PID-*` files beside `path` whose process is
+/// gone (a session killed mid-write). Called with the lock held, so no
+/// live writer of `path` can own them; failures are ignored (another
+/// cleaner, or a read-only directory that `check` would have refused).
+fn remove_stale_temporaries(path: &Path) {
+    let prefix = temp_prefix(path);
+    let Ok(entries) = std::fs::read_dir(parent(path)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid {
+            if !process_alive(pid) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// Whether a process with this pid exists (a pid in use by another
+/// program counts as alive: its file is kept, never wrongly removed).
+fn process_alive(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return true;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// An advisory lock on one output file: a sidecar `.NAME.loopbench-lock`
+/// beside it, `flock`ed and holding the owner's pid. The sidecar is
+/// removed when the lock is dropped.
+struct OutputLock {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl OutputLock {
+    fn take(target: &Path) -> Result<Self, Error> {
+        let path = parent(target).join(format!(".{}.loopbench-lock", file_name(target)));
+        let cannot = |e| Error::io(format!("cannot lock {}", target.display()), e);
+        // A lock file removed by its holder between our open and our lock
+        // is a stale inode: try again on the new one.
+        for _ in 0..3 {
+            let mut file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(cannot)?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let mut holder = String::new();
+                    let _ = std::io::Read::read_to_string(&mut file, &mut holder);
+                    let holder = match holder.trim() {
+                        "" => String::new(),
+                        pid => format!(" (pid {pid})"),
+                    };
+                    return Err(Error::Usage(format!(
+                        "{} is being written by another loopbench session{holder}; \
+                         wait for it to finish or write to another file",
+                        target.display()
+                    )));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(cannot(e)),
+            }
+            if !same_file(&file, &path) {
+                continue;
+            }
+            file.set_len(0).map_err(cannot)?;
+            write!(file, "{}", std::process::id()).map_err(cannot)?;
+            return Ok(OutputLock { file, path });
+        }
+        Err(Error::Usage(format!(
+            "cannot lock {}: its lock file keeps changing",
+            target.display()
+        )))
+    }
+}
+
+/// Whether `path` still names the open `file` (its holder may have removed
+/// it between our open and our lock).
+fn same_file(file: &std::fs::File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), std::fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        true
+    }
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        // Remove while still holding the lock, so a waiting writer that
+        // opened the old file sees it is gone (`same_file`) and retries.
+        let _ = std::fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
+
 /// Write `bytes` to `path` atomically: a temp file in the same directory,
 /// flushed, then renamed over the target.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let dir = parent(path);
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| Error::io(format!("cannot create a file in {}", dir.display()), e))?;
+    let mut tmp = temp_beside(path).map_err(|e| {
+        Error::io(
+            format!("cannot create a file in {}", dir.display()),
+            without_path(e),
+        )
+    })?;
     tmp.write_all(bytes)
         .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
     tmp.as_file()
         .sync_all()
         .map_err(|e| Error::io(format!("cannot flush {}", path.display()), e))?;
-    tmp.persist(path)
-        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e.error))?;
+    tmp.persist(path).map_err(|e| {
+        Error::io(
+            format!("cannot write {}", path.display()),
+            without_path(e.error),
+        )
+    })?;
     Ok(())
 }

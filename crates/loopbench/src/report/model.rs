@@ -11,6 +11,9 @@ pub fn render(models: &[EngineModel]) -> String {
             "\nprices for {} (ns per unit, 95% bootstrap interval over rounds):",
             m.arm
         );
+        if let Some(c) = &m.caveat {
+            let _ = writeln!(out, "  caveat: {c}");
+        }
         for p in &m.prices {
             if p.identifiable {
                 let _ = writeln!(

@@ -37,4 +37,7 @@ pub struct EngineModel {
     pub not_identifiable: Vec<String>,
     pub residuals: Vec<Residual>,
     pub pairs: Vec<Pair>,
+    /// Set for compiling engines: why their prices are not per instruction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caveat: Option<String>,
 }

@@ -170,6 +170,10 @@ pub struct IterCounts {
     /// Taken branches + calls + returns (the seed harness's blocks/iter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transfers: Option<f64>,
+    /// Branch mispredictions per iteration of the counting run's simulated
+    /// predictor (counted runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mispredicts: Option<f64>,
     /// Executed instructions per class (counted runs only).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub classes: BTreeMap<String, f64>,

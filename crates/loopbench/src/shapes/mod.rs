@@ -18,10 +18,16 @@
 mod branches;
 mod bulk;
 mod calls;
+mod chase;
 mod dispatch;
+mod float;
+mod frames;
 mod locals;
 mod memory;
+mod predict;
+mod scalar;
 mod shared;
+mod simd;
 mod skeleton;
 pub mod user;
 
@@ -202,6 +208,12 @@ pub fn catalog() -> Vec<Box<dyn Shape>> {
     all.extend(locals::shapes());
     all.extend(calls::shapes());
     all.extend(shared::shapes());
+    all.extend(float::shapes());
+    all.extend(scalar::shapes());
+    all.extend(frames::shapes());
+    all.extend(simd::shapes());
+    all.extend(chase::shapes());
+    all.extend(predict::shapes());
     all
 }
 
@@ -242,7 +254,56 @@ pub fn select(
     for f in files {
         out.push(Box::new(user::UserShape::load(f)?));
     }
+    // Results, the table and the model all key on the name: two shapes of
+    // one name would mix, and a user's loop named like a built-in would be
+    // priced as that built-in by `model`.
+    for (i, s) in out.iter().enumerate() {
+        let file = i.checked_sub(out.len() - files.len()).map(|f| &files[f]);
+        if let Some(f) = file.filter(|_| find(s.name()).is_some()) {
+            return Err(Error::Usage(format!(
+                "shape file {}: `{}` is the name of a built-in shape; rename the file",
+                f.display(),
+                s.name()
+            )));
+        }
+        if out[..i].iter().any(|o| o.name() == s.name()) {
+            return Err(Error::Usage(format!("shape `{}` is given twice", s.name())));
+        }
+    }
     Ok(out)
+}
+
+/// The iteration count and linear memory of `shape` with `params`, or why
+/// they cannot run (each message names the option to change).
+pub fn check_params(shape: &dyn Shape, params: &Params) -> Result<(u64, u64), Error> {
+    let declared = shape.declared(params);
+    let per = declared.per.max(1);
+    let iters = params.iters.unwrap_or_else(|| shape.default_iters(params));
+    if iters == 0 || !iters.is_multiple_of(per) || iters > i32::MAX as u64 {
+        return Err(Error::Usage(match params.iters {
+            Some(_) => format!(
+                "shape {}: --iters must be a positive multiple of {per} below 2^31, got {iters}",
+                shape.name()
+            ),
+            None => format!(
+                "shape {}: --bytes {} gives {iters} iterations, more than 2^31 - 1; \
+                 use a smaller --bytes, or set --iters",
+                shape.name(),
+                crate::units::format_bytes(params.bytes)
+            ),
+        }));
+    }
+    let mem = shape.memory_bytes(params);
+    if mem > MAX_WASM32_MEMORY {
+        return Err(Error::Usage(format!(
+            "shape {} needs {} of linear memory for --bytes {}; wasm32 allows at most {}",
+            shape.name(),
+            crate::units::format_bytes(mem),
+            crate::units::format_bytes(params.bytes),
+            crate::units::format_bytes(MAX_WASM32_MEMORY)
+        )));
+    }
+    Ok((iters, mem))
 }
 
 /// A shape made concrete: parameters fixed, module bytes built once.
@@ -257,24 +318,8 @@ pub struct ShapeModule {
 
 impl ShapeModule {
     pub fn build(shape: Box<dyn Shape>, params: &Params) -> Result<Self, crate::error::Error> {
-        let iters = params.iters.unwrap_or_else(|| shape.default_iters(params));
+        let (iters, _) = check_params(shape.as_ref(), params)?;
         let declared = shape.declared(params);
-        if iters == 0 || !iters.is_multiple_of(declared.per.max(1)) || iters > i32::MAX as u64 {
-            return Err(crate::error::Error::Usage(format!(
-                "shape {}: iterations must be a positive multiple of {} below 2^31, got {iters}",
-                shape.name(),
-                declared.per.max(1)
-            )));
-        }
-        let mem = shape.memory_bytes(params);
-        if mem > MAX_WASM32_MEMORY {
-            return Err(crate::error::Error::Usage(format!(
-                "shape {} needs {} of linear memory for --bytes {}; wasm32 allows at most 4 GiB",
-                shape.name(),
-                crate::units::format_bytes(mem),
-                crate::units::format_bytes(params.bytes)
-            )));
-        }
         let wasm = shape
             .wasm(params)
             .map_err(|e| crate::error::Error::Usage(format!("shape {}: {e}", shape.name())))?;

@@ -20,6 +20,9 @@ pub enum ShapeError {
     Invalid(String),
     #[error("{0}")]
     Parse(#[from] wasmparser::BinaryReaderError),
+    /// The first import, as `module.name (kind)`.
+    #[error("imports are not supported in a shape (it must be self-contained); it imports {0}")]
+    Import(String),
     #[error("missing export `run` (a function taking the iteration count as i32)")]
     MissingRun,
     #[error("export `run` must be (func (param i32) (result i32)?), found params {params:?} results {results:?}")]
@@ -61,11 +64,9 @@ pub fn read_module(path: &Path) -> Result<(Vec<u8>, Option<String>), Error> {
     }
     let text = String::from_utf8(bytes)
         .map_err(|_| Error::Usage(format!("{shown}: neither a wasm binary nor UTF-8 WAT text")))?;
-    let wasm = wat::parse_str(&text).map_err(|e| {
-        Error::Usage(format!(
-            "{shown}: malformed WAT: {}",
-            one_line(&e.to_string())
-        ))
+    let wasm = wat::parse_str(&text).map_err(|mut e| {
+        e.set_path(path);
+        Error::Usage(wat_error_line(&e.to_string()))
     })?;
     Ok((wasm, Some(text)))
 }
@@ -90,6 +91,10 @@ impl UserShape {
         text: Option<String>,
     ) -> Result<Self, ShapeError> {
         let sigs = export_signatures(&wasm)?;
+        // Every arm instantiates the shape with nothing to link against.
+        if let Some(i) = first_import(&wasm)? {
+            return Err(ShapeError::Import(i));
+        }
         let sig = |n: &str| {
             sigs.iter()
                 .find(|(name, _, _)| name == n)
@@ -137,11 +142,55 @@ impl UserShape {
     }
 }
 
+/// wat's multi-line error (message, `--> file:line:col`, the source line
+/// and a caret) as one line: `file:line:col: malformed WAT: message: `source``.
+fn wat_error_line(rendered: &str) -> String {
+    let mut lines = rendered.lines();
+    let message = lines.next().unwrap_or_default().trim();
+    let mut at = None;
+    let mut source = None;
+    for l in lines {
+        let l = l.trim();
+        if let Some(loc) = l.strip_prefix("--> ") {
+            at = Some(loc.trim());
+        } else if let Some((n, text)) = l.split_once(" | ") {
+            if source.is_none() && n.trim().parse::<u64>().is_ok() {
+                source = Some(text.trim());
+            }
+        }
+    }
+    match (at, source) {
+        (Some(at), Some(src)) => format!("{at}: malformed WAT: {message}: `{src}`"),
+        (Some(at), None) => format!("{at}: malformed WAT: {message}"),
+        _ => format!("malformed WAT: {}", one_line(rendered)),
+    }
+}
+
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 type Signature = (String, Vec<ValType>, Vec<ValType>);
+
+/// The module's first import as `module.name (kind)`, if it has any.
+fn first_import(wasm: &[u8]) -> Result<Option<String>, ShapeError> {
+    for payload in Parser::new(0).parse_all(wasm) {
+        if let Payload::ImportSection(r) = payload? {
+            if let Some(imp) = r.into_imports().next() {
+                let imp = imp?;
+                let kind = match imp.ty {
+                    wasmparser::TypeRef::Func(_) | wasmparser::TypeRef::FuncExact(_) => "function",
+                    wasmparser::TypeRef::Table(_) => "table",
+                    wasmparser::TypeRef::Memory(_) => "memory",
+                    wasmparser::TypeRef::Global(_) => "global",
+                    wasmparser::TypeRef::Tag(_) => "tag",
+                };
+                return Ok(Some(format!("{}.{} ({kind})", imp.module, imp.name)));
+            }
+        }
+    }
+    Ok(None)
+}
 
 /// Exported functions and their types. Validates the module first, so
 /// malformed input fails here with the validator's message.

@@ -331,6 +331,10 @@ impl PreparedArm for WorkerPrepared<'_> {
             deadline,
             &format!("rep {rep}"),
         ) {
+            // A time no clock can give would become a wrong number.
+            Ok(Response::Rep { ns, .. }) if !(ns.is_finite() && ns >= 0.0) => Err(error(format!(
+                "the worker reported an impossible time for rep {rep}: {ns} ns"
+            ))),
             Ok(Response::Rep { ns, counters }) => {
                 self.own.push(ns);
                 Ok(Rep {

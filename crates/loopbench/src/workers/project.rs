@@ -585,7 +585,7 @@ fn cargo_build(
         match events.recv_timeout(Duration::from_millis(200)) {
             Ok(Progress::Compiled(name)) => {
                 if !compiled && !tty {
-                    eprintln!("building worker {label} ({what}) in {}", dir.display());
+                    crate::diag!("building worker {label} ({what}) in {}", dir.display());
                 }
                 compiled = true;
                 if tty {
@@ -624,12 +624,12 @@ fn cargo_build(
         return Err(WorkerError::Build(msg));
     }
     if compiled {
-        eprintln!(
+        crate::diag!(
             "built worker {label} ({what}) in {:.1} s",
             started.elapsed().as_secs_f64()
         );
     } else {
-        eprintln!(
+        crate::diag!(
             "worker {label} ({what}) is up to date (checked in {:.1} s)",
             started.elapsed().as_secs_f64()
         );

@@ -28,14 +28,26 @@ pub const HANG_HOOK: &str = "LOOPBENCH_WORKER_HANG";
 
 /// Entry point of a worker binary; returns the process exit code.
 pub fn main(factory: Factory) -> i32 {
+    ignore_interrupt();
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     match serve(factory, &mut stdin.lock(), &mut stdout.lock()) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("loopbench worker: {e}");
+            crate::diag!("loopbench worker: {e}");
             2
         }
+    }
+}
+
+/// A Ctrl-C at the terminal reaches the whole process group: the session
+/// stops between shapes and then ends its workers (closing their input),
+/// so a worker must not die mid-rep and be reported as crashed.
+fn ignore_interrupt() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
     }
 }
 
@@ -78,7 +90,7 @@ pub fn serve(
         // Hygiene: no migration inside a rep. A core that cannot be had is
         // said on stderr (kept in the arm's error tail) and the worker goes on.
         if let Err(e) = crate::measure::affinity::pin_current_thread(cpu) {
-            eprintln!("loopbench worker: {e}");
+            crate::diag!("loopbench worker: {e}");
         }
     }
     let hooks = Hooks::from_env(&label);
@@ -334,11 +346,11 @@ impl Hooks {
     }
     fn before_rep(&self, rep: usize) {
         if self.exit_at == Some(rep) {
-            eprintln!("loopbench worker: exiting at rep {rep} ({EXIT_HOOK})");
+            crate::diag!("loopbench worker: exiting at rep {rep} ({EXIT_HOOK})");
             std::process::exit(86);
         }
         if self.hang_at == Some(rep) {
-            eprintln!("loopbench worker: hanging at rep {rep} ({HANG_HOOK})");
+            crate::diag!("loopbench worker: hanging at rep {rep} ({HANG_HOOK})");
             loop {
                 std::thread::sleep(std::time::Duration::from_secs(3600));
             }

@@ -84,6 +84,20 @@ pub enum Failure {
     Io(String),
 }
 
+/// At most 200 characters of what a worker sent, control characters
+/// escaped: a garbage answer must not flood or break the report's line.
+fn excerpt(line: &str) -> String {
+    let mut out: String = line
+        .chars()
+        .take(200)
+        .flat_map(char::escape_debug)
+        .collect();
+    if line.chars().count() > 200 {
+        out.push_str("...");
+    }
+    out
+}
+
 impl Failure {
     /// Kill the process if needed and describe what happened, with the tail
     /// of its stderr.
@@ -105,7 +119,10 @@ impl Failure {
             Failure::Garbled(line) => {
                 let _ = process.child.kill();
                 let _ = process.child.wait();
-                format!("the worker sent a malformed answer during {during}: {line}")
+                format!(
+                    "the worker sent a malformed answer during {during}: `{}`",
+                    excerpt(line)
+                )
             }
             Failure::Io(e) => {
                 let status = process.wait_briefly();

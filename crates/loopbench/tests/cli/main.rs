@@ -6,6 +6,8 @@ mod counters;
 mod errors;
 /// JSON output and its schema keys.
 mod json;
+/// Lost results, hangs, wrong numbers, crashes and messages.
+mod reliability;
 /// CSV, Markdown and HTML files; `report` and `compare` of saved sessions.
 mod reports;
 /// list, show and a small session.

@@ -217,10 +217,35 @@ fn model_prints_prices_and_residuals() {
         .filter(|r| r["kind"] == "held_out")
         .map(|r| r["shape"].as_str().unwrap())
         .collect();
-    assert_eq!(held, ["br_if_ladder", "br_table_switch"]);
-    assert!(m["pairs"]
+    assert_eq!(held, ["br_if_ladder", "br_table_switch", "random_ops"]);
+    let pairs: Vec<&str> = m["pairs"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|p| p["name"].as_str().unwrap().starts_with("taken branch")));
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        pairs.iter().any(|p| p.starts_with("taken branch")),
+        "{pairs:?}"
+    );
+    assert!(
+        pairs.iter().any(|p| p.starts_with("misprediction")),
+        "{pairs:?}"
+    );
+    // Every counted class and the predictor's mispredictions are features,
+    // and the catalog separates them (atomic and SIMD keep declared counts).
+    let prices = m["prices"].as_array().unwrap();
+    for f in [
+        "float",
+        "conversion",
+        "return",
+        "other",
+        "const",
+        "int",
+        "mispredict",
+    ] {
+        let p = prices.iter().find(|p| p["feature"] == f).unwrap();
+        assert_eq!(p["identifiable"], true, "{f}");
+    }
+    assert!(m.get("caveat").is_none(), "wasmi is an interpreter");
 }

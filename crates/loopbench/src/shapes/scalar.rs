@@ -1,0 +1,273 @@
+//! Scalar odds and ends the other families do not isolate: a dependent i64
+//! arithmetic chain, a chain of `select`s on data-dependent conditions, and
+//! global-only get/set traffic (`locals_traffic` mixes locals and globals).
+
+use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::*;
+
+pub fn shapes() -> Vec<Box<dyn Shape>> {
+    vec![Box::new(I64Chain), Box::new(SelectChain), Box::new(Globals)]
+}
+
+const I64_SEED: u64 = 0x1640_C4A1;
+
+/// The i64 chain's operands: start value, then one operand per step.
+fn i64_inputs() -> [i64; 5] {
+    let mut s = Stream::new(I64_SEED);
+    [0; 5].map(|_| s.next_u64() as i64)
+}
+
+struct I64Chain;
+
+impl Shape for I64Chain {
+    fn name(&self) -> &str {
+        "i64_chain"
+    }
+    fn prices(&self) -> &str {
+        "eight dependent i64 operations per iteration (mul, add, xor, rotl, sub, shr, or, rotr)"
+    }
+    fn default_iters(&self, p: &Params) -> u64 {
+        (p.bytes / 16).max(1)
+    }
+    fn declared(&self, _p: &Params) -> Declared {
+        // local.get $x, then eight (local.get operand, op), local.set $x.
+        Declared {
+            ops: 2 + 16 + LOOP_OPS,
+            taken_branches: LOOP_TAKEN,
+            per: 1,
+            ..Declared::default()
+        }
+    }
+    fn wat(&self, p: &Params, body: Body) -> String {
+        let steps = [
+            ("$a", "i64.mul"),
+            ("$b", "i64.add"),
+            ("$c", "i64.xor"),
+            ("$d", "i64.rotl"),
+            ("$a", "i64.sub"),
+            ("$d", "i64.shr_u"),
+            ("$b", "i64.or"),
+            ("$c", "i64.rotr"),
+        ];
+        let mut b = String::from("      local.get $x\n");
+        for (operand, op) in steps {
+            b += &format!("      local.get {operand}\n      {op}\n");
+        }
+        b += "      local.set $x\n";
+        let mut pre = String::new();
+        for (j, l) in ["$x", "$a", "$b", "$c", "$d"].iter().enumerate() {
+            pre += &format!("    i32.const {}\n    i64.load\n    local.set {l}\n", 8 * j);
+        }
+        LoopModule {
+            pages: pages_for(self.memory_bytes(p)),
+            shared: false,
+            items: "",
+            locals: "(local $x i64) (local $a i64) (local $b i64) (local $c i64) (local $d i64)",
+            pre: &pre,
+            body: &b,
+            post: "    local.get $x\n    local.get $x\n    i64.const 32\n    i64.shr_u\n    i64.xor\n    i32.wrap_i64",
+        }
+        .render(body)
+    }
+    fn memory_bytes(&self, _p: &Params) -> u64 {
+        65536
+    }
+    fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
+        let bytes: Vec<u8> = i64_inputs().iter().flat_map(|v| v.to_le_bytes()).collect();
+        inst.write_memory(PARAM_BASE, &bytes)?;
+        Ok(())
+    }
+    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
+        Ok(())
+    }
+    fn verify(
+        &self,
+        _p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        _inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
+        let [mut x, a, b, c, d] = i64_inputs();
+        for _ in 0..iters {
+            x = x.wrapping_mul(a);
+            x = x.wrapping_add(b);
+            x ^= c;
+            x = x.rotate_left((d & 63) as u32);
+            x = x.wrapping_sub(a);
+            x = ((x as u64) >> (d & 63)) as i64;
+            x |= b;
+            x = x.rotate_right((c & 63) as u32);
+        }
+        expect_return("folded final value", (x ^ (x >> 32)) as i32, ret)
+    }
+}
+
+const SELECT_SEED: u64 = 0x5E1EC7;
+const SELECTS: usize = 8;
+
+/// Start value, eight alternatives and eight conditions (about half zero).
+fn select_inputs() -> (i32, [i32; SELECTS], [i32; SELECTS]) {
+    let mut s = Stream::new(SELECT_SEED);
+    let v = s.next_u64() as i32;
+    let alts = [0; SELECTS].map(|_| s.next_u64() as i32);
+    let conds = [0; SELECTS].map(|_| (s.next_u64() & 1) as i32);
+    (v, alts, conds)
+}
+
+struct SelectChain;
+
+impl Shape for SelectChain {
+    fn name(&self) -> &str {
+        "select_chain"
+    }
+    fn prices(&self) -> &str {
+        "eight dependent selects per iteration on conditions loaded from memory"
+    }
+    fn default_iters(&self, p: &Params) -> u64 {
+        (p.bytes / 16).max(1)
+    }
+    fn declared(&self, _p: &Params) -> Declared {
+        // local.get $v, eight (local.get alt, local.get cond, select), then
+        // local.get $i, i32.add, local.set $v.
+        Declared {
+            ops: 1 + 3 * SELECTS as u64 + 3 + LOOP_OPS,
+            taken_branches: LOOP_TAKEN,
+            per: 1,
+            ..Declared::default()
+        }
+    }
+    fn wat(&self, p: &Params, body: Body) -> String {
+        let mut b = String::from("      local.get $v\n");
+        for j in 0..SELECTS {
+            b += &format!("      local.get $y{j}\n      local.get $c{j}\n      select\n");
+        }
+        b += "      local.get $i\n      i32.add\n      local.set $v\n";
+        let mut locals = String::from("(local $v i32)");
+        let mut pre = String::from("    i32.const 0\n    i32.load\n    local.set $v\n");
+        for j in 0..SELECTS {
+            locals += &format!(" (local $y{j} i32) (local $c{j} i32)");
+            pre += &format!(
+                "    i32.const {}\n    i32.load\n    local.set $y{j}\n    i32.const {}\n    i32.load\n    local.set $c{j}\n",
+                4 + 4 * j,
+                4 + 4 * (SELECTS + j)
+            );
+        }
+        LoopModule {
+            pages: pages_for(self.memory_bytes(p)),
+            shared: false,
+            items: "",
+            locals: &locals,
+            pre: &pre,
+            body: &b,
+            post: "    local.get $v",
+        }
+        .render(body)
+    }
+    fn memory_bytes(&self, _p: &Params) -> u64 {
+        65536
+    }
+    fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
+        let (v, alts, conds) = select_inputs();
+        let mut words = vec![v];
+        words.extend(alts);
+        words.extend(conds);
+        inst.write_memory(PARAM_BASE, &words_to_bytes(&words))?;
+        Ok(())
+    }
+    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
+        Ok(())
+    }
+    fn verify(
+        &self,
+        _p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        _inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
+        let (mut v, alts, conds) = select_inputs();
+        for i in 0..iters as i32 {
+            for (y, c) in alts.iter().zip(&conds) {
+                // select keeps its first operand when the condition is non-zero.
+                if *c == 0 {
+                    v = *y;
+                }
+            }
+            v = v.wrapping_add(i);
+        }
+        expect_return("selected value", v, ret)
+    }
+}
+
+const G: [i32; 4] = [0x0BAD_5EED, 0x1234_5678, 0x7654_3210, 0x0F0F_0F0F];
+
+struct Globals;
+
+impl Shape for Globals {
+    fn name(&self) -> &str {
+        "globals_traffic"
+    }
+    fn prices(&self) -> &str {
+        "global.get/set only: four globals rotated through adds and xors (14 of 20 body ops)"
+    }
+    fn default_iters(&self, p: &Params) -> u64 {
+        (p.bytes / 16).max(1)
+    }
+    fn declared(&self, _p: &Params) -> Declared {
+        // Five statements `g = x op y` of four ops each.
+        Declared {
+            ops: 20 + LOOP_OPS,
+            taken_branches: LOOP_TAKEN,
+            per: 1,
+            ..Declared::default()
+        }
+    }
+    fn wat(&self, p: &Params, body: Body) -> String {
+        let b = "      global.get $g1\n      global.get $g2\n      i32.add\n      global.set $g0\n      global.get $g2\n      global.get $g3\n      i32.xor\n      global.set $g1\n      global.get $g3\n      global.get $g0\n      i32.sub\n      global.set $g2\n      global.get $g0\n      global.get $g1\n      i32.xor\n      global.set $g3\n      global.get $g0\n      local.get $i\n      i32.add\n      global.set $g0\n";
+        let mut items = String::new();
+        let mut pre = String::new();
+        for j in 0..4 {
+            items += &format!("  (global $g{j} (mut i32) (i32.const 0))\n");
+            pre += &format!(
+                "    i32.const {}\n    i32.load\n    global.set $g{j}\n",
+                4 * j
+            );
+        }
+        LoopModule {
+            pages: pages_for(self.memory_bytes(p)),
+            shared: false,
+            items: &items,
+            locals: "",
+            pre: &pre,
+            body: b,
+            post: "    global.get $g0\n    global.get $g1\n    i32.xor\n    global.get $g2\n    i32.xor\n    global.get $g3\n    i32.xor",
+        }
+        .render(body)
+    }
+    fn memory_bytes(&self, _p: &Params) -> u64 {
+        65536
+    }
+    fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
+        inst.write_memory(PARAM_BASE, &words_to_bytes(&G))?;
+        Ok(())
+    }
+    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
+        Ok(())
+    }
+    fn verify(
+        &self,
+        _p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        _inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
+        let mut g = G;
+        for i in 0..iters as i32 {
+            g[0] = g[1].wrapping_add(g[2]);
+            g[1] = g[2] ^ g[3];
+            g[2] = g[3].wrapping_sub(g[0]);
+            g[3] = g[0] ^ g[1];
+            g[0] = g[0].wrapping_add(i);
+        }
+        expect_return("g0 ^ g1 ^ g2 ^ g3", g[0] ^ g[1] ^ g[2] ^ g[3], ret)
+    }
+}
