@@ -75,12 +75,13 @@ impl AgentArgs {
                 .map_err(|e| Error::io("cannot handle SIGTERM", e))?;
         }
         let name = opts.name.clone();
-        eprintln!(
+        crate::diag!(
             "agent {name}: taking jobs for {} from {}",
-            opts.label, opts.location
+            opts.label,
+            opts.location
         );
-        let summary = agent::run(&opts, &stop, &|line| eprintln!("agent {name}: {line}"))?;
-        eprintln!(
+        let summary = agent::run(&opts, &stop, &|line| crate::diag!("agent {name}: {line}"))?;
+        crate::diag!(
             "agent {name}: stopped; {} done, {} failed, {} released, {} lost",
             summary.done.len(),
             summary.failed.len(),

@@ -31,12 +31,12 @@ impl LeaderboardArgs {
         let markdown = leaderboard::markdown(&entries);
         if let Some(p) = &self.html {
             write_atomic(p, leaderboard::html(&entries).as_bytes())?;
-            eprintln!("leaderboard: {} ({} entries)", p.display(), entries.len());
+            crate::diag!("leaderboard: {} ({} entries)", p.display(), entries.len());
         }
         match &self.markdown {
             Some(p) if p.as_os_str() != "-" => {
                 write_atomic(p, markdown.as_bytes())?;
-                eprintln!("leaderboard: {} ({} entries)", p.display(), entries.len());
+                crate::diag!("leaderboard: {} ({} entries)", p.display(), entries.len());
             }
             Some(_) => crate::out!("{markdown}"),
             None if self.html.is_none() => crate::out!("{markdown}"),

@@ -237,7 +237,7 @@ impl RunArgs {
     ) -> Result<(), Error> {
         use crate::history::sessions::{self, Origin, Provenance};
         if !session.complete {
-            eprintln!("history: the session did not complete; not recorded");
+            crate::diag!("history: the session did not complete; not recorded");
             return Ok(());
         }
         let mut db = location.open()?;
@@ -245,9 +245,9 @@ impl RunArgs {
         match &self.save_baseline {
             Some(name) => {
                 sessions::save_baseline(db.as_mut(), name, id)?;
-                eprintln!("history: session {id} recorded in {location} as baseline `{name}`");
+                crate::diag!("history: session {id} recorded in {location} as baseline `{name}`");
             }
-            None => eprintln!("history: session {id} recorded in {location}"),
+            None => crate::diag!("history: session {id} recorded in {location}"),
         }
         Ok(())
     }

@@ -145,7 +145,7 @@ fn heartbeat_thread(
                 }
                 // A passing database error: the next beat may get through,
                 // and a lasting one lets the timeout re-queue the job.
-                Err(e) => eprintln!("agent {agent}: job {job}: heartbeat failed: {e}"),
+                Err(e) => crate::diag!("agent {agent}: job {job}: heartbeat failed: {e}"),
             }
         }
     }))
