@@ -108,5 +108,55 @@ pub fn checkout(
             commit.as_ref(),
         ],
     )?;
+    own_workspace(engine, repo, rev, &dir)?;
     Ok(dir)
+}
+
+/// Cargo looks upwards from a package for a workspace root, so a checkout
+/// of a single-package repository inside someone else's workspace (a cache
+/// under a project's `target/`, as in CI) would be refused as a stray
+/// member. Such a checkout is made its own workspace root; git is told to
+/// ignore that line, so the worktree still reads as the clean commit.
+fn own_workspace(
+    engine: EngineKind,
+    repo: &Path,
+    rev: &str,
+    dir: &Path,
+) -> Result<(), WorkerError> {
+    let manifest = dir.join("Cargo.toml");
+    let Ok(text) = std::fs::read_to_string(&manifest) else {
+        return Ok(());
+    };
+    let is_root = |t: &str| t.lines().any(|l| l.trim() == "[workspace]");
+    let enclosed = dir
+        .ancestors()
+        .skip(1)
+        .filter_map(|a| std::fs::read_to_string(a.join("Cargo.toml")).ok())
+        .any(|t| is_root(&t));
+    if is_root(&text) || !enclosed {
+        return Ok(());
+    }
+    let text =
+        format!("{text}\n# loopbench: this checkout is its own workspace root\n[workspace]\n");
+    std::fs::write(&manifest, text).map_err(|e| WorkerError::io(&manifest, e))?;
+    git(
+        engine,
+        dir,
+        rev,
+        &[
+            "update-index".as_ref(),
+            "--skip-worktree".as_ref(),
+            "Cargo.toml".as_ref(),
+        ],
+    )
+    .map_err(|e| match e {
+        WorkerError::Git { detail, .. } => WorkerError::Git {
+            engine,
+            repo: repo.to_path_buf(),
+            rev: rev.to_string(),
+            detail,
+        },
+        other => other,
+    })?;
+    Ok(())
 }
