@@ -436,7 +436,11 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
             ran.push(run.module.name().to_string());
             let result = summarise(run, &specs, &arm_refs, plan.metric);
             let hw = widest_half_width(&result);
-            let decision = if run.epochs < 2 {
+            let decision = if result.comparisons.is_empty() && result.null_control.is_none() {
+                // Only one arm (or none) ran: its time is reported, and no
+                // interval exists to narrow.
+                stats::epochs::Decision::Stop(stats::epochs::StopReason::NothingToCompare)
+            } else if run.epochs < 2 {
                 stats::epochs::Decision::Continue
             } else {
                 rule.decide(hw, run.epochs, run.spent.as_secs_f64(), plan.stop.budget_s)
@@ -446,7 +450,9 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
                     reason: reason.to_string(),
                     epochs: run.epochs,
                     seconds: run.spent.as_secs_f64(),
-                    half_width_pct: hw.is_finite().then_some(hw),
+                    half_width_pct: (hw.is_finite()
+                        && reason != stats::epochs::StopReason::NothingToCompare)
+                        .then_some(hw),
                 });
             }
             run.result = Some(result);

@@ -607,6 +607,9 @@ pub enum StopReason {
     PrecisionReached,
     /// The time (or epoch) budget is spent; the interval is what it is.
     BudgetExhausted,
+    /// No comparison can be made (the baseline and the null control did not
+    /// run): more epochs would narrow nothing.
+    NothingToCompare,
 }
 
 impl std::fmt::Display for StopReason {
@@ -614,6 +617,7 @@ impl std::fmt::Display for StopReason {
         f.write_str(match self {
             StopReason::PrecisionReached => "precision reached",
             StopReason::BudgetExhausted => "budget exhausted",
+            StopReason::NothingToCompare => "nothing to compare",
         })
     }
 }

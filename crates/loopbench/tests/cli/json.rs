@@ -117,3 +117,27 @@ fn skipped_shapes_carry_a_reason() {
         "a skipped arm has no number"
     );
 }
+
+#[test]
+fn a_shape_with_nothing_to_compare_says_so_after_one_epoch() {
+    // wasm3 (the baseline) lacks SIMD, so only tinywasm runs simd_arith:
+    // its time is reported, and the stop reason is not "precision reached".
+    let (mut cmd, _dir) = loopbench();
+    let mut args = vec![
+        "run",
+        "--engines",
+        "wasm3,tinywasm",
+        "--shapes",
+        "simd_arith",
+        "--json",
+        "-",
+    ];
+    args.extend_from_slice(SMALL);
+    let out = cmd.args(&args).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["results"][0];
+    assert_eq!(r["stopped"]["reason"], "nothing to compare", "{r}");
+    assert_eq!(r["stopped"]["epochs"], 1);
+    assert!(r["stopped"].get("half_width_pct").is_none());
+    assert!(r["arms"][1]["ns_per_iter"].is_object(), "{r}");
+}
