@@ -9,7 +9,6 @@
 
 use assert_cmd::Command;
 use loopbench::arm::EngineKind;
-use loopbench::history::store::Sql;
 use loopbench::workers::{project, spec};
 use serde_json::Value;
 use std::sync::Mutex;
