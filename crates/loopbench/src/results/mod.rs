@@ -148,31 +148,6 @@ pub fn read(path: &Path) -> Result<Document, Error> {
     parse(&text).map_err(|e| Error::Usage(format!("{}: {e}", path.display())))
 }
 
-/// The one way commands load a session named on the command line: a
-/// stored session of the history database (`@last`, `@baseline:NAME`,
-/// `@ID`; the database of `LOOPBENCH_DB`, else the default one), or a saved
-/// session (or the session inside a model document) at path `arg`.
-pub fn load_session(arg: &str) -> Result<Session, Error> {
-    #[cfg(feature = "history")]
-    if let Some(s) = crate::history::load_reference(arg, None)? {
-        return Ok(s);
-    }
-    #[cfg(not(feature = "history"))]
-    if arg.starts_with('@') {
-        return Err(Error::Usage(format!(
-            "{arg}: stored sessions need the history feature; rebuild with --features history"
-        )));
-    }
-    match read(Path::new(arg))? {
-        Document::Session(s) => Ok(s),
-        Document::Model(m) => Ok(m.session),
-        other => Err(Error::Usage(format!(
-            "{arg}: a {} document, not a session",
-            other.kind()
-        ))),
-    }
-}
-
 impl Document {
     /// What kind of document this is, in a word or two.
     pub fn kind(&self) -> &'static str {
