@@ -101,16 +101,10 @@ impl Shape for Chain {
         }
         .render(body)
     }
-    fn memory_bytes(&self, _p: &Params) -> u64 {
-        65536
-    }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         let mut words = vec![self.taken as i32];
         words.extend(chain_values(p.k));
         inst.write_memory(PARAM_BASE, &words_to_bytes(&words))?;
-        Ok(())
-    }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
     fn verify(
@@ -246,9 +240,6 @@ impl Shape for Switch {
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         inst.write_memory(DATA_BASE, &permutation_tokens(p.bytes as usize, TOKEN_SEED))?;
-        Ok(())
-    }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
     fn verify(

@@ -132,9 +132,6 @@ impl Shape for Call {
         }
         Ok(())
     }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
-        Ok(())
-    }
     fn verify(
         &self,
         p: &Params,

@@ -84,9 +84,6 @@ impl Shape for PointerChase {
         inst.write_memory(DATA_BASE, &mem)?;
         Ok(())
     }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
-        Ok(())
-    }
     fn verify(
         &self,
         p: &Params,

@@ -110,9 +110,6 @@ impl Shape for FloatChain {
         }
         .render(body)
     }
-    fn memory_bytes(&self, _p: &Params) -> u64 {
-        65536
-    }
     fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         let mut bytes = Vec::new();
         for v in [X0, M, C] {
@@ -124,9 +121,6 @@ impl Shape for FloatChain {
             }
         }
         inst.write_memory(PARAM_BASE, &bytes)?;
-        Ok(())
-    }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
     fn verify(
@@ -187,14 +181,8 @@ impl Shape for Conversions {
         }
         .render(body)
     }
-    fn memory_bytes(&self, _p: &Params) -> u64 {
-        65536
-    }
     fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         inst.write_memory(PARAM_BASE, &CONV_SEED.to_le_bytes())?;
-        Ok(())
-    }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
     fn verify(

@@ -184,14 +184,8 @@ impl Shape for Frame {
         }
         .render(body)
     }
-    fn memory_bytes(&self, _p: &Params) -> u64 {
-        65536
-    }
     fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         inst.write_memory(PARAM_BASE, &words_to_bytes(&args()))?;
-        Ok(())
-    }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
     fn verify(

@@ -160,9 +160,6 @@ impl Shape for LoadStream {
         inst.write_memory(DATA_BASE, &Stream::new(SRC_SEED).bytes(p.bytes as usize))?;
         Ok(())
     }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
-        Ok(())
-    }
     fn verify(
         &self,
         p: &Params,

@@ -183,11 +183,18 @@ pub trait Shape: Sync + Send {
     /// count as the argument of `run`.
     fn wat(&self, p: &Params, body: Body) -> String;
     /// Linear memory the module needs, in bytes (wasm pages are derived).
-    fn memory_bytes(&self, p: &Params) -> u64;
+    /// One page by default: the loops that touch no working set keep their
+    /// parameters there.
+    fn memory_bytes(&self, _p: &Params) -> u64 {
+        65536
+    }
     /// Fill sources and parameters once per fresh instance.
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError>;
-    /// Clear destinations before every rep.
-    fn reset(&self, p: &Params, iters: u64, inst: &mut dyn Instance) -> Result<(), HookError>;
+    /// Clear destinations before every rep (nothing, for shapes whose rep
+    /// leaves no memory effect to check).
+    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
+        Ok(())
+    }
     /// Check the rep's return value and memory effects.
     fn verify(
         &self,

@@ -123,9 +123,6 @@ impl Shape for Predict {
         inst.write_memory(DATA_BASE, &self.tokens(p))?;
         Ok(())
     }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
-        Ok(())
-    }
     fn verify(
         &self,
         p: &Params,

@@ -69,15 +69,9 @@ impl Shape for I64Chain {
         }
         .render(body)
     }
-    fn memory_bytes(&self, _p: &Params) -> u64 {
-        65536
-    }
     fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         let bytes: Vec<u8> = i64_inputs().iter().flat_map(|v| v.to_le_bytes()).collect();
         inst.write_memory(PARAM_BASE, &bytes)?;
-        Ok(())
-    }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
     fn verify(
@@ -163,18 +157,12 @@ impl Shape for SelectChain {
         }
         .render(body)
     }
-    fn memory_bytes(&self, _p: &Params) -> u64 {
-        65536
-    }
     fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         let (v, alts, conds) = select_inputs();
         let mut words = vec![v];
         words.extend(alts);
         words.extend(conds);
         inst.write_memory(PARAM_BASE, &words_to_bytes(&words))?;
-        Ok(())
-    }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
     fn verify(
@@ -243,14 +231,8 @@ impl Shape for Globals {
         }
         .render(body)
     }
-    fn memory_bytes(&self, _p: &Params) -> u64 {
-        65536
-    }
     fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         inst.write_memory(PARAM_BASE, &words_to_bytes(&G))?;
-        Ok(())
-    }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
     fn verify(

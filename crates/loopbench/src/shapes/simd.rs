@@ -84,14 +84,8 @@ impl Shape for SimdArith {
         }
         .render(body)
     }
-    fn memory_bytes(&self, _p: &Params) -> u64 {
-        65536
-    }
     fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         inst.write_memory(PARAM_BASE, &words_to_bytes(&arith_inputs()))?;
-        Ok(())
-    }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
     fn verify(
@@ -171,9 +165,6 @@ impl Shape for SimdLoad {
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         inst.write_memory(DATA_BASE, &words_to_bytes(&Self::words(p)))?;
-        Ok(())
-    }
-    fn reset(&self, _p: &Params, _iters: u64, _inst: &mut dyn Instance) -> Result<(), HookError> {
         Ok(())
     }
     fn verify(
