@@ -6,9 +6,10 @@
 //!
 //! | class           | operators |
 //! |-----------------|-----------|
-//! | `control`       | `block` `loop` `if` `else` `end` `nop` `unreachable`, and the exception / stack-switching control operators (`try_table` `throw` `throw_ref` `try` `catch` `catch_all` `rethrow` `delegate` `resume*` `suspend` `switch` `cont.bind`) |
-//! | `branch`        | `br` `br_if` `br_table` `br_on_null` `br_on_non_null` `br_on_cast*` |
-//! | `local`         | `local.get` `local.set` `local.tee` `global.get` `global.set` |
+//! | `control`       | `block` `loop` `else` `end` `nop` `unreachable`, and the exception / stack-switching control operators (`try_table` `throw` `throw_ref` `try` `catch` `catch_all` `rethrow` `delegate` `resume*` `suspend` `switch` `cont.bind`) |
+//! | `branch`        | `if` (a conditional branch over its body), `br` `br_if` `br_table` `br_on_null` `br_on_non_null` `br_on_cast*` |
+//! | `local`         | `local.get` `local.set` `local.tee` |
+//! | `global`        | `global.get` `global.set` (an access through the instance, not a register or stack slot) |
 //! | `const`         | `i32.const` `i64.const` `f32.const` `f64.const` (`v128.const` is `simd`) |
 //! | `int`           | every i32/i64 operator that stays in its type: `eqz`, comparisons, `clz` `ctz` `popcnt`, `add` `sub` `mul` `div_*` `rem_*`, `and` `or` `xor` `shl` `shr_*` `rotl` `rotr`, the sign-extension operators (`i32.extend8_s` ... `i64.extend32_s`) and wide arithmetic (`i64.add128` ...) |
 //! | `float`         | every f32/f64 operator that stays in its type: comparisons, `abs` `neg` `ceil` `floor` `trunc` `nearest` `sqrt` `add` `sub` `mul` `div` `min` `max` `copysign` |
@@ -19,7 +20,8 @@
 //! | `atomic`        | the whole threads proposal (`*.atomic.load*`, `*.atomic.store*`, `*.atomic.rmw*`, `memory.atomic.wait32/64`, `memory.atomic.notify`, `atomic.fence`), `pause`, and the shared-everything `global/table/struct/array.atomic.*` operators |
 //! | `call`          | `call` |
 //! | `call_indirect` | `call_indirect` `call_ref` |
-//! | `return`        | `return` `return_call` `return_call_indirect` `return_call_ref` |
+//! | `return`        | `return` |
+//! | `tail_call`     | `return_call` `return_call_indirect` `return_call_ref` (a call that replaces the frame, far dearer than a `return`) |
 //! | `simd`          | every other `0xFD`-prefixed operator (`v128.const`, lane ops, shuffles, arithmetic, relaxed SIMD) |
 //! | `other`         | `drop` `select` (both forms), `memory.size` `memory.grow` `memory.discard`, `table.get` `table.set` `table.size` `table.grow`, `ref.null` `ref.is_null` `ref.func` `ref.as_non_null` `ref.eq`, and the GC object operators (`struct.*` `array.*` `ref.test` `ref.cast` `ref.i31` `i31.get_*` `any.convert_extern` `extern.convert_any` `cont.new` ...) |
 //!
@@ -36,12 +38,14 @@ use wasmparser::Operator;
 /// for the exact operator lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum OpClass {
-    /// Structured control: block, loop, if, else, end, nop, unreachable.
+    /// Structured control: block, loop, else, end, nop, unreachable.
     Control,
-    /// br, br_if, br_table (and the typed-reference branches).
+    /// if, br, br_if, br_table (and the typed-reference branches).
     Branch,
-    /// local.get/set/tee, global.get/set.
+    /// local.get/set/tee.
     Local,
+    /// global.get/set.
+    Global,
     /// Scalar constants.
     Const,
     /// Integer arithmetic, comparison and bit operators.
@@ -62,8 +66,10 @@ pub enum OpClass {
     Call,
     /// call_indirect and call_ref.
     CallIndirect,
-    /// return and the tail calls.
+    /// return.
     Return,
+    /// return_call, return_call_indirect, return_call_ref.
+    TailCall,
     /// SIMD operators other than loads and stores.
     Simd,
     /// Everything else (drop, select, memory.size/grow, table and reference operators).
@@ -72,10 +78,11 @@ pub enum OpClass {
 
 impl OpClass {
     /// Every class, in the order of the enum (and of [`OpClass::index`]).
-    pub const ALL: [OpClass; 16] = [
+    pub const ALL: [OpClass; 18] = [
         OpClass::Control,
         OpClass::Branch,
         OpClass::Local,
+        OpClass::Global,
         OpClass::Const,
         OpClass::Int,
         OpClass::Float,
@@ -87,6 +94,7 @@ impl OpClass {
         OpClass::Call,
         OpClass::CallIndirect,
         OpClass::Return,
+        OpClass::TailCall,
         OpClass::Simd,
         OpClass::Other,
     ];
@@ -97,6 +105,7 @@ impl OpClass {
             OpClass::Control => "control",
             OpClass::Branch => "branch",
             OpClass::Local => "local",
+            OpClass::Global => "global",
             OpClass::Const => "const",
             OpClass::Int => "int",
             OpClass::Float => "float",
@@ -108,6 +117,7 @@ impl OpClass {
             OpClass::Call => "call",
             OpClass::CallIndirect => "call_indirect",
             OpClass::Return => "return",
+            OpClass::TailCall => "tail_call",
             OpClass::Simd => "simd",
             OpClass::Other => "other",
         }
@@ -127,7 +137,7 @@ impl fmt::Display for OpClass {
 
 /// Error returned when parsing an unknown class name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown op class `{0}` (expected one of control, branch, local, const, int, float, conversion, load, store, bulk_memory, atomic, call, call_indirect, return, simd, other)")]
+#[error("unknown op class `{0}` (expected one of control, branch, local, global, const, int, float, conversion, load, store, bulk_memory, atomic, call, call_indirect, return, tail_call, simd, other)")]
 pub struct UnknownClass(pub String);
 
 impl FromStr for OpClass {
@@ -175,7 +185,6 @@ pub fn classify(op: &Operator<'_>) -> OpClass {
     match op {
         O::Block { .. }
         | O::Loop { .. }
-        | O::If { .. }
         | O::Else
         | O::End
         | O::Nop
@@ -195,7 +204,8 @@ pub fn classify(op: &Operator<'_>) -> OpClass {
         | O::ResumeThrowRef { .. }
         | O::Switch { .. } => OpClass::Control,
 
-        O::Br { .. }
+        O::If { .. }
+        | O::Br { .. }
         | O::BrIf { .. }
         | O::BrTable { .. }
         | O::BrOnNull { .. }
@@ -205,11 +215,8 @@ pub fn classify(op: &Operator<'_>) -> OpClass {
         | O::BrOnCastDescEq { .. }
         | O::BrOnCastDescEqFail { .. } => OpClass::Branch,
 
-        O::LocalGet { .. }
-        | O::LocalSet { .. }
-        | O::LocalTee { .. }
-        | O::GlobalGet { .. }
-        | O::GlobalSet { .. } => OpClass::Local,
+        O::LocalGet { .. } | O::LocalSet { .. } | O::LocalTee { .. } => OpClass::Local,
+        O::GlobalGet { .. } | O::GlobalSet { .. } => OpClass::Global,
 
         O::I32Const { .. } | O::I64Const { .. } | O::F32Const { .. } | O::F64Const { .. } => {
             OpClass::Const
@@ -217,10 +224,10 @@ pub fn classify(op: &Operator<'_>) -> OpClass {
 
         O::Call { .. } => OpClass::Call,
         O::CallIndirect { .. } | O::CallRef { .. } => OpClass::CallIndirect,
-        O::Return
-        | O::ReturnCall { .. }
-        | O::ReturnCallIndirect { .. }
-        | O::ReturnCallRef { .. } => OpClass::Return,
+        O::Return => OpClass::Return,
+        O::ReturnCall { .. } | O::ReturnCallIndirect { .. } | O::ReturnCallRef { .. } => {
+            OpClass::TailCall
+        }
 
         O::MemoryCopy { .. }
         | O::MemoryFill { .. }
@@ -618,7 +625,14 @@ mod tests {
                 OpClass::Control,
             ),
             (Operator::BrIf { relative_depth: 0 }, OpClass::Branch),
-            (Operator::GlobalSet { global_index: 0 }, OpClass::Local),
+            (Operator::GlobalSet { global_index: 0 }, OpClass::Global),
+            (Operator::LocalTee { local_index: 0 }, OpClass::Local),
+            (
+                Operator::If {
+                    blockty: BlockType::Empty,
+                },
+                OpClass::Branch,
+            ),
             (
                 Operator::F32Const {
                     value: Ieee32::from(1.0f32),
@@ -649,8 +663,9 @@ mod tests {
                     type_index: 0,
                     table_index: 0,
                 },
-                OpClass::Return,
+                OpClass::TailCall,
             ),
+            (Operator::Return, OpClass::Return),
             (Operator::I8x16Swizzle, OpClass::Simd),
             (Operator::Select, OpClass::Other),
             (Operator::MemoryGrow { mem: 0 }, OpClass::Other),

@@ -203,7 +203,7 @@ pub struct PerIter {
 /// wrap; they are reinterpreted as `u64`, and products wrap too (a run would
 /// need 2^64 executions to notice).
 pub(crate) fn decode(layout: &Layout, values: &[u64]) -> Counts {
-    let mut classes = [0u64; 16];
+    let mut classes = [0u64; OpClass::ALL.len()];
     let mut c = Counts::default();
     let mut func_ops = vec![0u64; layout.functions.len()];
     let mut loop_ops = vec![0u64; layout.loops.len()];

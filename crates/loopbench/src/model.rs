@@ -10,12 +10,17 @@
 //! * **A least-squares fit over all shapes** of one engine:
 //!   `ns/iter(shape) = sum_f price_f * x_f(shape)`, where `x_f` are the exact
 //!   per-iteration counts from the counting run (instructions per class,
-//!   taken branches, bulk bytes). Prices are constrained non-negative
-//!   (Lawson-Hanson NNLS), intervals come from resampling each shape's
-//!   rounds (percentile bootstrap), and every shape's residual shows what
-//!   the linear model misses. br_if_ladder and br_table_switch are left out
-//!   of the fit and predicted from it, the reference harness's reproduction
-//!   check.
+//!   taken branches, bulk bytes, simulated mispredictions). Prices are
+//!   constrained non-negative (Lawson-Hanson NNLS); a feature with twin
+//!   shapes that differ in it alone is priced by the twins instead
+//!   ([`ANCHORS`]). Every shape's time is the mean of its epoch medians,
+//!   and intervals come from a two-stage bootstrap (epochs, then rounds
+//!   within them), so they include the layout each fresh process draws.
+//!   Every shape's residual shows what the linear model misses, and its
+//!   leave-one-out error what to expect on a shape the fit has not seen.
+//!   br_if_ladder, br_table_switch and random_ops are left out of the fit
+//!   and predicted from it, the reference harness's reproduction check;
+//!   memory-bound shapes are left out with the reason ([`NOT_FITTED`]).
 //!
 //! A feature that no shape exercises, or whose column is a linear
 //! combination of the others in this catalog, is *not identifiable*: the
@@ -34,6 +39,7 @@ pub const FEATURES: &[&str] = &[
     "control",
     "branch",
     "local",
+    "global",
     "const",
     "int",
     "float",
@@ -43,6 +49,7 @@ pub const FEATURES: &[&str] = &[
     "call",
     "call_indirect",
     "return",
+    "tail_call",
     "simd",
     "other",
     "atomic",
@@ -230,7 +237,9 @@ const PRIORITY: &[&str] = &[
     "atomic",
     "call",
     "call_indirect",
+    "tail_call",
     "return",
+    "global",
     "other",
     "bulk_byte",
     "taken_branch",
@@ -274,36 +283,159 @@ pub fn not_identifiable(a: &[Vec<f64>]) -> Vec<usize> {
     out
 }
 
-/// Samples (ns/iter per round) of one arm on one shape.
-fn samples<'a>(r: &'a ShapeResult, arm: &str) -> Option<&'a [f64]> {
-    r.arms
+/// One shape's measurements of one arm, grouped by epoch: each epoch is a
+/// fresh set of worker processes, hence a fresh memory layout (DESIGN rules
+/// 11-13), so prices vary with it and their intervals must too.
+fn epochs_of(r: &ShapeResult, arm: &str) -> Option<Vec<Vec<f64>>> {
+    let a = r
+        .arms
         .iter()
-        .find(|a| a.arm == arm && !a.samples_ns_per_iter.is_empty())
-        .map(|a| a.samples_ns_per_iter.as_slice())
+        .find(|a| a.arm == arm && !a.samples_ns_per_iter.is_empty())?;
+    if a.reps.len() != a.samples_ns_per_iter.len() {
+        // Schema 1: one process, no epochs.
+        return Some(vec![a.samples_ns_per_iter.clone()]);
+    }
+    let mut by_epoch: Vec<(u32, Vec<f64>)> = Vec::new();
+    for (rep, &x) in a.reps.iter().zip(&a.samples_ns_per_iter) {
+        match by_epoch.iter_mut().find(|(e, _)| *e == rep.epoch) {
+            Some((_, v)) => v.push(x),
+            None => by_epoch.push((rep.epoch, vec![x])),
+        }
+    }
+    Some(by_epoch.into_iter().map(|(_, v)| v).collect())
 }
 
-/// A deterministic generator for the bootstrap (splitmix64).
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
+/// The statistic every price is fitted to: the mean of the epoch medians
+/// (the estimator whose two-stage bootstrap gives the intervals).
+fn mean_of_epoch_medians(epochs: &[Vec<f64>]) -> f64 {
+    epochs.iter().map(|e| stats::median(e)).sum::<f64>() / epochs.len() as f64
+}
+
+/// How a shape takes part in an engine's model.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Fit,
+    HeldOut,
+    NotFitted(&'static str),
+}
+
+impl Kind {
+    fn of(shape: &str) -> Kind {
+        if HELD_OUT.contains(&shape) {
+            Kind::HeldOut
+        } else if let Some((_, why)) = NOT_FITTED.iter().find(|(s, _)| *s == shape) {
+            Kind::NotFitted(why)
+        } else {
+            Kind::Fit
+        }
     }
-    fn resampled_median(&mut self, xs: &[f64]) -> f64 {
-        let v: Vec<f64> = (0..xs.len()).map(|_| xs[self.below(xs.len())]).collect();
-        stats::median(&v)
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Fit => "fit",
+            Kind::HeldOut => "held_out",
+            Kind::NotFitted(_) => "not_fitted",
+        }
     }
 }
 
-fn percentile(mut v: Vec<f64>, q: f64) -> f64 {
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return f64::NAN;
+/// One shape in one engine's model: its counted features, its measured
+/// time and that time's bootstrap replicates.
+struct Row<'a> {
+    shape: &'a str,
+    /// Counted features; `None` for shapes with declared counts only
+    /// (they still serve the subtraction pairs).
+    x: Option<Vec<f64>>,
+    bytes_per_iter: Option<f64>,
+    kind: Kind,
+    measured: f64,
+    replicates: Vec<f64>,
+}
+
+/// A price taken from a subtraction pair rather than from the joint fit.
+pub struct Anchor {
+    pub feature: &'static str,
+    /// The shape with more of `feature`...
+    pub a: &'static str,
+    /// ...and its twin, identical in every other counted feature.
+    pub b: &'static str,
+}
+
+/// Features priced by a pair of twin shapes instead of the fit. The twins'
+/// counted vectors differ in this feature only (checked on the counts each
+/// time), so `(a - b) / (x_a - x_b)` prices it with nothing to trade
+/// against; in the joint fit NNLS shifts part of it onto the compares and
+/// taken branches that ride with it in the ladders, and prices it low.
+pub const ANCHORS: &[Anchor] = &[Anchor {
+    feature: "mispredict",
+    a: "branch_random",
+    b: "branch_periodic",
+}];
+
+/// Shapes outside the fit because no instruction count explains their
+/// time; they are shown with what the prices make of them, and why.
+pub const NOT_FITTED: &[(&str, &str)] = &[(
+    "pointer_chase",
+    "memory-bound: its time is the cache and TLB misses of a dependent chase, which no instruction count sees",
+)];
+
+/// Prices fitted to measured times `y` (one per row) over the rows in
+/// `used`: anchored features from their twins, then NNLS of what is left
+/// over the other identifiable features, weighted by 1/measured so a 3 us
+/// shape does not drown a 10 ns one (relative error is minimised).
+/// Returns the prices and which of them are anchored.
+fn fit(rows: &[Row], y: &[f64], used: &[bool], identifiable: &[bool]) -> (Vec<f64>, Vec<bool>) {
+    let n = FEATURES.len();
+    let mut price = vec![0.0; n];
+    let mut anchored = vec![false; n];
+    for anchor in ANCHORS {
+        let Some(j) = FEATURES.iter().position(|f| *f == anchor.feature) else {
+            continue;
+        };
+        let find = |name: &str| (0..rows.len()).find(|&i| used[i] && rows[i].shape == name);
+        let (Some(ia), Some(ib)) = (find(anchor.a), find(anchor.b)) else {
+            continue;
+        };
+        if let Some(dx) = twin_difference(row_x(&rows[ia]), row_x(&rows[ib]), j) {
+            price[j] = ((y[ia] - y[ib]) / dx).max(0.0);
+            anchored[j] = true;
+        }
     }
-    v[((v.len() - 1) as f64 * q).round() as usize]
+    let free: Vec<usize> = (0..n)
+        .filter(|&j| identifiable[j] && !anchored[j])
+        .collect();
+    let (a_w, b_w): (Vec<Vec<f64>>, Vec<f64>) = rows
+        .iter()
+        .zip(y)
+        .zip(used)
+        .filter(|(_, &u)| u)
+        .map(|((r, &yi), _)| {
+            let x = row_x(r);
+            let fixed = dot(x, &price);
+            (free.iter().map(|&j| x[j] / yi).collect(), (yi - fixed) / yi)
+        })
+        .unzip();
+    if !free.is_empty() && !a_w.is_empty() {
+        for (&j, v) in free.iter().zip(nnls(&a_w, &b_w)) {
+            price[j] = v;
+        }
+    }
+    (price, anchored)
+}
+
+fn row_x<'r>(r: &'r Row) -> &'r [f64] {
+    r.x.as_deref().unwrap_or(&[])
+}
+
+/// `x_a[j] - x_b[j]` when the two counted vectors differ in feature `j`
+/// only (and `a` has more of it); `None` when they are not twins.
+pub fn twin_difference(xa: &[f64], xb: &[f64], j: usize) -> Option<f64> {
+    let others_equal = xa
+        .iter()
+        .zip(xb)
+        .enumerate()
+        .all(|(k, (p, q))| k == j || (p - q).abs() <= 1e-9 * (1.0 + p.abs()));
+    let dx = xa[j] - xb[j];
+    (others_equal && dx > 1e-9).then_some(dx)
 }
 
 /// Build the model of every non-null arm in a session report.
@@ -326,176 +458,214 @@ pub fn build(report: &Session) -> Vec<EngineModel> {
     arms.iter().map(|arm| model_arm(report, arm)).collect()
 }
 
+/// The bootstrap replicates of one shape's statistic, seeded by its name
+/// so every arm and every pair sees the same draws for it.
+fn replicates(shape: &str, arm: &str, epochs: &[Vec<f64>]) -> Vec<f64> {
+    let seed = shape.bytes().chain(arm.bytes()).fold(0x5EED_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01B3)
+    });
+    stats::epochs::hierarchical_bootstrap(epochs, BOOTSTRAP, seed)
+}
+
+fn interval(reps: Vec<f64>) -> [f64; 2] {
+    let (lo, hi) = stats::epochs::percentile_interval(reps, 0.95);
+    [lo, hi]
+}
+
 fn model_arm(report: &Session, arm: &str) -> EngineModel {
-    let mut rng = Rng(0x5EED);
-    let rows: Vec<(&ShapeResult, Vec<f64>, &[f64])> = report
+    let rows: Vec<Row> = report
         .results
         .iter()
-        .filter_map(|r| Some((r, features(r)?, samples(r, arm)?)))
-        .collect();
-    let fitted: Vec<&(&ShapeResult, Vec<f64>, &[f64])> = rows
-        .iter()
-        .filter(|(r, _, _)| !HELD_OUT.contains(&r.shape.as_str()))
-        .collect();
-    let a: Vec<Vec<f64>> = fitted.iter().map(|(_, x, _)| x.clone()).collect();
-    let b: Vec<f64> = fitted.iter().map(|(_, _, s)| stats::median(s)).collect();
-    let unidentifiable = not_identifiable(&a);
-    let identifiable: Vec<bool> = (0..FEATURES.len())
-        .map(|j| !unidentifiable.contains(&j))
-        .collect();
-    // Weighted by 1/measured: minimise relative error, so a 3 us shape does
-    // not drown a 10 ns one.
-    let fit_with = |b: &[f64]| -> Vec<f64> {
-        let a_w: Vec<Vec<f64>> = a
-            .iter()
-            .zip(b)
-            .map(|(r, y)| {
-                r.iter()
-                    .enumerate()
-                    .map(|(j, v)| if identifiable[j] { v / y } else { 0.0 })
-                    .collect()
+        .filter_map(|r| {
+            let epochs = epochs_of(r, arm)?;
+            Some(Row {
+                shape: r.shape.as_str(),
+                x: features(r),
+                bytes_per_iter: r.bytes_per_iter,
+                kind: Kind::of(&r.shape),
+                measured: mean_of_epoch_medians(&epochs),
+                replicates: replicates(&r.shape, arm, &epochs),
             })
+        })
+        .collect();
+    let fitted: Vec<bool> = rows
+        .iter()
+        .map(|r| r.kind == Kind::Fit && r.x.is_some())
+        .collect();
+    let identifiable_in = |used: &[bool]| -> Vec<bool> {
+        let a: Vec<Vec<f64>> = rows
+            .iter()
+            .zip(used)
+            .filter(|(_, &u)| u)
+            .map(|(r, _)| row_x(r).to_vec())
             .collect();
-        nnls(&a_w, &vec![1.0; b.len()])
+        let not = not_identifiable(&a);
+        (0..FEATURES.len()).map(|j| !not.contains(&j)).collect()
     };
-    let x = fit_with(&b);
-    let boots: Vec<Vec<f64>> = (0..BOOTSTRAP)
-        .map(|_| {
-            let bb: Vec<f64> = fitted
+    let identifiable = identifiable_in(&fitted);
+    let y: Vec<f64> = rows.iter().map(|r| r.measured).collect();
+    let (x, anchored) = fit(&rows, &y, &fitted, &identifiable);
+    let boots: Vec<(Vec<f64>, Vec<f64>)> = (0..BOOTSTRAP)
+        .map(|k| {
+            let yk: Vec<f64> = rows.iter().map(|r| r.replicates[k]).collect();
+            let (p, _) = fit(&rows, &yk, &fitted, &identifiable);
+            let resid = rows
                 .iter()
-                .map(|(_, _, s)| rng.resampled_median(s))
+                .zip(&yk)
+                .map(|(r, m)| (dot(row_x(r), &p) - m) / m * 100.0)
                 .collect();
-            fit_with(&bb)
+            (p, resid)
         })
         .collect();
     let prices = FEATURES
         .iter()
         .enumerate()
-        .map(|(j, f)| {
-            let col: Vec<f64> = boots.iter().map(|p| p[j]).collect();
-            Price {
-                feature: f.to_string(),
-                ns: x[j],
-                ci: [percentile(col.clone(), 0.025), percentile(col, 0.975)],
-                identifiable: identifiable[j],
-            }
+        .map(|(j, f)| Price {
+            feature: f.to_string(),
+            ns: x[j],
+            ci: interval(boots.iter().map(|(p, _)| p[j]).collect()),
+            identifiable: identifiable[j] || anchored[j],
+            from_pair: anchored[j]
+                .then(|| ANCHORS.iter().find(|a| a.feature == *f))
+                .flatten()
+                .map(|a| format!("({} - {}) / extra {f}", a.a, a.b)),
         })
         .collect();
-    let residuals = rows
+    let residuals: Vec<Residual> = rows
         .iter()
-        .map(|(r, feat, s)| {
-            let measured = stats::median(s);
-            let reproduced = dot(feat, &x);
+        .enumerate()
+        .filter(|(_, r)| r.x.is_some())
+        .map(|(i, r)| {
+            let reproduced = dot(row_x(r), &x);
             Residual {
-                shape: r.shape.clone(),
-                measured_ns: measured,
+                shape: r.shape.to_string(),
+                measured_ns: r.measured,
                 reproduced_ns: reproduced,
-                residual_pct: (reproduced - measured) / measured * 100.0,
-                kind: if HELD_OUT.contains(&r.shape.as_str()) {
-                    "held_out".to_string()
-                } else {
-                    "fit".to_string()
+                residual_pct: (reproduced - r.measured) / r.measured * 100.0,
+                ci_pct: Some(interval(boots.iter().map(|(_, e)| e[i]).collect())),
+                loo_pct: fitted[i]
+                    .then(|| leave_one_out(&rows, &y, &fitted, i, &identifiable_in))
+                    .flatten(),
+                kind: r.kind.name().to_string(),
+                note: match r.kind {
+                    Kind::NotFitted(why) => Some(why.to_string()),
+                    _ => None,
                 },
             }
         })
         .collect();
+    let loo: Vec<f64> = residuals
+        .iter()
+        .filter_map(|r| r.loo_pct.map(f64::abs))
+        .collect();
     EngineModel {
         arm: arm.to_string(),
         prices,
-        not_identifiable: unidentifiable
-            .iter()
-            .map(|&j| FEATURES[j].to_string())
+        not_identifiable: (0..FEATURES.len())
+            .filter(|&j| !identifiable[j] && !anchored[j])
+            .map(|j| FEATURES[j].to_string())
             .collect(),
         residuals,
-        pairs: pairs(report, arm, &mut rng),
+        pairs: pairs(&rows, report.session.k as f64),
         caveat: is_compiler(arm).then(|| JIT_CAVEAT.to_string()),
+        loo_median_abs_pct: (!loo.is_empty()).then(|| stats::median(&loo)),
     }
 }
 
-/// The explicit subtraction pairs, with bootstrap intervals over rounds.
-fn pairs(report: &Session, arm: &str, rng: &mut Rng) -> Vec<Pair> {
-    let find = |name: &str| {
-        report
-            .results
-            .iter()
-            .find(|r| r.shape == name)
-            .and_then(|r| Some((r, samples(r, arm)?)))
-    };
+/// The error of predicting fitted shape `i` from a fit without it: the
+/// accuracy to expect on a shape the fit has not seen. `None` when the
+/// shape is the only one that prices one of its features.
+fn leave_one_out(
+    rows: &[Row],
+    y: &[f64],
+    fitted: &[bool],
+    i: usize,
+    identifiable_in: &dyn Fn(&[bool]) -> Vec<bool>,
+) -> Option<f64> {
+    let mut used = fitted.to_vec();
+    used[i] = false;
+    let identifiable = identifiable_in(&used);
+    let (p, anchored) = fit(rows, y, &used, &identifiable);
+    let priced = row_x(&rows[i])
+        .iter()
+        .enumerate()
+        .all(|(j, v)| *v == 0.0 || identifiable[j] || anchored[j]);
+    priced.then(|| (dot(row_x(&rows[i]), &p) - y[i]) / y[i] * 100.0)
+}
+
+/// The explicit subtraction pairs, with the same two-stage bootstrap over
+/// epochs and rounds as the prices.
+fn pairs(rows: &[Row], k: f64) -> Vec<Pair> {
+    let find = |name: &str| rows.iter().find(|r| r.shape == name);
     let mut out = Vec::new();
-    let mut add = |name: &str,
-                   unit: &str,
-                   f: &dyn Fn(f64, f64) -> f64,
-                   x: Option<(&ShapeResult, &[f64])>,
-                   y: Option<(&ShapeResult, &[f64])>| {
-        if let (Some((_, xs)), Some((_, ys))) = (x, y) {
-            let value = f(stats::median(xs), stats::median(ys));
-            let boots: Vec<f64> = (0..BOOTSTRAP)
-                .map(|_| f(rng.resampled_median(xs), rng.resampled_median(ys)))
-                .collect();
+    let mut add = |name: &str, unit: &str, f: &dyn Fn(f64, f64) -> f64, a: &str, b: &str| {
+        if let (Some(x), Some(y)) = (find(a), find(b)) {
             out.push(Pair {
                 name: name.to_string(),
-                value,
-                ci: [percentile(boots.clone(), 0.025), percentile(boots, 0.975)],
+                value: f(x.measured, y.measured),
+                ci: interval(
+                    x.replicates
+                        .iter()
+                        .zip(&y.replicates)
+                        .map(|(p, q)| f(*p, *q))
+                        .collect(),
+                ),
                 unit: unit.to_string(),
             });
         }
     };
-    let k = report.session.k as f64;
     add(
         "taken branch = (br_chain - add_chain) / K",
         "ns",
         &|br, add| (br - add) / k,
-        find("br_chain"),
-        find("add_chain"),
+        "br_chain",
+        "add_chain",
     );
     add(
         "shared store / plain store (per iteration)",
         "ratio",
         &|s, p| s / p,
-        find("shared_store_stream"),
-        find("store_stream"),
+        "shared_store_stream",
+        "store_stream",
     );
     add(
         "shared load / plain load (per iteration)",
         "ratio",
         &|s, p| s / p,
-        find("shared_load_stream"),
-        find("load_stream"),
+        "shared_load_stream",
+        "load_stream",
     );
     add(
         "return vs end = call_return - call_direct",
         "ns",
         &|r, d| r - d,
-        find("call_return"),
-        find("call_direct"),
+        "call_return",
+        "call_direct",
     );
-    let miss = |name: &str| {
-        find(name)
-            .and_then(|(r, _)| r.counts_per_iter.as_ref()?.mispredicts)
-            .unwrap_or(0.0)
-    };
-    let extra_misses = miss("branch_random") - miss("branch_periodic");
-    if extra_misses > 0.0 {
-        add(
-            "misprediction = (branch_random - branch_periodic) / extra mispredicts",
-            "ns",
-            &|r, p| (r - p) / extra_misses,
-            find("branch_random"),
-            find("branch_periodic"),
-        );
+    let mispredict = FEATURES.iter().position(|f| *f == "mispredict");
+    if let (Some(j), Some(r), Some(p)) =
+        (mispredict, find("branch_random"), find("branch_periodic"))
+    {
+        let extra =
+            row_x(r).get(j).copied().unwrap_or(0.0) - row_x(p).get(j).copied().unwrap_or(0.0);
+        if extra > 0.0 {
+            add(
+                "misprediction = (branch_random - branch_periodic) / extra mispredicts",
+                "ns",
+                &|r, p| (r - p) / extra,
+                "branch_random",
+                "branch_periodic",
+            );
+        }
     }
-    let per_byte = |name: &str| {
-        find(name)
-            .and_then(|(r, _)| r.bytes_per_iter)
-            .unwrap_or(1.0)
-    };
+    let per_byte = |name: &str| find(name).and_then(|r| r.bytes_per_iter).unwrap_or(1.0);
     let (sb, cb) = (per_byte("store_stream"), per_byte("memory_copy"));
     add(
         "store path / memory.copy, ns per byte",
         "ratio",
         &|s, c| (s / sb) / (c / cb),
-        find("store_stream"),
-        find("memory_copy"),
+        "store_stream",
+        "memory_copy",
     );
     out
 }

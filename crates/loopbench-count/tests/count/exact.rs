@@ -127,8 +127,9 @@ fn br_table_nested_blocks_if_else() {
     assert_classes(
         &c,
         &[
-            (OpClass::Control, 6 * 5 + 2 + 3),
-            (OpClass::Branch, 6 + 2 + 6),
+            // The `if` is a conditional branch: 4 control ops an iteration.
+            (OpClass::Control, 6 * 4 + 2 + 3),
+            (OpClass::Branch, 6 + 2 + 6 + 6),
             (OpClass::Local, 6 * 8 + 4 + 4 + 1),
             (OpClass::Const, 6 * 4 + 2 + 2),
             (OpClass::Int, 6 * 5 + 2 + 2),
@@ -174,7 +175,9 @@ fn calls_and_early_return() {
             (OpClass::CallIndirect, 2),
             (OpClass::Int, 2 + 1 + 1 + 1),
             (OpClass::Local, 2 + 1 + 1),
-            (OpClass::Control, 1 + 1 + 1 + 2),
+            // The ends of run, double and early(3); the two ifs are branches.
+            (OpClass::Control, 1 + 1 + 1),
+            (OpClass::Branch, 2),
             (OpClass::Return, 1),
         ],
     );

@@ -26,7 +26,8 @@ fn imports_keep_their_indices() {
     let c = m.counts();
     assert_eq!(c.functions[0].index, 1, "imported function keeps index 0");
     assert_eq!(c.calls, 1);
-    assert_eq!(c.class(OpClass::Local), 4);
+    assert_eq!(c.class(OpClass::Global), 4);
+    assert_eq!(c.class(OpClass::Local), 0);
 }
 
 #[test]

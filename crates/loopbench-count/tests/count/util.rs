@@ -1,6 +1,6 @@
 //! wasmi helpers: run a module (original or instrumented) and read counts.
 
-use loopbench_count::{instrument, Counts, Instrumented};
+use loopbench_count::{instrument, Counts, Instrumented, OpClass};
 use wasmi::{Config, Engine, Instance, Linker, Module, Store, Val};
 
 pub fn engine(fuel: bool) -> Engine {
@@ -99,7 +99,7 @@ pub fn assert_consistent(c: &Counts) {
         "classes sum to total"
     );
     assert_eq!(c.transfers, c.taken_branches + c.calls + c.returns);
-    assert_eq!(c.classes.len(), 16, "every class present");
+    assert_eq!(c.classes.len(), OpClass::ALL.len(), "every class present");
     let func_ops: u64 = c.functions.iter().map(|f| f.ops).sum();
     assert_eq!(func_ops, c.total_ops, "function ops sum to total");
     for l in &c.loops {

@@ -37,7 +37,7 @@ impl CompareArgs {
 /// stored session of the history database (`@last`, `@baseline:NAME`,
 /// `@ID`; the database of `LOOPBENCH_DB`, else the default one), or a saved
 /// session (or the session inside a model document) at path `arg`.
-fn load_session(arg: &str) -> Result<Session, Error> {
+pub fn load_session(arg: &str) -> Result<Session, Error> {
     #[cfg(feature = "history")]
     if let Some(s) = crate::history::load_reference(arg, None)? {
         return Ok(s);

@@ -11,12 +11,20 @@ use std::io::IsTerminal;
 
 #[derive(Args, Debug)]
 pub struct ModelArgs {
+    /// Fit the prices to a session measured before instead of running one:
+    /// a saved session or model JSON, or a stored session (@last,
+    /// @baseline:NAME, @ID). Only the output options apply then.
+    #[arg(long, value_name = "SESSION")]
+    pub from: Option<String>,
     #[command(flatten)]
     pub run: RunArgs,
 }
 
 impl ModelArgs {
     pub fn execute(&self) -> Result<bool, Error> {
+        if let Some(from) = &self.from {
+            return self.refit(from);
+        }
         let mut plan = self.run.plan()?;
         if self.run.engines.is_empty() {
             // The interpreters by default, and every compiler and Pulley
@@ -51,6 +59,31 @@ impl ModelArgs {
             return Err(Error::Interrupted { completed, planned });
         }
         Ok(errors.is_empty())
+    }
+}
+
+impl ModelArgs {
+    /// The model of a session measured before: nothing is run.
+    fn refit(&self, from: &str) -> Result<bool, Error> {
+        if !self.run.engines.is_empty() || !self.run.shapes.is_empty() {
+            return Err(Error::Usage(format!(
+                "--from {from} fits the session as it was measured; --engines and --shapes do not apply"
+            )));
+        }
+        let exports = self.run.output.exports()?;
+        let session = super::compare::load_session(from)?;
+        let models = crate::model::build(&session);
+        if models.is_empty() {
+            return Err(Error::Usage(format!(
+                "{from}: the session has no arm to model"
+            )));
+        }
+        exports.finish(&Document::Model(ModelResults {
+            schema: MODEL_SCHEMA.to_string(),
+            session,
+            models,
+        }))?;
+        Ok(true)
     }
 }
 

@@ -8,7 +8,7 @@ pub fn render(models: &[EngineModel]) -> String {
     for m in models {
         let _ = writeln!(
             out,
-            "\nprices for {} (ns per unit, 95% bootstrap interval over rounds):",
+            "\nprices for {} (ns per unit, 95% bootstrap interval over epochs and their rounds):",
             m.arm
         );
         if let Some(c) = &m.caveat {
@@ -16,9 +16,13 @@ pub fn render(models: &[EngineModel]) -> String {
         }
         for p in &m.prices {
             if p.identifiable {
+                let source = match &p.from_pair {
+                    Some(pair) => format!("  from the twins {pair}"),
+                    None => String::new(),
+                };
                 let _ = writeln!(
                     out,
-                    "  {:<16} {:>9.3}  [{:.3}, {:.3}]",
+                    "  {:<16} {:>9.3}  [{:.3}, {:.3}]{source}",
                     p.feature, p.ns, p.ci[0], p.ci[1]
                 );
             } else {
@@ -42,17 +46,34 @@ pub fn render(models: &[EngineModel]) -> String {
                 p.name, p.value, p.unit, p.ci[0], p.ci[1]
             );
         }
-        let _ = writeln!(out, "  residuals (reproduced - measured):");
+        let _ = writeln!(
+            out,
+            "  residuals (reproduced - measured; leave-one-out: predicted by a fit without the shape):"
+        );
         for r in &m.residuals {
-            let tag = if r.kind == "held_out" {
-                "  <- predicted, not fitted"
-            } else {
-                ""
+            let ci = r
+                .ci_pct
+                .map(|[lo, hi]| format!("[{lo:+.1}, {hi:+.1}]"))
+                .unwrap_or_default();
+            let tag = match (r.kind.as_str(), r.loo_pct) {
+                ("held_out", _) => "  <- predicted, not fitted".to_string(),
+                ("not_fitted", _) => format!(
+                    "  <- not fitted: {}",
+                    r.note.as_deref().unwrap_or("outside the model")
+                ),
+                (_, Some(loo)) => format!("  leave-one-out {loo:+.1}%"),
+                _ => "  leave-one-out: the only shape pricing one of its features".to_string(),
             };
             let _ = writeln!(
                 out,
-                "    {:<20} measured {:>9.2} ns/iter  reproduced {:>9.2}  {:>+7.1}%{tag}",
-                r.shape, r.measured_ns, r.reproduced_ns, r.residual_pct
+                "    {:<20} measured {:>9.2} ns/iter  reproduced {:>9.2}  {:>+7.1}% {:<16}{tag}",
+                r.shape, r.measured_ns, r.reproduced_ns, r.residual_pct, ci
+            );
+        }
+        if let Some(loo) = m.loo_median_abs_pct {
+            let _ = writeln!(
+                out,
+                "  expected error on an unseen shape: {loo:.1}% (median |leave-one-out error| over the fitted shapes)"
             );
         }
     }

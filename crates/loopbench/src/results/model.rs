@@ -10,6 +10,9 @@ pub struct Price {
     pub ns: f64,
     pub ci: [f64; 2],
     pub identifiable: bool,
+    /// Set when the price comes from twin shapes rather than the fit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_pair: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -18,8 +21,18 @@ pub struct Residual {
     pub measured_ns: f64,
     pub reproduced_ns: f64,
     pub residual_pct: f64,
-    /// `fit` for fitted shapes, `held_out` for predictions.
+    /// 95% bootstrap interval of `residual_pct` (epochs and rounds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_pct: Option<[f64; 2]>,
+    /// Fitted shapes: the error when the fit is made without this shape;
+    /// absent when no other shape prices one of its features.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loo_pct: Option<f64>,
+    /// `fit` for fitted shapes, `held_out` for predictions, `not_fitted`
+    /// for shapes outside the fit (with the reason in `note`).
     pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -40,4 +53,7 @@ pub struct EngineModel {
     /// Set for compiling engines: why their prices are not per instruction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caveat: Option<String>,
+    /// Median |leave-one-out error| over the fitted shapes, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loo_median_abs_pct: Option<f64>,
 }

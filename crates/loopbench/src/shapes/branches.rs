@@ -8,6 +8,11 @@
 //! (the seed harness's nop/jmp lesson: a pair that differs in anything else
 //! over-attributes). No engine can remove the branch: the flag is data.
 //!
+//! `if_else` runs the same K adds as K `if`/`else` diamonds on the same
+//! flag (always 1, so the `then` arm runs and its `else` jumps past the
+//! `end`): it prices the `if` that compiled C is full of, which the chains'
+//! `br_if`s do not exercise.
+//!
 //! `br_if_ladder` and `br_table_switch` walk the same token stream: groups of
 //! eight tokens, each group a random permutation of 0..7, so every group
 //! costs the same exact counts while the order has no short period.
@@ -19,6 +24,7 @@ pub fn shapes() -> Vec<Box<dyn Shape>> {
     vec![
         Box::new(Chain { taken: false }),
         Box::new(Chain { taken: true }),
+        Box::new(IfElse),
         Box::new(Switch { table: false }),
         Box::new(Switch { table: true }),
     ]
@@ -103,6 +109,79 @@ impl Shape for Chain {
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         let mut words = vec![self.taken as i32];
+        words.extend(chain_values(p.k));
+        inst.write_memory(PARAM_BASE, &words_to_bytes(&words))?;
+        Ok(())
+    }
+    fn verify(
+        &self,
+        p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        _inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
+        let sum = chain_values(p.k)
+            .iter()
+            .fold(0i32, |a, x| a.wrapping_add(*x));
+        expect_return("accumulator", sum.wrapping_mul(iters as i32), ret)
+    }
+}
+
+struct IfElse;
+
+impl Shape for IfElse {
+    fn name(&self) -> &str {
+        "if_else"
+    }
+    fn prices(&self) -> &str {
+        "K adds, each in the then arm of an if/else on a data flag (an if and an else jump per add)"
+    }
+    fn default_iters(&self, p: &Params) -> u64 {
+        (p.bytes / 16).max(1)
+    }
+    fn declared(&self, p: &Params) -> Declared {
+        // Per add: local.get $flag, if, local.get, local.get, i32.add,
+        // local.set, else (a taken jump past the `end`, which never runs).
+        let k = p.k as u64;
+        Declared {
+            ops: 7 * k + LOOP_OPS,
+            taken_branches: k + LOOP_TAKEN,
+            per: 1,
+            ..Declared::default()
+        }
+    }
+    fn wat(&self, p: &Params, body: Body) -> String {
+        let k = p.k as usize;
+        let locals: String = (0..k)
+            .map(|j| format!("(local $x{j} i32) "))
+            .collect::<String>()
+            + "(local $acc i32) (local $flag i32)";
+        let mut pre = String::from("    i32.const 0\n    i32.load\n    local.set $flag\n");
+        for j in 0..k {
+            pre += &format!(
+                "    i32.const {}\n    i32.load\n    local.set $x{j}\n",
+                4 + 4 * j
+            );
+        }
+        let mut b = String::new();
+        for j in 0..k {
+            b += &format!(
+                "      local.get $flag\n      if\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n      else\n        local.get $acc\n        local.get $x{j}\n        i32.sub\n        local.set $acc\n      end\n"
+            );
+        }
+        LoopModule {
+            pages: pages_for(self.memory_bytes(p)),
+            shared: false,
+            items: "",
+            locals: &locals,
+            pre: &pre,
+            body: &b,
+            post: "    local.get $acc",
+        }
+        .render(body)
+    }
+    fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
+        let mut words = vec![1];
         words.extend(chain_values(p.k));
         inst.write_memory(PARAM_BASE, &words_to_bytes(&words))?;
         Ok(())
