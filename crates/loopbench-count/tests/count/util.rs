@@ -1,6 +1,6 @@
 //! wasmi helpers: run a module (original or instrumented) and read counts.
 
-use loopbench_count::{instrument, Counts, Instrumented};
+use loopbench_count::{instrument, Counts, Instrumented, OpClass};
 use wasmi::{Config, Engine, Instance, Linker, Module, Store, Val};
 
 pub fn engine(fuel: bool) -> Engine {
@@ -100,6 +100,17 @@ pub fn assert_consistent(c: &Counts) {
     );
     assert_eq!(c.transfers, c.taken_branches + c.calls + c.returns);
     assert_eq!(c.classes.len(), 16, "every class present");
+    assert_eq!(c.folded.len(), 16, "every class present in folded");
+    for (class, n) in &c.folded {
+        assert!(
+            *n <= c.class(*class),
+            "folded {class} {n} > {}",
+            c.class(*class)
+        );
+        if !matches!(class, OpClass::Local | OpClass::Const) {
+            assert_eq!(*n, 0, "only local and const fold, not {class}");
+        }
+    }
     let func_ops: u64 = c.functions.iter().map(|f| f.ops).sum();
     assert_eq!(func_ops, c.total_ops, "function ops sum to total");
     for l in &c.loops {
