@@ -25,6 +25,11 @@
 //! | `simd`          | every other `0xFD`-prefixed operator (`v128.const`, lane ops, shuffles, arithmetic, relaxed SIMD) |
 //! | `other`         | `drop` `select` (both forms), `memory.size` `memory.grow` `memory.discard`, `table.get` `table.set` `table.size` `table.grow`, `ref.null` `ref.is_null` `ref.func` `ref.as_non_null` `ref.eq`, and the GC object operators (`struct.*` `array.*` `ref.test` `ref.cast` `ref.i31` `i31.get_*` `any.convert_extern` `extern.convert_any` `cont.new` ...) |
 //!
+//! [`crate::Counts::folded`] refines `local` and `const` for register-based
+//! engines: the instructions of those two classes that such an engine folds
+//! into a neighbouring computation (an operand read in place, a result written
+//! straight into its local). No other class is ever folded.
+//!
 //! Atomic accesses are deliberately *not* in `load`/`store`: an atomic RMW on
 //! shared memory is a different primitive from a plain load. Their bytes are
 //! still counted (see [`access_bytes`]).

@@ -6,6 +6,15 @@
 //!   counted once per execution, `end` and `else` included when they run
 //!   (an `end` runs when control falls through it; a branch out of a block
 //!   skips its `end`). `total_ops` is always the sum of `classes`.
+//! * `folded`: of the executed instructions of each class, those a
+//!   register-based translation (wasmi, wasm3) folds into the instruction
+//!   next to them: `local.get`s and constants read in place as operands of a
+//!   computation, and `local.set`/`local.tee`s that receive a computation's
+//!   result directly (see the `fold` module for the exact rules). Every class
+//!   is present like in `classes`, but only `local` and `const` can be
+//!   non-zero, and `folded[c] <= classes[c]` always. `classes[c] - folded[c]`
+//!   is what such an engine still executes: real moves, `global.*`, and
+//!   operands it has to copy.
 //! * `taken_branches`: control transfers inside a function: every `br` and
 //!   `br_table`, every `br_if` whose condition was non-zero, every `if` whose
 //!   condition was zero (it jumps to its `else` arm or past its `end`), and
@@ -45,6 +54,11 @@ pub struct Counts {
     /// Executed instructions per class. Every class is present (zero
     /// included), so tables built from it have stable columns.
     pub classes: BTreeMap<OpClass, u64>,
+    /// Of `classes`, the instructions a register-based translation folds
+    /// (see module docs). Every class present; absent in files written
+    /// before it existed.
+    #[serde(default)]
+    pub folded: BTreeMap<OpClass, u64>,
     /// Taken branches (see module docs).
     pub taken_branches: u64,
     /// Executed call instructions (direct, indirect, by reference, tail).
@@ -106,6 +120,11 @@ impl Counts {
         self.classes.get(&class).copied().unwrap_or(0)
     }
 
+    /// Folded count of one class (see module docs).
+    pub fn folded(&self, class: OpClass) -> u64 {
+        self.folded.get(&class).copied().unwrap_or(0)
+    }
+
     /// `self - base` for every scalar and class count (saturating at zero);
     /// `functions` and `loops` are subtracted by key (index, offset) and kept
     /// where the difference is non-zero. Use it to remove the fixed cost of a
@@ -114,6 +133,10 @@ impl Counts {
         let classes = OpClass::ALL
             .into_iter()
             .map(|c| (c, self.class(c).saturating_sub(base.class(c))))
+            .collect();
+        let folded = OpClass::ALL
+            .into_iter()
+            .map(|c| (c, self.folded(c).saturating_sub(base.folded(c))))
             .collect();
         let functions = self
             .functions
@@ -145,6 +168,7 @@ impl Counts {
         Counts {
             total_ops: self.total_ops.saturating_sub(base.total_ops),
             classes,
+            folded,
             taken_branches: self.taken_branches.saturating_sub(base.taken_branches),
             calls: self.calls.saturating_sub(base.calls),
             returns: self.returns.saturating_sub(base.returns),
@@ -171,6 +195,11 @@ impl Counts {
                 .iter()
                 .map(|(c, n)| (*c, *n as f64 / d))
                 .collect(),
+            folded: self
+                .folded
+                .iter()
+                .map(|(c, n)| (*c, *n as f64 / d))
+                .collect(),
             taken_branches: self.taken_branches as f64 / d,
             calls: self.calls as f64 / d,
             returns: self.returns as f64 / d,
@@ -189,6 +218,8 @@ impl Counts {
 pub struct PerIter {
     pub total_ops: f64,
     pub classes: BTreeMap<OpClass, f64>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub folded: BTreeMap<OpClass, f64>,
     pub taken_branches: f64,
     pub calls: f64,
     pub returns: f64,
@@ -204,6 +235,7 @@ pub struct PerIter {
 /// need 2^64 executions to notice).
 pub(crate) fn decode(layout: &Layout, values: &[u64]) -> Counts {
     let mut classes = [0u64; OpClass::ALL.len()];
+    let mut folded = [0u64; OpClass::ALL.len()];
     let mut c = Counts::default();
     let mut func_ops = vec![0u64; layout.functions.len()];
     let mut loop_ops = vec![0u64; layout.loops.len()];
@@ -216,6 +248,10 @@ pub(crate) fn decode(layout: &Layout, values: &[u64]) -> Counts {
                 for (class, k) in &g.classes {
                     classes[class.index()] =
                         classes[class.index()].wrapping_add(n.wrapping_mul(u64::from(*k)));
+                }
+                for (class, k) in &g.folded {
+                    folded[class.index()] =
+                        folded[class.index()].wrapping_add(n.wrapping_mul(u64::from(*k)));
                 }
                 let ops = n.wrapping_mul(u64::from(g.ops));
                 func_ops[g.func as usize] = func_ops[g.func as usize].wrapping_add(ops);
@@ -238,6 +274,10 @@ pub(crate) fn decode(layout: &Layout, values: &[u64]) -> Counts {
     c.classes = OpClass::ALL
         .into_iter()
         .map(|cl| (cl, classes[cl.index()]))
+        .collect();
+    c.folded = OpClass::ALL
+        .into_iter()
+        .map(|cl| (cl, folded[cl.index()]))
         .collect();
     c.total_ops = classes.iter().fold(0u64, |a, b| a.wrapping_add(*b));
     c.transfers = c

@@ -16,6 +16,7 @@
 //! 2. [`instrument`] (module `pass`): validate, cut each function into
 //!    counting groups, append one `i64` counter global per group and per
 //!    conditional or bulk site, and export a reader function.
+//!    Module `fold` marks the operands a register-based translation folds.
 //! 3. [`Instrumented::decode`] (module `counts`): read every counter through
 //!    the engine of your choice and turn them into [`Counts`].
 //!
@@ -70,10 +71,24 @@
 //! assert_eq!(counts.returns, 1); // falling off the final `end`
 //! assert_eq!(counts.loops[0].iterations, 10);
 //! assert_eq!(counts.total_ops, counts.classes.values().sum::<u64>());
+//! // A register machine folds every local and constant of the loop body
+//! // into the add, the sub and the branch; only the final `local.get` runs.
+//! assert_eq!(counts.folded(OpClass::Local), 50);
+//! assert_eq!(counts.folded(OpClass::Const), 10);
 //! ```
+//!
+//! # Folded operands
+//!
+//! [`Counts::folded`] splits the `local` and `const` counts further for
+//! register-based engines (wasmi, wasm3), which read most operands in place
+//! and write most results straight into their local: the `fold` module's
+//! static analysis marks each such instruction, and the counting run
+//! multiplies the marks by executions like the classes. `classes[c] -
+//! folded[c]` is what such an engine still executes as real moves.
 
 mod class;
 mod counts;
+mod fold;
 mod pass;
 mod predict;
 mod trace;

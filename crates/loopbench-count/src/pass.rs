@@ -57,6 +57,7 @@
 //! index the original module uses keeps its meaning.
 
 use crate::class::{access_bytes, classify, is_straight_line, proposal_of, OpClass};
+use crate::fold::Folder;
 use crate::CountError;
 use std::collections::{HashMap, HashSet};
 use wasm_encoder::reencode::{Reencode, RoundtripReencoder};
@@ -78,6 +79,9 @@ pub(crate) struct Group {
     pub innermost_loop: Option<u32>,
     /// Instructions per class, sparse.
     pub classes: Vec<(OpClass, u32)>,
+    /// Of those, instructions a register-based translation folds (see
+    /// `fold`), per class, sparse.
+    pub folded: Vec<(OpClass, u32)>,
     pub ops: u32,
     pub loaded: u64,
     pub stored: u64,
@@ -90,10 +94,14 @@ pub(crate) struct Group {
 impl Group {
     fn add_class(&mut self, class: OpClass) {
         self.ops += 1;
-        match self.classes.iter_mut().find(|(c, _)| *c == class) {
-            Some((_, n)) => *n += 1,
-            None => self.classes.push((class, 1)),
-        }
+        bump(&mut self.classes, class);
+    }
+}
+
+fn bump(sparse: &mut Vec<(OpClass, u32)>, class: OpClass) {
+    match sparse.iter_mut().find(|(c, _)| *c == class) {
+        Some((_, n)) => *n += 1,
+        None => sparse.push((class, 1)),
     }
 }
 
@@ -362,6 +370,11 @@ impl Walker<'_, '_> {
         let mut group: u32 = 0;
         let mut start_group = true;
         let mut pending_header: Option<u32> = None;
+        // Operand folding is decided when a value is consumed, possibly in a
+        // later group: remember each operator's group and class, and credit
+        // the folded ones to their own group once the body is read.
+        let mut folder = Folder::default();
+        let mut placed: Vec<(u32, OpClass)> = Vec::new();
         let mut reader = body.get_operators_reader().map_err(CountError::Invalid)?;
         while !reader.eof() {
             let (op, offset) = reader.read_with_offset().map_err(CountError::Invalid)?;
@@ -392,6 +405,8 @@ impl Walker<'_, '_> {
             }
 
             let at_function_end = matches!(op, Operator::End) && frames.len() == 1;
+            folder.push(&op);
+            placed.push((group, classify(&op)));
             {
                 let g = self.group_mut(group);
                 g.add_class(classify(&op));
@@ -481,6 +496,11 @@ impl Walker<'_, '_> {
                         f.instruction(&Instruction::I64ExtendI32U);
                     }
                 });
+            }
+        }
+        for ((group, class), folded) in placed.into_iter().zip(folder.finish()) {
+            if folded {
+                bump(&mut self.group_mut(group).folded, class);
             }
         }
         Ok(f)

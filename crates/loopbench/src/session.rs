@@ -112,6 +112,7 @@ impl IterCounts {
             transfers: None,
             mispredicts: None,
             classes: Default::default(),
+            folded: Default::default(),
             source: "declared".to_string(),
             note: None,
         }
@@ -130,6 +131,7 @@ impl IterCounts {
             transfers: Some(p.transfers),
             mispredicts: Some(c.mispredicts_per_iter()),
             classes: crate::count::class_map(&p.classes),
+            folded: crate::count::class_map(&p.folded),
             source: "counted".to_string(),
             note: None,
         }

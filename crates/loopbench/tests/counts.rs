@@ -147,3 +147,28 @@ fn the_fitted_catalog_identifies_every_feature_it_counts() {
     }
     assert!(FEATURES.contains(&"mispredict"));
 }
+
+#[test]
+fn counted_shapes_report_folded_operands() {
+    // locals_traffic: 12 local and 4 global instructions per iteration; the
+    // globals are instructions in a register machine too, and every
+    // local.get/set/tee and the skeleton's constant fold.
+    let c = counted("locals_traffic");
+    assert_eq!((c.classes["local"], c.classes["global"]), (12.0, 4.0));
+    assert_eq!((c.folded["local"], c.folded["global"]), (12.0, 0.0));
+    assert_eq!((c.classes["const"], c.folded["const"]), (1.0, 1.0));
+    for name in countable() {
+        let c = counted(&name);
+        assert_eq!(
+            c.folded.keys().collect::<Vec<_>>(),
+            c.classes.keys().collect::<Vec<_>>(),
+            "{name}"
+        );
+        for (class, n) in &c.folded {
+            assert!(*n <= c.classes[class], "{name}: folded {class} {n}");
+            if class != "local" && class != "const" {
+                assert_eq!(*n, 0.0, "{name}: folded {class}");
+            }
+        }
+    }
+}

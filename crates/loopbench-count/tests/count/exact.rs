@@ -56,6 +56,11 @@ fn load_store_loop() {
         ],
     );
     assert_eq!(c.total_ops, 18 * 100 + 4);
+    // Every local and constant of the body folds into the shl, load, add,
+    // store, lt_u and br_if, even `local.get $acc`, whose group ends at the
+    // load before its consumer (the add) starts the next one.
+    assert_eq!(c.folded(OpClass::Local), 9 * 100);
+    assert_eq!(c.folded(OpClass::Const), 2 * 100);
     // The back-edge br_if is taken after iterations 1..=99, not after the last.
     assert_eq!(c.taken_branches, 99);
     assert_eq!(c.calls, 0);
@@ -86,6 +91,49 @@ fn load_store_loop() {
     assert_eq!(d.loops[0].iterations, 50);
     let per = m.counts().delta(&c).per_iter(50);
     assert_eq!(per.bytes_loaded, 4.0);
+}
+
+/// A loop mixing folded operands with a real copy (`$x = $acc`).
+const FOLD_LOOP: &str = r#"
+(module
+  (func (export "run") (param $n i32) (result i32)
+    (local $i i32) (local $acc i32) (local $x i32)
+    (loop $l
+      (local.set $acc (i32.add (local.get $acc) (local.get $i)))
+      (local.set $x (local.get $acc))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+    (local.get $x)))
+"#;
+
+#[test]
+fn folded_operands_scale_with_iterations() {
+    // Static, per iteration: 9 local instructions, 7 folded (the add's two
+    // operands and its set, `$i + 1`'s operand and set, the lt_u's two
+    // operands); the copy's get and set are not. One const, folded. Once:
+    // the final `local.get $x`, not folded (its consumer is `end`).
+    for n in [1u64, 10, 37] {
+        let mut m = Counted::new(FOLD_LOOP);
+        m.call_i32("run", &i32s(&[n as i32]));
+        let c = m.counts();
+        assert_eq!(c.class(OpClass::Local), 9 * n + 1, "n = {n}");
+        assert_eq!(c.folded(OpClass::Local), 7 * n, "n = {n}");
+        assert_eq!(c.class(OpClass::Const), n, "n = {n}");
+        assert_eq!(c.folded(OpClass::Const), n, "n = {n}");
+        let others: u64 = c
+            .folded
+            .iter()
+            .filter(|(k, _)| !matches!(k, OpClass::Local | OpClass::Const))
+            .map(|(_, v)| v)
+            .sum();
+        assert_eq!(others, 0);
+        // delta and per_iter carry folded counts like classes.
+        let mut m2 = Counted::new(FOLD_LOOP);
+        m2.call_i32("run", &i32s(&[2 * n as i32]));
+        let per = m2.counts().delta(&c).per_iter(n);
+        assert_eq!(per.folded[&OpClass::Local], 7.0);
+        assert_eq!(per.classes[&OpClass::Local], 9.0);
+    }
 }
 
 /// `loop` + `br_table` dispatch over nested blocks + `if`/`else` both ways.

@@ -3,7 +3,9 @@
 //! the original in wasmi: same start outcome, and for every exported function
 //! called with default arguments the same results (float and v128 bits
 //! compared exactly; wasm-smith canonicalizes NaNs) or the same trap, and the
-//! same exported memories and globals afterwards.
+//! same exported memories and globals afterwards. Every count read back
+//! passes `util::assert_consistent`, folded operands included: never more
+//! than their class's count, and none outside `local` and `const`.
 //!
 //! Known engine bug: wasmi 2.0.0 miscompiles `i32.eqz` directly followed by
 //! `select` when the `eqz` operand was spilled from its register by code in

@@ -100,6 +100,21 @@ pub fn assert_consistent(c: &Counts) {
     );
     assert_eq!(c.transfers, c.taken_branches + c.calls + c.returns);
     assert_eq!(c.classes.len(), OpClass::ALL.len(), "every class present");
+    assert_eq!(
+        c.folded.len(),
+        OpClass::ALL.len(),
+        "every class present in folded"
+    );
+    for (class, n) in &c.folded {
+        assert!(
+            *n <= c.class(*class),
+            "folded {class} {n} > {}",
+            c.class(*class)
+        );
+        if !matches!(class, OpClass::Local | OpClass::Const) {
+            assert_eq!(*n, 0, "only local and const fold, not {class}");
+        }
+    }
     let func_ops: u64 = c.functions.iter().map(|f| f.ops).sum();
     assert_eq!(func_ops, c.total_ops, "function ops sum to total");
     for l in &c.loops {

@@ -177,6 +177,13 @@ pub struct IterCounts {
     /// Executed instructions per class (counted runs only).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub classes: BTreeMap<String, f64>,
+    /// Of `classes`, the instructions a register-based engine (wasmi, wasm3)
+    /// folds into a neighbouring instruction: operands read in place and
+    /// results written straight into their local (counted runs only; see
+    /// `loopbench_count::Counts::folded`). Only `local` and `const` are ever
+    /// non-zero.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub folded: BTreeMap<String, f64>,
     /// `counted` (the exact counting run, checked against the declaration)
     /// or `declared` (the shape's own numbers, when the counting engine
     /// cannot run the shape).
