@@ -6,8 +6,8 @@
 //!
 //! | class           | operators |
 //! |-----------------|-----------|
-//! | `control`       | `block` `loop` `else` `end` `nop` `unreachable`, and the exception / stack-switching control operators (`try_table` `throw` `throw_ref` `try` `catch` `catch_all` `rethrow` `delegate` `resume*` `suspend` `switch` `cont.bind`) |
-//! | `branch`        | `if` (a conditional branch over its body), `br` `br_if` `br_table` `br_on_null` `br_on_non_null` `br_on_cast*` |
+//! | `control`       | `block` `loop` `end` `nop` `unreachable`, and the exception / stack-switching control operators (`try_table` `throw` `throw_ref` `try` `catch` `catch_all` `rethrow` `delegate` `resume*` `suspend` `switch` `cont.bind`) |
+//! | `branch`        | `if` (a conditional branch over its body) and `else` (the jump past the other arm), `br` `br_if` `br_table` `br_on_null` `br_on_non_null` `br_on_cast*` |
 //! | `local`         | `local.get` `local.set` `local.tee` |
 //! | `global`        | `global.get` `global.set` (an access through the instance, not a register or stack slot) |
 //! | `const`         | `i32.const` `i64.const` `f32.const` `f64.const` (`v128.const` is `simd`) |
@@ -43,9 +43,9 @@ use wasmparser::Operator;
 /// for the exact operator lists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum OpClass {
-    /// Structured control: block, loop, else, end, nop, unreachable.
+    /// Structured control: block, loop, end, nop, unreachable.
     Control,
-    /// if, br, br_if, br_table (and the typed-reference branches).
+    /// if, else, br, br_if, br_table (and the typed-reference branches).
     Branch,
     /// local.get/set/tee.
     Local,
@@ -190,7 +190,6 @@ pub fn classify(op: &Operator<'_>) -> OpClass {
     match op {
         O::Block { .. }
         | O::Loop { .. }
-        | O::Else
         | O::End
         | O::Nop
         | O::Unreachable
@@ -210,6 +209,7 @@ pub fn classify(op: &Operator<'_>) -> OpClass {
         | O::Switch { .. } => OpClass::Control,
 
         O::If { .. }
+        | O::Else
         | O::Br { .. }
         | O::BrIf { .. }
         | O::BrTable { .. }

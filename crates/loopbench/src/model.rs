@@ -31,7 +31,8 @@ use crate::results::{Role, Session, ShapeResult};
 use crate::stats;
 
 /// The features of the fit: every instruction class the counting pass
-/// knows, plus three dynamic quantities that cost more than their
+/// knows (with `local` and `const` split into what a register machine
+/// executes and the `operand`s it folds), plus three dynamic quantities that cost more than their
 /// instruction count says (taken branches, bulk bytes, and the simulated
 /// predictor's mispredictions, so a data-dependent ladder or switch is
 /// priced from data instead of being left as residual).
@@ -41,6 +42,7 @@ pub const FEATURES: &[&str] = &[
     "local",
     "global",
     "const",
+    "operand",
     "int",
     "float",
     "conversion",
@@ -93,17 +95,55 @@ pub fn feature_vector(c: &crate::results::IterCounts) -> Option<Vec<f64>> {
     if c.classes.is_empty() {
         return None;
     }
+    let class = |k: &str| c.classes.get(k).copied().unwrap_or(0.0);
+    // Files from before `bulk_bytes` was recorded: a bulk shape's bytes are
+    // its bulk bytes.
+    let bulk = c.bulk_bytes.unwrap_or(if class("bulk_memory") > 0.0 {
+        c.bytes
+    } else {
+        0.0
+    });
     Some(
         FEATURES
             .iter()
-            .map(|f| match *f {
-                "taken_branch" => c.taken_branches,
-                "mispredict" => c.mispredicts.unwrap_or(0.0),
-                "bulk_byte" => c.classes.get("bulk_memory").map(|_| c.bytes).unwrap_or(0.0),
-                class => c.classes.get(class).copied().unwrap_or(0.0),
+            .map(|f| {
+                feature_value(
+                    f,
+                    &class,
+                    &|k| c.folded.get(k).copied().unwrap_or(0.0),
+                    c.taken_branches,
+                    bulk,
+                    c.mispredicts.unwrap_or(0.0),
+                )
             })
             .collect(),
     )
+}
+
+/// Features that are not instructions but dynamic quantities on top of
+/// them (every other feature counts executed instructions).
+pub const EXTRA: &[&str] = &["taken_branch", "bulk_byte", "mispredict"];
+
+/// One feature's value from counted quantities: the one definition for
+/// shapes (per iteration) and apps (per rep). `local` and `const` count
+/// only the instructions a register machine must execute (moves and
+/// constants it cannot fold); the folded ones are `operand`.
+pub fn feature_value(
+    feature: &str,
+    class: &dyn Fn(&str) -> f64,
+    folded: &dyn Fn(&str) -> f64,
+    taken_branches: f64,
+    bulk_bytes: f64,
+    mispredicts: f64,
+) -> f64 {
+    match feature {
+        "taken_branch" => taken_branches,
+        "mispredict" => mispredicts,
+        "bulk_byte" => bulk_bytes,
+        "operand" => folded("local") + folded("const"),
+        "local" | "const" => class(feature) - folded(feature),
+        other => class(other),
+    }
 }
 
 /// Non-negative least squares, `min |A x - b|` with `x >= 0`, by
@@ -245,6 +285,7 @@ const PRIORITY: &[&str] = &[
     "taken_branch",
     "local",
     "const",
+    "operand",
     "branch",
     "control",
 ];
@@ -732,6 +773,171 @@ mod tests {
             );
         }
         assert!(FEATURES.contains(&"mispredict"));
+    }
+
+    /// A feature vector from (feature, value) pairs.
+    fn fv(values: &[(&str, f64)]) -> Vec<f64> {
+        FEATURES
+            .iter()
+            .map(|f| values.iter().find(|(k, _)| k == f).map_or(0.0, |(_, v)| *v))
+            .collect()
+    }
+
+    fn row(shape: &'static str, x: Vec<f64>, truth: &[f64]) -> Row<'static> {
+        let y = dot(&x, truth);
+        Row {
+            shape,
+            x: Some(x),
+            bytes_per_iter: None,
+            kind: Kind::of(shape),
+            measured: y,
+            replicates: vec![y; BOOTSTRAP],
+        }
+    }
+
+    /// Noiseless times from known prices: a catalog where the twins differ
+    /// only in mispredictions, plus shapes that pin the other prices.
+    fn catalog(random_extra_int: f64) -> (Vec<Row<'static>>, Vec<f64>) {
+        let truth = fv(&[
+            ("int", 1.0),
+            ("branch", 0.5),
+            ("control", 0.2),
+            ("mispredict", 5.0),
+        ]);
+        let twin = [("int", 4.0), ("branch", 4.0), ("control", 2.0)];
+        let mut random = twin.to_vec();
+        random.push(("mispredict", 2.0));
+        random[0].1 += random_extra_int;
+        let rows = vec![
+            row("branch_periodic", fv(&twin), &truth),
+            row("branch_random", fv(&random), &truth),
+            row("a", fv(&[("int", 3.0), ("branch", 1.0)]), &truth),
+            row(
+                "b",
+                fv(&[("int", 1.0), ("branch", 2.0), ("control", 1.0)]),
+                &truth,
+            ),
+            row("c", fv(&[("int", 1.0), ("control", 3.0)]), &truth),
+            row(
+                "d",
+                fv(&[("int", 2.0), ("branch", 1.0), ("control", 2.0)]),
+                &truth,
+            ),
+        ];
+        (rows, truth)
+    }
+
+    #[test]
+    fn twins_anchor_their_feature_and_the_fit_recovers_the_rest() {
+        let (rows, truth) = catalog(0.0);
+        let y: Vec<f64> = rows.iter().map(|r| r.measured).collect();
+        let used = vec![true; rows.len()];
+        let a: Vec<Vec<f64>> = rows.iter().map(|r| row_x(r).to_vec()).collect();
+        let not = not_identifiable(&a);
+        let identifiable: Vec<bool> = (0..FEATURES.len()).map(|j| !not.contains(&j)).collect();
+        let (p, anchored) = fit(&rows, &y, &used, &identifiable);
+        let m = FEATURES.iter().position(|f| *f == "mispredict").unwrap();
+        assert!(anchored[m] && anchored.iter().filter(|a| **a).count() == 1);
+        assert!(
+            (p[m] - 5.0).abs() < 1e-12,
+            "(y_random - y_periodic) / 2 extra mispredictions"
+        );
+        for (j, f) in FEATURES.iter().enumerate() {
+            assert!(
+                (p[j] - truth[j]).abs() < 1e-6,
+                "{f}: {} vs {}",
+                p[j],
+                truth[j]
+            );
+        }
+        // Noiseless data: every shape is predicted exactly without itself
+        // (each keeps the others able to price its features).
+        for i in 0..rows.len() {
+            let loo = leave_one_out(&rows, &y, &used, i, &|u: &[bool]| {
+                let a: Vec<Vec<f64>> = rows
+                    .iter()
+                    .zip(u)
+                    .filter(|(_, &k)| k)
+                    .map(|(r, _)| row_x(r).to_vec())
+                    .collect();
+                let not = not_identifiable(&a);
+                (0..FEATURES.len()).map(|j| !not.contains(&j)).collect()
+            });
+            if let Some(e) = loo {
+                assert!(e.abs() < 1e-6, "{}: {e}", rows[i].shape);
+            }
+        }
+    }
+
+    #[test]
+    fn shapes_that_differ_in_more_than_one_feature_are_not_twins() {
+        let (rows, _) = catalog(1.0);
+        let m = FEATURES.iter().position(|f| *f == "mispredict").unwrap();
+        assert_eq!(twin_difference(row_x(&rows[1]), row_x(&rows[0]), m), None);
+        let y: Vec<f64> = rows.iter().map(|r| r.measured).collect();
+        let (_, anchored) = fit(
+            &rows,
+            &y,
+            &vec![true; rows.len()],
+            &vec![true; FEATURES.len()],
+        );
+        assert!(!anchored[m], "no anchor from shapes that are not twins");
+        // Twins the other way round (b has more) are not an anchor either.
+        let (rows, _) = catalog(0.0);
+        assert_eq!(twin_difference(row_x(&rows[0]), row_x(&rows[1]), m), None);
+        assert_eq!(
+            twin_difference(row_x(&rows[1]), row_x(&rows[0]), m),
+            Some(2.0)
+        );
+    }
+
+    #[test]
+    fn folded_operands_are_their_own_feature_and_bulk_bytes_only_count_for_bulk_ops() {
+        let class = |k: &str| match k {
+            "local" => 10.0,
+            "const" => 3.0,
+            "int" => 4.0,
+            _ => 0.0,
+        };
+        let folded = |k: &str| match k {
+            "local" => 8.0,
+            "const" => 2.0,
+            _ => 0.0,
+        };
+        let v = |f: &str| feature_value(f, &class, &folded, 1.0, 0.0, 0.5);
+        assert_eq!((v("local"), v("const"), v("operand")), (2.0, 1.0, 10.0));
+        assert_eq!(
+            (v("int"), v("taken_branch"), v("mispredict")),
+            (4.0, 1.0, 0.5)
+        );
+        // Every instruction is counted once: classes == non-extra features.
+        let ops: f64 = FEATURES
+            .iter()
+            .filter(|f| !EXTRA.contains(f))
+            .map(|f| v(f))
+            .sum();
+        assert_eq!(ops, 17.0);
+        // A shape that only loads and stores has no bulk bytes.
+        let mut c = crate::results::IterCounts {
+            ops: 3.0,
+            taken_branches: 1.0,
+            loads: 1.0,
+            stores: 0.0,
+            calls: 0.0,
+            bytes: 4.0,
+            bulk_bytes: None,
+            transfers: None,
+            mispredicts: None,
+            classes: [("load".to_string(), 1.0), ("bulk_memory".to_string(), 0.0)].into(),
+            folded: Default::default(),
+            source: "counted".into(),
+            note: None,
+        };
+        let bulk = FEATURES.iter().position(|f| *f == "bulk_byte").unwrap();
+        assert_eq!(feature_vector(&c).unwrap()[bulk], 0.0);
+        c.classes.insert("bulk_memory".into(), 1.0);
+        c.bytes = 4096.0;
+        assert_eq!(feature_vector(&c).unwrap()[bulk], 4096.0);
     }
 
     #[test]

@@ -48,14 +48,26 @@ impl Prices {
 /// The app's feature counts for one rep, named like the model's features
 /// (`mispredicts`: the simulated predictor's count for the same rep).
 pub fn app_features(c: &Counts, mispredicts: Option<u64>) -> BTreeMap<String, f64> {
+    let class = |k: &str| k.parse().map(|k| c.class(k) as f64).unwrap_or(0.0);
+    let folded = |k: &str| k.parse().map(|k| c.folded(k) as f64).unwrap_or(0.0);
+    // Every class (bulk_memory included, for the op total) and every feature.
     let mut x: BTreeMap<String, f64> = OpClass::ALL
         .into_iter()
-        .map(|k| (k.name().to_string(), c.class(k) as f64))
+        .map(|k| (k.name().to_string(), class(k.name())))
         .collect();
-    x.insert("taken_branch".into(), c.taken_branches as f64);
-    x.insert("bulk_byte".into(), c.bulk_bytes as f64);
-    if let Some(m) = mispredicts {
-        x.insert("mispredict".into(), m as f64);
+    for f in crate::model::FEATURES {
+        if *f == "mispredict" && mispredicts.is_none() {
+            continue;
+        }
+        let v = crate::model::feature_value(
+            f,
+            &class,
+            &folded,
+            c.taken_branches as f64,
+            c.bulk_bytes as f64,
+            mispredicts.unwrap_or(0) as f64,
+        );
+        x.insert(f.to_string(), v);
     }
     x
 }
@@ -129,10 +141,10 @@ pub struct Projection {
     pub unpriced: Vec<(String, f64)>,
 }
 
-/// Instruction classes are ops; `taken_branch` and `bulk_byte` are extra
-/// dynamic quantities on top of them, not ops.
+/// Instructions are ops (`operand` included); taken branches, bulk bytes
+/// and mispredictions are extra dynamic quantities on top of them.
 fn is_class(feature: &str) -> bool {
-    OpClass::ALL.iter().any(|c| c.name() == feature)
+    !crate::model::EXTRA.contains(&feature)
 }
 
 /// The projection arithmetic (see the module docs).

@@ -167,6 +167,10 @@ pub struct IterCounts {
     pub stores: f64,
     pub calls: f64,
     pub bytes: f64,
+    /// Bytes moved by bulk operators (`memory.copy/fill/init`), part of
+    /// `bytes` (counted runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bulk_bytes: Option<f64>,
     /// Taken branches + calls + returns (the seed harness's blocks/iter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transfers: Option<f64>,

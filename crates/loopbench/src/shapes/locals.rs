@@ -1,12 +1,87 @@
 //! `locals_traffic`: local and global get/set traffic with a little integer
 //! arithmetic to keep every value live. Interpreters that keep locals in a
 //! register file or on a value stack price this very differently.
+//!
+//! `local_copies`: locals rotated through plain `local.get x; local.set y`
+//! moves. A register machine folds a `local.get` into the instruction that
+//! reads it, but a move has no such instruction: it must copy. This is the
+//! one shape whose locals are mostly *not* folded (see the counts'
+//! `folded`), so the model can tell a move from an operand.
 
 use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
-    vec![Box::new(LocalsTraffic)]
+    vec![Box::new(LocalsTraffic), Box::new(LocalCopies)]
+}
+
+/// Rotations of the four locals per iteration.
+const ROTATIONS: usize = 2;
+
+fn copies_initial() -> [i32; 4] {
+    let mut s = Stream::new(0xC0_B1E5);
+    [0; 4].map(|_| s.next_u64() as i32)
+}
+
+struct LocalCopies;
+
+impl Shape for LocalCopies {
+    fn name(&self) -> &str {
+        "local_copies"
+    }
+    fn prices(&self) -> &str {
+        "local-to-local moves (t=a a=b b=c c=d, then d=t+i), which a register machine cannot fold away"
+    }
+    fn default_iters(&self, p: &Params) -> u64 {
+        p.bytes / 16
+    }
+    fn declared(&self, _p: &Params) -> Declared {
+        // Per rotation: four moves of two ops, then get, get, add, set.
+        Declared {
+            ops: ROTATIONS as u64 * (8 + 4) + LOOP_OPS,
+            taken_branches: LOOP_TAKEN,
+            per: 1,
+            ..Declared::default()
+        }
+    }
+    fn wat(&self, p: &Params, body: Body) -> String {
+        let rotation = "      local.get $a\n      local.set $t\n      local.get $b\n      local.set $a\n      local.get $c\n      local.set $b\n      local.get $d\n      local.set $c\n      local.get $t\n      local.get $i\n      i32.add\n      local.set $d\n";
+        let mut pre = String::new();
+        for (j, l) in ["$a", "$b", "$c", "$d"].iter().enumerate() {
+            pre += &format!("    i32.const {}\n    i32.load\n    local.set {l}\n", 4 * j);
+        }
+        LoopModule {
+            pages: pages_for(self.memory_bytes(p)),
+            shared: false,
+            items: "",
+            locals: "(local $a i32) (local $b i32) (local $c i32) (local $d i32) (local $t i32)",
+            pre: &pre,
+            body: &rotation.repeat(ROTATIONS),
+            post: "    local.get $a\n    local.get $b\n    i32.xor\n    local.get $c\n    i32.xor\n    local.get $d\n    i32.xor",
+        }
+        .render(body)
+    }
+    fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
+        inst.write_memory(PARAM_BASE, &words_to_bytes(&copies_initial()))?;
+        Ok(())
+    }
+    fn verify(
+        &self,
+        _p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        _inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
+        let [mut a, mut b, mut c, mut d] = copies_initial();
+        for i in 0..iters as i32 {
+            for _ in 0..ROTATIONS {
+                let t = a;
+                (a, b, c) = (b, c, d);
+                d = t.wrapping_add(i);
+            }
+        }
+        expect_return("a ^ b ^ c ^ d", a ^ b ^ c ^ d, ret)
+    }
 }
 
 const G0: i32 = 0x1357_9BDF;

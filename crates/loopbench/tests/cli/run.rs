@@ -249,3 +249,97 @@ fn model_prints_prices_and_residuals() {
     }
     assert!(m.get("caveat").is_none(), "wasmi is an interpreter");
 }
+
+#[test]
+fn model_from_a_saved_session_refits_it_without_running_anything() {
+    let (mut cmd, dir) = loopbench();
+    let saved = dir.path().join("model.json");
+    let out = cmd
+        .args([
+            "model",
+            "--engines",
+            "wasmi",
+            "--shapes",
+            "add_chain,br_chain,lut,load_stream,call_direct,f64_chain,branch_periodic,branch_random",
+            "--bytes",
+            "64k",
+            "--rounds",
+            "3",
+            "--warmup",
+            "0",
+            "--min-epochs",
+            "2",
+            "--max-epochs",
+            "2",
+            "--json",
+        ])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first: serde_json::Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+
+    // The refit is the same fit: the bootstrap is seeded by shape and arm.
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .args(["model", "--from"])
+        .arg(&saved)
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let again: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(again["models"], first["models"]);
+    assert_eq!(again["session"]["id"], first["session"]["id"]);
+
+    let m = &first["models"][0];
+    let price = |f: &str| {
+        m["prices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["feature"] == f)
+            .unwrap()
+            .clone()
+    };
+    // The twins differ only in mispredictions, so they price them.
+    assert!(price("mispredict")["from_pair"]
+        .as_str()
+        .unwrap()
+        .contains("branch_random - branch_periodic"));
+    assert!(price("int")["from_pair"].is_null());
+    for r in m["residuals"].as_array().unwrap() {
+        let ci = r["ci_pct"].as_array().unwrap();
+        assert!(ci[0].as_f64().unwrap() <= ci[1].as_f64().unwrap(), "{r}");
+        if r["kind"] != "fit" {
+            assert!(r.get("loo_pct").is_none(), "{r}");
+        }
+    }
+
+    // Options of a session that is not run are refused, not ignored.
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .args(["model", "--engines", "wasm3", "--from"])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--engines and --shapes do not apply"), "{err}");
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .args(["model", "--from", "no-such-file.json"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}
