@@ -207,7 +207,7 @@ fn hot_classes_are_mapped_to_shapes() {
         .find(|h| h.class == loopbench_count::OpClass::Local)
         .expect("zlib is local-heavy");
     assert!(
-        local.priced_by.iter().any(|(s, _)| s == "locals_traffic"),
+        local.priced_by.iter().any(|(s, _)| s == "local_copies"),
         "{:?}",
         local.priced_by
     );
