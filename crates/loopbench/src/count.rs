@@ -95,9 +95,9 @@ pub struct ShapeCounts {
     pub iters: u64,
     /// Counts of one iteration, as exact rationals `delta / iters`.
     pub delta: Counts,
-    /// The simulated predictor's mispredictions over the same `iters`
-    /// iterations (long run minus short run, so warm-up cancels).
-    pub mispredicts: u64,
+    /// What the simulated predictor saw over the same `iters` iterations
+    /// (long run minus short run, so warm-up cancels).
+    pub predictor: loopbench_count::PredictorStats,
 }
 
 impl ShapeCounts {
@@ -105,7 +105,10 @@ impl ShapeCounts {
         self.delta.per_iter(self.iters)
     }
     pub fn mispredicts_per_iter(&self) -> f64 {
-        self.mispredicts as f64 / self.iters as f64
+        self.predictor.mispredicts as f64 / self.iters as f64
+    }
+    pub fn multiway_mispredicts_per_iter(&self) -> f64 {
+        self.predictor.multiway_mispredicts as f64 / self.iters as f64
     }
 }
 
@@ -202,7 +205,7 @@ pub fn count_shape(module: &ShapeModule) -> Result<ShapeCounts, Error> {
     Ok(ShapeCounts {
         iters: n,
         delta: long.delta(&short),
-        mispredicts: long_p.mispredicts.saturating_sub(short_p.mispredicts),
+        predictor: long_p.since(&short_p),
     })
 }
 

@@ -113,7 +113,11 @@ pub fn feature_vector(c: &crate::results::IterCounts) -> Option<Vec<f64>> {
                     &|k| c.folded.get(k).copied().unwrap_or(0.0),
                     c.taken_branches,
                     bulk,
-                    c.mispredicts.unwrap_or(0.0),
+                    // Older files did not split them: all count as two-way.
+                    {
+                        let multiway = c.multiway_mispredicts.unwrap_or(0.0);
+                        (c.mispredicts.unwrap_or(0.0) - multiway, multiway)
+                    },
                 )
             })
             .collect(),
@@ -134,11 +138,11 @@ pub fn feature_value(
     folded: &dyn Fn(&str) -> f64,
     taken_branches: f64,
     bulk_bytes: f64,
-    mispredicts: f64,
+    (two_way, multiway): (f64, f64),
 ) -> f64 {
     match feature {
         "taken_branch" => taken_branches,
-        "mispredict" => mispredicts,
+        "mispredict" => two_way + multiway,
         "bulk_byte" => bulk_bytes,
         "operand" => folded("local") + folded("const"),
         "local" | "const" => class(feature) - folded(feature),
@@ -401,11 +405,18 @@ pub struct Anchor {
     pub b: &'static str,
 }
 
-/// Features priced by a pair of twin shapes instead of the fit. The twins'
-/// counted vectors differ in this feature only (checked on the counts each
-/// time), so `(a - b) / (x_a - x_b)` prices it with nothing to trade
-/// against; in the joint fit NNLS shifts part of it onto the compares and
-/// taken branches that ride with it in the ladders, and prices it low.
+/// Features priced by a pair of twin shapes instead of the fit, in order.
+/// The twins' counted vectors differ in this feature only, or also in
+/// features anchored before it (checked on the counts each time), so
+/// `(a - b - earlier anchors' share) / (x_a - x_b)` prices it with nothing
+/// to trade against; in the joint fit NNLS shifts part of it onto the
+/// compares and taken branches that ride with it, and prices it low.
+///
+/// One misprediction feature for every kind: the counts split wrong
+/// directions from wrong targets, but the catalog has no twins that price
+/// a `br_table`'s wrong target apart (the call twins `call_indirect_poly`
+/// and `call_indirect_fixed` price a `call_indirect`'s, shown as a pair,
+/// and it is near zero where the callees share one code shape).
 pub const ANCHORS: &[Anchor] = &[Anchor {
     feature: "mispredict",
     a: "branch_random",
@@ -436,8 +447,13 @@ fn fit(rows: &[Row], y: &[f64], used: &[bool], identifiable: &[bool]) -> (Vec<f6
         let (Some(ia), Some(ib)) = (find(anchor.a), find(anchor.b)) else {
             continue;
         };
-        if let Some(dx) = twin_difference(row_x(&rows[ia]), row_x(&rows[ib]), j) {
-            price[j] = ((y[ia] - y[ib]) / dx).max(0.0);
+        let (xa, xb) = (row_x(&rows[ia]), row_x(&rows[ib]));
+        if let Some(dx) = twin_difference(xa, xb, j, &anchored) {
+            let earlier: f64 = (0..n)
+                .filter(|&k| anchored[k])
+                .map(|k| (xa[k] - xb[k]) * price[k])
+                .sum();
+            price[j] = ((y[ia] - y[ib] - earlier) / dx).max(0.0);
             anchored[j] = true;
         }
     }
@@ -468,13 +484,12 @@ fn row_x<'r>(r: &'r Row) -> &'r [f64] {
 }
 
 /// `x_a[j] - x_b[j]` when the two counted vectors differ in feature `j`
-/// only (and `a` has more of it); `None` when they are not twins.
-pub fn twin_difference(xa: &[f64], xb: &[f64], j: usize) -> Option<f64> {
-    let others_equal = xa
-        .iter()
-        .zip(xb)
-        .enumerate()
-        .all(|(k, (p, q))| k == j || (p - q).abs() <= 1e-9 * (1.0 + p.abs()));
+/// (`a` having more of it) and otherwise only in `known` features;
+/// `None` when they are not twins.
+pub fn twin_difference(xa: &[f64], xb: &[f64], j: usize, known: &[bool]) -> Option<f64> {
+    let others_equal = xa.iter().zip(xb).enumerate().all(|(k, (p, q))| {
+        k == j || known.get(k) == Some(&true) || (p - q).abs() <= 1e-9 * (1.0 + p.abs())
+    });
     let dx = xa[j] - xb[j];
     (others_equal && dx > 1e-9).then_some(dx)
 }
@@ -683,20 +698,30 @@ fn pairs(rows: &[Row], k: f64) -> Vec<Pair> {
         "call_return",
         "call_direct",
     );
-    let mispredict = FEATURES.iter().position(|f| *f == "mispredict");
-    if let (Some(j), Some(r), Some(p)) =
-        (mispredict, find("branch_random"), find("branch_periodic"))
-    {
-        let extra =
-            row_x(r).get(j).copied().unwrap_or(0.0) - row_x(p).get(j).copied().unwrap_or(0.0);
-        if extra > 0.0 {
-            add(
-                "misprediction = (branch_random - branch_periodic) / extra mispredicts",
-                "ns",
-                &|r, p| (r - p) / extra,
-                "branch_random",
-                "branch_periodic",
-            );
+    let misses = |r: &Row| {
+        FEATURES
+            .iter()
+            .position(|f| *f == "mispredict")
+            .and_then(|j| row_x(r).get(j).copied())
+            .unwrap_or(0.0)
+    };
+    for (name, a, b) in [
+        (
+            "misprediction = (branch_random - branch_periodic) / extra mispredicts",
+            "branch_random",
+            "branch_periodic",
+        ),
+        (
+            "wrong target = (call_indirect_poly - call_indirect_fixed) / extra mispredicts",
+            "call_indirect_poly",
+            "call_indirect_fixed",
+        ),
+    ] {
+        if let (Some(r), Some(p)) = (find(a), find(b)) {
+            let extra = misses(r) - misses(p);
+            if extra > 0.0 {
+                add(name, "ns", &|r, p| (r - p) / extra, a, b);
+            }
         }
     }
     let per_byte = |name: &str| find(name).and_then(|r| r.bytes_per_iter).unwrap_or(1.0);
@@ -873,7 +898,10 @@ mod tests {
     fn shapes_that_differ_in_more_than_one_feature_are_not_twins() {
         let (rows, _) = catalog(1.0);
         let m = FEATURES.iter().position(|f| *f == "mispredict").unwrap();
-        assert_eq!(twin_difference(row_x(&rows[1]), row_x(&rows[0]), m), None);
+        assert_eq!(
+            twin_difference(row_x(&rows[1]), row_x(&rows[0]), m, &[]),
+            None
+        );
         let y: Vec<f64> = rows.iter().map(|r| r.measured).collect();
         let (_, anchored) = fit(
             &rows,
@@ -884,9 +912,12 @@ mod tests {
         assert!(!anchored[m], "no anchor from shapes that are not twins");
         // Twins the other way round (b has more) are not an anchor either.
         let (rows, _) = catalog(0.0);
-        assert_eq!(twin_difference(row_x(&rows[0]), row_x(&rows[1]), m), None);
         assert_eq!(
-            twin_difference(row_x(&rows[1]), row_x(&rows[0]), m),
+            twin_difference(row_x(&rows[0]), row_x(&rows[1]), m, &[]),
+            None
+        );
+        assert_eq!(
+            twin_difference(row_x(&rows[1]), row_x(&rows[0]), m, &[]),
             Some(2.0)
         );
     }
@@ -904,7 +935,7 @@ mod tests {
             "const" => 2.0,
             _ => 0.0,
         };
-        let v = |f: &str| feature_value(f, &class, &folded, 1.0, 0.0, 0.5);
+        let v = |f: &str| feature_value(f, &class, &folded, 1.0, 0.0, (0.5, 0.25));
         assert_eq!((v("local"), v("const"), v("operand")), (2.0, 1.0, 10.0));
         assert_eq!(
             (v("int"), v("taken_branch"), v("mispredict")),
@@ -928,6 +959,7 @@ mod tests {
             bulk_bytes: None,
             transfers: None,
             mispredicts: None,
+            multiway_mispredicts: None,
             classes: [("load".to_string(), 1.0), ("bulk_memory".to_string(), 0.0)].into(),
             folded: Default::default(),
             source: "counted".into(),

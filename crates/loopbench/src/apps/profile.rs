@@ -92,12 +92,7 @@ pub fn trace_app(app: &AppShape, steps: u64) -> Result<loopbench_count::Predicto
             }
         })?;
     app.check(steps, ret, &mut ti).map_err(hook)?;
-    let after = ti.stats();
-    Ok(loopbench_count::PredictorStats {
-        conditional: after.conditional - before.conditional,
-        multiway: after.multiway - before.multiway,
-        mispredicts: after.mispredicts - before.mispredicts,
-    })
+    Ok(ti.stats().since(&before))
 }
 
 /// One shape's class shares (per iteration, from its counting run).

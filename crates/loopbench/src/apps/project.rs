@@ -47,7 +47,10 @@ impl Prices {
 
 /// The app's feature counts for one rep, named like the model's features
 /// (`mispredicts`: the simulated predictor's count for the same rep).
-pub fn app_features(c: &Counts, mispredicts: Option<u64>) -> BTreeMap<String, f64> {
+pub fn app_features(
+    c: &Counts,
+    predictor: Option<&loopbench_count::PredictorStats>,
+) -> BTreeMap<String, f64> {
     let class = |k: &str| k.parse().map(|k| c.class(k) as f64).unwrap_or(0.0);
     let folded = |k: &str| k.parse().map(|k| c.folded(k) as f64).unwrap_or(0.0);
     // Every class (bulk_memory included, for the op total) and every feature.
@@ -56,16 +59,19 @@ pub fn app_features(c: &Counts, mispredicts: Option<u64>) -> BTreeMap<String, f6
         .map(|k| (k.name().to_string(), class(k.name())))
         .collect();
     for f in crate::model::FEATURES {
-        if *f == "mispredict" && mispredicts.is_none() {
+        if f.starts_with("mispredict") && predictor.is_none() {
             continue;
         }
+        let (all, multiway) = predictor
+            .map(|p| (p.mispredicts as f64, p.multiway_mispredicts as f64))
+            .unwrap_or_default();
         let v = crate::model::feature_value(
             f,
             &class,
             &folded,
             c.taken_branches as f64,
             c.bulk_bytes as f64,
-            mispredicts.unwrap_or(0) as f64,
+            (all - multiway, multiway),
         );
         x.insert(f.to_string(), v);
     }

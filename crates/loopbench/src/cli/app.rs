@@ -402,7 +402,7 @@ fn project_app(
     let app = AppShape::load(apps::find(spec.name)?)?;
     let (counts, _) = count_app(&app, spec.steps)?;
     let predictor = trace_app(&app, spec.steps)?;
-    let x = app_features(&counts, Some(predictor.mispredicts));
+    let x = app_features(&counts, Some(&predictor));
     let _ = writeln!(
         out,
         "app {} (one rep = run({}), {} wasm ops, {} simulated mispredictions of {} decisions)",

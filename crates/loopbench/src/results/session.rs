@@ -178,6 +178,10 @@ pub struct IterCounts {
     /// predictor (counted runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mispredicts: Option<f64>,
+    /// Of `mispredicts`, the multi-way ones (`br_table`, `call_indirect`:
+    /// a wrong target); absent in older files, where all count as two-way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiway_mispredicts: Option<f64>,
     /// Executed instructions per class (counted runs only).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub classes: BTreeMap<String, f64>,

@@ -2,7 +2,9 @@
 //! indirect over four targets chosen by a random token stream
 //! (polymorphic, so the indirect branch mispredicts). Every callee executes
 //! the same instructions, so the three shapes differ only in how the call is
-//! made and their counts stay constant per iteration.
+//! made and their counts stay constant per iteration. `call_indirect_fixed`
+//! is the polymorphic loop with every token 0: the same instructions, one
+//! target, so the pair differs only in wrong targets and prices one.
 
 use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
 use super::*;
@@ -18,6 +20,9 @@ pub fn shapes() -> Vec<Box<dyn Shape>> {
         Box::new(Call {
             kind: CallKind::Poly,
         }),
+        Box::new(Call {
+            kind: CallKind::Fixed,
+        }),
     ]
 }
 
@@ -26,6 +31,15 @@ enum CallKind {
     Direct,
     Indirect,
     Poly,
+    /// Poly's module and stream, every token 0.
+    Fixed,
+}
+
+impl CallKind {
+    /// Whether the callee comes from the token stream.
+    fn streamed(self) -> bool {
+        matches!(self, CallKind::Poly | CallKind::Fixed)
+    }
 }
 
 const TARGETS: u32 = 4;
@@ -39,7 +53,10 @@ fn callee_constant(k: u32) -> i32 {
 /// and its `end`, six instructions.
 const CALLEE_OPS: u64 = 6;
 
-fn tokens(p: &Params) -> Vec<u8> {
+fn tokens(p: &Params, kind: CallKind) -> Vec<u8> {
+    if kind == CallKind::Fixed {
+        return vec![0; p.bytes as usize];
+    }
     Stream::new(TOKEN_SEED)
         .bytes(p.bytes as usize)
         .into_iter()
@@ -57,6 +74,7 @@ impl Shape for Call {
             CallKind::Direct => "call_direct",
             CallKind::Indirect => "call_indirect",
             CallKind::Poly => "call_indirect_poly",
+            CallKind::Fixed => "call_indirect_fixed",
         }
     }
     fn prices(&self) -> &str {
@@ -66,6 +84,9 @@ impl Shape for Call {
                 "one call_indirect to a single target (predictable) per iteration"
             }
             CallKind::Poly => "one call_indirect over four targets picked by a random stream",
+            CallKind::Fixed => {
+                "call_indirect_poly's loop with every token 0 (its twin: one predictable target)"
+            }
         }
     }
     fn default_iters(&self, p: &Params) -> u64 {
@@ -75,7 +96,7 @@ impl Shape for Call {
         let (site_ops, loads) = match self.kind {
             CallKind::Direct => (4, 0),
             CallKind::Indirect => (5, 0),
-            CallKind::Poly => (8, 1),
+            CallKind::Poly | CallKind::Fixed => (8, 1),
         };
         Declared {
             ops: site_ops + CALLEE_OPS + LOOP_OPS,
@@ -88,11 +109,7 @@ impl Shape for Call {
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
-        let n = if self.kind == CallKind::Poly {
-            TARGETS
-        } else {
-            1
-        };
+        let n = if self.kind.streamed() { TARGETS } else { 1 };
         let mut items = String::from("  (type $bin (func (param i32 i32) (result i32)))\n");
         for k in 0..n {
             items += &format!(
@@ -106,7 +123,7 @@ impl Shape for Call {
         let b = match self.kind {
             CallKind::Direct => "      local.get $acc\n      local.get $i\n      call $f0\n      local.set $acc\n".to_string(),
             CallKind::Indirect => "      local.get $acc\n      local.get $i\n      local.get $idx\n      call_indirect (type $bin)\n      local.set $acc\n".to_string(),
-            CallKind::Poly => format!(
+            CallKind::Poly | CallKind::Fixed => format!(
                 "      local.get $acc\n      local.get $i\n      local.get $i\n      i32.const {mask}\n      i32.and\n      i32.load8_u offset={DATA_BASE}\n      call_indirect (type $bin)\n      local.set $acc\n"
             ),
         };
@@ -127,8 +144,8 @@ impl Shape for Call {
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         inst.write_memory(PARAM_BASE, &0i32.to_le_bytes())?;
-        if self.kind == CallKind::Poly {
-            inst.write_memory(DATA_BASE, &tokens(p))?;
+        if self.kind.streamed() {
+            inst.write_memory(DATA_BASE, &tokens(p, self.kind))?;
         }
         Ok(())
     }
@@ -139,12 +156,12 @@ impl Shape for Call {
         ret: Option<i32>,
         _inst: &mut dyn Instance,
     ) -> Result<(), HookError> {
-        let toks = if self.kind == CallKind::Poly {
-            tokens(p)
+        let toks = if self.kind.streamed() {
+            tokens(p, self.kind)
         } else {
             vec![0]
         };
-        let mask = if self.kind == CallKind::Poly {
+        let mask = if self.kind.streamed() {
             p.bytes as usize - 1
         } else {
             0
