@@ -938,8 +938,8 @@ mod tests {
         let v = |f: &str| feature_value(f, &class, &folded, 1.0, 0.0, (0.5, 0.25));
         assert_eq!((v("local"), v("const"), v("operand")), (2.0, 1.0, 10.0));
         assert_eq!(
-            (v("int"), v("taken_branch"), v("mispredict")),
-            (4.0, 1.0, 0.5)
+            (v("int"), v("taken_branch"), v("mispredict")), // both kinds
+            (4.0, 1.0, 0.75)
         );
         // Every instruction is counted once: classes == non-extra features.
         let ops: f64 = FEATURES
