@@ -73,6 +73,10 @@ pub struct Counts {
     pub bytes_stored: u64,
     /// Bytes moved by `memory.copy/fill/init`.
     pub bulk_bytes: u64,
+    /// Of `bulk_bytes`, those written by `memory.fill` (written only, where
+    /// a copy reads each byte too).
+    #[serde(default)]
+    pub bulk_fill_bytes: u64,
     /// Elements moved by `table.copy/fill/init`.
     pub bulk_table_elements: u64,
     /// Per defined function that executed at least one instruction, in
@@ -176,6 +180,7 @@ impl Counts {
             bytes_loaded: self.bytes_loaded.saturating_sub(base.bytes_loaded),
             bytes_stored: self.bytes_stored.saturating_sub(base.bytes_stored),
             bulk_bytes: self.bulk_bytes.saturating_sub(base.bulk_bytes),
+            bulk_fill_bytes: self.bulk_fill_bytes.saturating_sub(base.bulk_fill_bytes),
             bulk_table_elements: self
                 .bulk_table_elements
                 .saturating_sub(base.bulk_table_elements),
@@ -207,6 +212,7 @@ impl Counts {
             bytes_loaded: self.bytes_loaded as f64 / d,
             bytes_stored: self.bytes_stored as f64 / d,
             bulk_bytes: self.bulk_bytes as f64 / d,
+            bulk_fill_bytes: self.bulk_fill_bytes as f64 / d,
             bulk_table_elements: self.bulk_table_elements as f64 / d,
         }
     }
@@ -227,6 +233,8 @@ pub struct PerIter {
     pub bytes_loaded: f64,
     pub bytes_stored: f64,
     pub bulk_bytes: f64,
+    #[serde(default)]
+    pub bulk_fill_bytes: f64,
     pub bulk_table_elements: f64,
 }
 
@@ -268,6 +276,10 @@ pub(crate) fn decode(layout: &Layout, values: &[u64]) -> Counts {
             }
             Slot::Taken => c.taken_branches = c.taken_branches.wrapping_add(n),
             Slot::BulkBytes => c.bulk_bytes = c.bulk_bytes.wrapping_add(n),
+            Slot::FillBytes => {
+                c.bulk_bytes = c.bulk_bytes.wrapping_add(n);
+                c.bulk_fill_bytes = c.bulk_fill_bytes.wrapping_add(n);
+            }
             Slot::TableElements => c.bulk_table_elements = c.bulk_table_elements.wrapping_add(n),
         }
     }

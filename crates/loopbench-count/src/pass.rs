@@ -115,6 +115,8 @@ pub(crate) enum Slot {
     Taken,
     /// Bytes moved by a `memory.copy/fill/init` site.
     BulkBytes,
+    /// Bytes written by a `memory.fill` site (also bulk bytes).
+    FillBytes,
     /// Elements moved by a `table.copy/fill/init` site.
     TableElements,
 }
@@ -515,7 +517,7 @@ impl Walker<'_, '_> {
             Operator::MemoryCopy { dst_mem, src_mem } => {
                 (Slot::BulkBytes, mem64(dst_mem) && mem64(src_mem))
             }
-            Operator::MemoryFill { mem } => (Slot::BulkBytes, mem64(mem)),
+            Operator::MemoryFill { mem } => (Slot::FillBytes, mem64(mem)),
             Operator::MemoryInit { .. } => (Slot::BulkBytes, false),
             Operator::TableCopy {
                 dst_table,

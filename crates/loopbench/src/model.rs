@@ -32,8 +32,9 @@ use crate::stats;
 
 /// The features of the fit: every instruction class the counting pass
 /// knows (with `local` and `const` split into what a register machine
-/// executes and the `operand`s it folds), plus three dynamic quantities that cost more than their
-/// instruction count says (taken branches, bulk bytes, and the simulated
+/// executes and the `operand`s it folds), plus dynamic quantities that
+/// cost more than their instruction count says (taken branches, bytes
+/// copied and bytes filled by bulk operators, and the simulated
 /// predictor's mispredictions, so a data-dependent ladder or switch is
 /// priced from data instead of being left as residual).
 pub const FEATURES: &[&str] = &[
@@ -57,6 +58,7 @@ pub const FEATURES: &[&str] = &[
     "atomic",
     "taken_branch",
     "bulk_byte",
+    "fill_byte",
     "mispredict",
 ];
 
@@ -103,6 +105,8 @@ pub fn feature_vector(c: &crate::results::IterCounts) -> Option<Vec<f64>> {
     } else {
         0.0
     });
+    // Files from before fills were told apart: every bulk byte a copy's.
+    let fill = c.bulk_fill_bytes.unwrap_or(0.0);
     Some(
         FEATURES
             .iter()
@@ -112,7 +116,7 @@ pub fn feature_vector(c: &crate::results::IterCounts) -> Option<Vec<f64>> {
                     &class,
                     &|k| c.folded.get(k).copied().unwrap_or(0.0),
                     c.taken_branches,
-                    bulk,
+                    (bulk - fill, fill),
                     // Older files did not split them: all count as two-way.
                     {
                         let multiway = c.multiway_mispredicts.unwrap_or(0.0);
@@ -126,7 +130,7 @@ pub fn feature_vector(c: &crate::results::IterCounts) -> Option<Vec<f64>> {
 
 /// Features that are not instructions but dynamic quantities on top of
 /// them (every other feature counts executed instructions).
-pub const EXTRA: &[&str] = &["taken_branch", "bulk_byte", "mispredict"];
+pub const EXTRA: &[&str] = &["taken_branch", "bulk_byte", "fill_byte", "mispredict"];
 
 /// One feature's value from counted quantities: the one definition for
 /// shapes (per iteration) and apps (per rep). `local` and `const` count
@@ -137,13 +141,14 @@ pub fn feature_value(
     class: &dyn Fn(&str) -> f64,
     folded: &dyn Fn(&str) -> f64,
     taken_branches: f64,
-    bulk_bytes: f64,
+    (copied, filled): (f64, f64),
     (two_way, multiway): (f64, f64),
 ) -> f64 {
     match feature {
         "taken_branch" => taken_branches,
         "mispredict" => two_way + multiway,
-        "bulk_byte" => bulk_bytes,
+        "bulk_byte" => copied,
+        "fill_byte" => filled,
         "operand" => folded("local") + folded("const"),
         "local" | "const" => class(feature) - folded(feature),
         other => class(other),
@@ -286,6 +291,7 @@ const PRIORITY: &[&str] = &[
     "global",
     "other",
     "bulk_byte",
+    "fill_byte",
     "taken_branch",
     "local",
     "const",
@@ -935,7 +941,7 @@ mod tests {
             "const" => 2.0,
             _ => 0.0,
         };
-        let v = |f: &str| feature_value(f, &class, &folded, 1.0, 0.0, (0.5, 0.25));
+        let v = |f: &str| feature_value(f, &class, &folded, 1.0, (0.0, 0.0), (0.5, 0.25));
         assert_eq!((v("local"), v("const"), v("operand")), (2.0, 1.0, 10.0));
         assert_eq!(
             (v("int"), v("taken_branch"), v("mispredict")), // both kinds
@@ -970,6 +976,11 @@ mod tests {
         c.classes.insert("bulk_memory".into(), 1.0);
         c.bytes = 4096.0;
         assert_eq!(feature_vector(&c).unwrap()[bulk], 4096.0);
+        // A fill's bytes are written only: a feature of their own.
+        let fill = FEATURES.iter().position(|f| *f == "fill_byte").unwrap();
+        (c.bulk_bytes, c.bulk_fill_bytes) = (Some(4096.0), Some(4096.0));
+        let x = feature_vector(&c).unwrap();
+        assert_eq!((x[bulk], x[fill]), (0.0, 4096.0));
     }
 
     #[test]

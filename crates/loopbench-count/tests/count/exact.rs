@@ -315,6 +315,7 @@ fn bulk_memory_bytes() {
     m.call("bulk", &[]).unwrap();
     let c = m.counts();
     assert_eq!(c.bulk_bytes, 100 + 37 + 5);
+    assert_eq!(c.bulk_fill_bytes, 37, "of which memory.fill wrote");
     assert_classes(
         &c,
         &[
@@ -327,6 +328,7 @@ fn bulk_memory_bytes() {
     assert!(m.call("bulk_trap", &[]).is_err());
     let d = m.counts().delta(&c);
     assert_eq!(d.bulk_bytes, 0);
+    assert_eq!(d.bulk_fill_bytes, 0, "the fill after the trap never ran");
     assert_eq!(d.total_ops, 4);
     assert_eq!(d.class(OpClass::BulkMemory), 1);
     m.call("tables", &[]).unwrap();
@@ -354,6 +356,7 @@ fn memory64_bulk_lengths() {
     assert!(matches!(r[..], [wasmi::Val::I64(0x0101_0101_0101_0101)]));
     let c = m.counts();
     assert_eq!(c.bulk_bytes, 4096 + 16);
+    assert_eq!(c.bulk_fill_bytes, 4096);
     assert_eq!(c.bytes_loaded, 8);
 }
 

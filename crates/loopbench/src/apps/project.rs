@@ -70,7 +70,10 @@ pub fn app_features(
             &class,
             &folded,
             c.taken_branches as f64,
-            c.bulk_bytes as f64,
+            (
+                (c.bulk_bytes - c.bulk_fill_bytes) as f64,
+                c.bulk_fill_bytes as f64,
+            ),
             (all - multiway, multiway),
         );
         x.insert(f.to_string(), v);

@@ -171,6 +171,9 @@ pub struct IterCounts {
     /// `bytes` (counted runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bulk_bytes: Option<f64>,
+    /// Of `bulk_bytes`, those written by `memory.fill` (counted runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bulk_fill_bytes: Option<f64>,
     /// Taken branches + calls + returns (the seed harness's blocks/iter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transfers: Option<f64>,
