@@ -963,6 +963,7 @@ mod tests {
             calls: 0.0,
             bytes: 4.0,
             bulk_bytes: None,
+            bulk_fill_bytes: None,
             transfers: None,
             mispredicts: None,
             multiway_mispredicts: None,
