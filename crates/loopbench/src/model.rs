@@ -631,6 +631,7 @@ fn model_arm(report: &Session, arm: &str) -> EngineModel {
         pairs: pairs(&rows, report.session.k as f64),
         caveat: is_compiler(arm).then(|| JIT_CAVEAT.to_string()),
         loo_median_abs_pct: (!loo.is_empty()).then(|| stats::median(&loo)),
+        price_replicates: boots.into_iter().map(|(p, _)| p).collect(),
     }
 }
 

@@ -28,18 +28,30 @@ pub struct Prices {
     pub arm: String,
     /// ns per unit, for identifiable features only.
     pub ns: BTreeMap<String, f64>,
+    /// Bootstrap replicates of `ns` (same features), for the projection's
+    /// interval; empty when the prices came without them.
+    #[serde(skip)]
+    pub replicates: Vec<BTreeMap<String, f64>>,
 }
 
 impl Prices {
     /// The identifiable prices of a model fit.
     pub fn from_model(m: &crate::model::EngineModel) -> Self {
+        let priced = |values: &dyn Fn(usize) -> f64| -> BTreeMap<String, f64> {
+            m.prices
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.identifiable)
+                .map(|(j, p)| (p.feature.to_string(), values(j)))
+                .collect()
+        };
         Prices {
             arm: m.arm.clone(),
-            ns: m
-                .prices
+            ns: priced(&|j| m.prices[j].ns),
+            replicates: m
+                .price_replicates
                 .iter()
-                .filter(|p| p.identifiable)
-                .map(|p| (p.feature.to_string(), p.ns))
+                .map(|r| priced(&|j| r.get(j).copied().unwrap_or(f64::NAN)))
                 .collect(),
         }
     }
@@ -143,6 +155,11 @@ pub struct Projection {
     pub measured_a_ns: f64,
     /// `predicted_delta_ns / measured_a_ns`, in percent.
     pub predicted_pct: f64,
+    /// 95% interval of `predicted_pct` over the prices' bootstrap
+    /// replicates (epochs and rounds of the pricing session), when both
+    /// arms carry them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_ci_pct: Option<[f64; 2]>,
     /// Terms, largest |delta| first.
     pub terms: Vec<Term>,
     /// Op classes with ops in the app and no price in one of the arms,
@@ -189,11 +206,34 @@ pub fn project(
         }
     }
     terms.sort_by(|p, q| q.delta_ns.abs().total_cmp(&p.delta_ns.abs()));
+    // The same sum over each pair of replicates: how far the prices'
+    // own uncertainty moves the projection.
+    let replicated: Vec<f64> = a
+        .replicates
+        .iter()
+        .zip(&b.replicates)
+        .map(|(ra, rb)| {
+            terms
+                .iter()
+                .map(|t| {
+                    let pa = ra.get(&t.feature).copied().unwrap_or(t.price_a);
+                    let pb = rb.get(&t.feature).copied().unwrap_or(t.price_b);
+                    (pb - pa) * t.count
+                })
+                .sum::<f64>()
+                * 100.0
+                / measured_a_ns
+        })
+        .collect();
     Projection {
         predicted_delta_ns: delta,
         predicted_a_ns: pa_total,
         measured_a_ns,
         predicted_pct: 100.0 * delta / measured_a_ns,
+        predicted_ci_pct: (replicated.len() >= 2).then(|| {
+            let (lo, hi) = crate::stats::epochs::percentile_interval(replicated, 0.95);
+            [lo, hi]
+        }),
         terms,
         unpriced,
     }
@@ -207,7 +247,29 @@ mod tests {
         Prices {
             arm: arm.into(),
             ns: v.iter().map(|(k, p)| (k.to_string(), *p)).collect(),
+            replicates: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_projection_interval_comes_from_the_price_replicates() {
+        let mut a = prices("a", &[("int", 1.0)]);
+        let mut b = prices("b", &[("int", 2.0)]);
+        let x: BTreeMap<String, f64> = [("int".to_string(), 10.0)].into();
+        // Without replicates, no interval is claimed.
+        assert_eq!(project(&a, &b, &x, 100.0).predicted_ci_pct, None);
+        // B's int price replicated over 1.5..2.5 ns: the change is 5..15%.
+        a.replicates = (0..=100).map(|_| a.ns.clone()).collect();
+        b.replicates = (0..=100)
+            .map(|k| [("int".to_string(), 1.5 + k as f64 / 100.0)].into())
+            .collect();
+        let p = project(&a, &b, &x, 100.0);
+        assert_eq!(p.predicted_pct, 10.0);
+        let [lo, hi] = p.predicted_ci_pct.unwrap();
+        assert!(
+            (lo - 5.25).abs() < 1e-9 && (hi - 14.75).abs() < 1e-9,
+            "{lo} {hi}"
+        );
     }
 
     #[test]

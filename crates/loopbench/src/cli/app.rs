@@ -481,16 +481,20 @@ fn project_app(
                 .take(3)
                 .map(|t| format!("{} {:+.3} ms", t.feature, t.delta_ns / 1e6))
                 .collect();
+            let projected = match p.predicted_ci_pct {
+                Some([lo, hi]) => format!("{:+7.1}% [{lo:+.1}%, {hi:+.1}%]", p.predicted_pct),
+                None => format!("{:+7.1}%", p.predicted_pct),
+            };
             let _ = writeln!(
                 out,
-                "    {b:>18} vs {a:<18} projected {:+7.1}%  measured {shown}  (largest terms: {})",
-                p.predicted_pct,
+                "    {b:>18} vs {a:<18} projected {projected}  measured {shown}  (largest terms: {})",
                 top.join(", ")
             );
             pairs.push(serde_json::json!({
                 "a": a,
                 "b": b,
                 "projected_pct": p.predicted_pct,
+                "projected_ci_pct": p.predicted_ci_pct,
                 "measured_pct": measured_pct.map(|m| m.0),
                 "measured_ci_pct": measured_pct.and_then(|m| m.1),
                 "projection": p,

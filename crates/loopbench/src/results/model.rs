@@ -53,6 +53,11 @@ pub struct EngineModel {
     /// Set for compiling engines: why their prices are not per instruction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub caveat: Option<String>,
+    /// The bootstrap replicates of the prices, in `FEATURES` order, for
+    /// intervals on what is computed from them (an app projection); not
+    /// saved.
+    #[serde(skip)]
+    pub price_replicates: Vec<Vec<f64>>,
     /// Median |leave-one-out error| over the fitted shapes, in percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loo_median_abs_pct: Option<f64>,
