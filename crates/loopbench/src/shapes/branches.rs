@@ -47,6 +47,55 @@ fn chain_values(k: u32) -> Vec<i32> {
     v
 }
 
+/// The module every K-add shape shares: a flag and K values loaded into
+/// locals, `body(j)` for each add, the accumulator returned.
+fn chain_module(
+    p: &Params,
+    memory_bytes: u64,
+    body: Body,
+    add: impl Fn(usize) -> String,
+) -> String {
+    let k = p.k as usize;
+    let locals: String = (0..k)
+        .map(|j| format!("(local $x{j} i32) "))
+        .collect::<String>()
+        + "(local $acc i32) (local $flag i32)";
+    let mut pre = String::from("    i32.const 0\n    i32.load\n    local.set $flag\n");
+    for j in 0..k {
+        pre += &format!(
+            "    i32.const {}\n    i32.load\n    local.set $x{j}\n",
+            4 + 4 * j
+        );
+    }
+    let b: String = (0..k).map(add).collect();
+    LoopModule {
+        pages: pages_for(memory_bytes),
+        shared: false,
+        items: "",
+        locals: &locals,
+        pre: &pre,
+        body: &b,
+        post: "    local.get $acc",
+    }
+    .render(body)
+}
+
+/// The flag, then the K values, at the parameter base.
+fn chain_init(p: &Params, flag: i32, inst: &mut dyn Instance) -> Result<(), HookError> {
+    let mut words = vec![flag];
+    words.extend(chain_values(p.k));
+    inst.write_memory(PARAM_BASE, &words_to_bytes(&words))?;
+    Ok(())
+}
+
+/// Every K-add shape returns the sum of the values times the iterations.
+fn chain_verify(p: &Params, iters: u64, ret: Option<i32>) -> Result<(), HookError> {
+    let sum = chain_values(p.k)
+        .iter()
+        .fold(0i32, |a, x| a.wrapping_add(*x));
+    expect_return("accumulator", sum.wrapping_mul(iters as i32), ret)
+}
+
 impl Shape for Chain {
     fn name(&self) -> &str {
         if self.taken {
@@ -78,40 +127,14 @@ impl Shape for Chain {
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
-        let k = p.k as usize;
-        let locals: String = (0..k)
-            .map(|j| format!("(local $x{j} i32) "))
-            .collect::<String>()
-            + "(local $acc i32) (local $flag i32)";
-        let mut pre = String::from("    i32.const 0\n    i32.load\n    local.set $flag\n");
-        for j in 0..k {
-            pre += &format!(
-                "    i32.const {}\n    i32.load\n    local.set $x{j}\n",
-                4 + 4 * j
-            );
-        }
-        let mut b = String::new();
-        for j in 0..k {
-            b += &format!(
+        chain_module(p, self.memory_bytes(p), body, |j| {
+            format!(
                 "      block\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n        local.get $flag\n        br_if 0\n      end\n"
-            );
-        }
-        LoopModule {
-            pages: pages_for(self.memory_bytes(p)),
-            shared: false,
-            items: "",
-            locals: &locals,
-            pre: &pre,
-            body: &b,
-            post: "    local.get $acc",
-        }
-        .render(body)
+            )
+        })
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
-        let mut words = vec![self.taken as i32];
-        words.extend(chain_values(p.k));
-        inst.write_memory(PARAM_BASE, &words_to_bytes(&words))?;
-        Ok(())
+        chain_init(p, self.taken as i32, inst)
     }
     fn verify(
         &self,
@@ -120,10 +143,7 @@ impl Shape for Chain {
         ret: Option<i32>,
         _inst: &mut dyn Instance,
     ) -> Result<(), HookError> {
-        let sum = chain_values(p.k)
-            .iter()
-            .fold(0i32, |a, x| a.wrapping_add(*x));
-        expect_return("accumulator", sum.wrapping_mul(iters as i32), ret)
+        chain_verify(p, iters, ret)
     }
 }
 
@@ -151,40 +171,14 @@ impl Shape for IfElse {
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
-        let k = p.k as usize;
-        let locals: String = (0..k)
-            .map(|j| format!("(local $x{j} i32) "))
-            .collect::<String>()
-            + "(local $acc i32) (local $flag i32)";
-        let mut pre = String::from("    i32.const 0\n    i32.load\n    local.set $flag\n");
-        for j in 0..k {
-            pre += &format!(
-                "    i32.const {}\n    i32.load\n    local.set $x{j}\n",
-                4 + 4 * j
-            );
-        }
-        let mut b = String::new();
-        for j in 0..k {
-            b += &format!(
+        chain_module(p, self.memory_bytes(p), body, |j| {
+            format!(
                 "      local.get $flag\n      if\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n      else\n        local.get $acc\n        local.get $x{j}\n        i32.sub\n        local.set $acc\n      end\n"
-            );
-        }
-        LoopModule {
-            pages: pages_for(self.memory_bytes(p)),
-            shared: false,
-            items: "",
-            locals: &locals,
-            pre: &pre,
-            body: &b,
-            post: "    local.get $acc",
-        }
-        .render(body)
+            )
+        })
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
-        let mut words = vec![1];
-        words.extend(chain_values(p.k));
-        inst.write_memory(PARAM_BASE, &words_to_bytes(&words))?;
-        Ok(())
+        chain_init(p, 1, inst)
     }
     fn verify(
         &self,
@@ -193,10 +187,7 @@ impl Shape for IfElse {
         ret: Option<i32>,
         _inst: &mut dyn Instance,
     ) -> Result<(), HookError> {
-        let sum = chain_values(p.k)
-            .iter()
-            .fold(0i32, |a, x| a.wrapping_add(*x));
-        expect_return("accumulator", sum.wrapping_mul(iters as i32), ret)
+        chain_verify(p, iters, ret)
     }
 }
 

@@ -106,10 +106,7 @@ impl Shape for RandomOps {
             }
             b += &format!("      {op}\n      local.set {}\n", LOCALS[st.dst]);
         }
-        let mut pre = String::new();
-        for (j, l) in LOCALS.iter().enumerate() {
-            pre += &format!("    i32.const {}\n    i32.load\n    local.set {l}\n", 4 * j);
-        }
+        let (pre, post) = (load_locals("i32", &LOCALS), xor_of(&LOCALS));
         LoopModule {
             pages: pages_for(self.memory_bytes(p)),
             shared: false,
@@ -117,7 +114,7 @@ impl Shape for RandomOps {
             locals: "(local $a i32) (local $b i32) (local $c i32) (local $d i32)",
             pre: &pre,
             body: &b,
-            post: "    local.get $a\n    local.get $b\n    i32.xor\n    local.get $c\n    i32.xor\n    local.get $d\n    i32.xor",
+            post: &post,
         }
         .render(body)
     }

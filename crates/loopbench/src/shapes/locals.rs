@@ -46,10 +46,8 @@ impl Shape for LocalCopies {
     }
     fn wat(&self, p: &Params, body: Body) -> String {
         let rotation = "      local.get $a\n      local.set $t\n      local.get $b\n      local.set $a\n      local.get $c\n      local.set $b\n      local.get $d\n      local.set $c\n      local.get $t\n      local.get $i\n      i32.add\n      local.set $d\n";
-        let mut pre = String::new();
-        for (j, l) in ["$a", "$b", "$c", "$d"].iter().enumerate() {
-            pre += &format!("    i32.const {}\n    i32.load\n    local.set {l}\n", 4 * j);
-        }
+        let abcd = ["$a", "$b", "$c", "$d"];
+        let (pre, post) = (load_locals("i32", &abcd), xor_of(&abcd));
         LoopModule {
             pages: pages_for(self.memory_bytes(p)),
             shared: false,
@@ -57,7 +55,7 @@ impl Shape for LocalCopies {
             locals: "(local $a i32) (local $b i32) (local $c i32) (local $d i32) (local $t i32)",
             pre: &pre,
             body: &rotation.repeat(ROTATIONS),
-            post: "    local.get $a\n    local.get $b\n    i32.xor\n    local.get $c\n    i32.xor\n    local.get $d\n    i32.xor",
+            post: &post,
         }
         .render(body)
     }

@@ -411,6 +411,31 @@ impl Stream {
     }
 }
 
+/// A prologue loading locals from consecutive words at the parameter
+/// base: `ty` is `i32` or `i64` (4 or 8 bytes apart).
+pub fn load_locals(ty: &str, locals: &[&str]) -> String {
+    let width = if ty == "i64" { 8 } else { 4 };
+    locals
+        .iter()
+        .enumerate()
+        .map(|(j, l)| {
+            format!(
+                "    i32.const {}\n    {ty}.load\n    local.set {l}\n",
+                width * j
+            )
+        })
+        .collect()
+}
+
+/// The i32 locals xor-ed together: a result that depends on every one.
+pub fn xor_of(locals: &[&str]) -> String {
+    let mut out = format!("    local.get {}", locals[0]);
+    for l in &locals[1..] {
+        out += &format!("\n    local.get {l}\n    i32.xor");
+    }
+    out
+}
+
 /// Write little-endian i32 words.
 pub fn words_to_bytes(words: &[i32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()

@@ -54,10 +54,7 @@ impl Shape for I64Chain {
             b += &format!("      local.get {operand}\n      {op}\n");
         }
         b += "      local.set $x\n";
-        let mut pre = String::new();
-        for (j, l) in ["$x", "$a", "$b", "$c", "$d"].iter().enumerate() {
-            pre += &format!("    i32.const {}\n    i64.load\n    local.set {l}\n", 8 * j);
-        }
+        let pre = load_locals("i64", &["$x", "$a", "$b", "$c", "$d"]);
         LoopModule {
             pages: pages_for(self.memory_bytes(p)),
             shared: false,
