@@ -11,7 +11,9 @@
 //! | `local`         | `local.get` `local.set` `local.tee` |
 //! | `global`        | `global.get` `global.set` (an access through the instance, not a register or stack slot) |
 //! | `const`         | `i32.const` `i64.const` `f32.const` `f64.const` (`v128.const` is `simd`) |
-//! | `int`           | every i32/i64 operator that stays in its type: `eqz`, comparisons, `clz` `ctz` `popcnt`, `add` `sub` `mul` `div_*` `rem_*`, `and` `or` `xor` `shl` `shr_*` `rotl` `rotr`, the sign-extension operators (`i32.extend8_s` ... `i64.extend32_s`) and wide arithmetic (`i64.add128` ...) |
+//! | `int`           | i32/i64 operators that stay in their type and cost one ALU operation: `eqz`, comparisons, `add` `sub`, `and` `or` `xor`, the sign-extension operators (`i32.extend8_s` ... `i64.extend32_s`) and `i64.add128` `i64.sub128` |
+//! | `int_shift`     | shifts, rotates and bit counts: `shl` `shr_*` `rotl` `rotr` `clz` `ctz` `popcnt` (an interpreter masks the count or calls out) |
+//! | `int_mul`       | multiplication and division: `mul` `div_*` `rem_*`, `i64.mul_wide_*` (multi-cycle, and division checks for traps) |
 //! | `float`         | every f32/f64 operator that stays in its type: comparisons, `abs` `neg` `ceil` `floor` `trunc` `nearest` `sqrt` `add` `sub` `mul` `div` `min` `max` `copysign` |
 //! | `conversion`    | operators that change the value type: `i32.wrap_i64`, `i64.extend_i32_*`, `*.trunc_f*` (trapping and `_sat`), `*.convert_*`, `f32.demote_f64`, `f64.promote_f32`, `*.reinterpret_*` |
 //! | `load`          | every non-atomic linear-memory load, scalar and SIMD (`v128.load*`, `v128.load*_splat`, `v128.load*_zero`, `v128.load*_lane`) |
@@ -53,8 +55,12 @@ pub enum OpClass {
     Global,
     /// Scalar constants.
     Const,
-    /// Integer arithmetic, comparison and bit operators.
+    /// Integer add/sub, logic, comparisons, sign extension.
     Int,
+    /// Integer shifts, rotates and bit counts.
+    IntShift,
+    /// Integer multiplication and division.
+    IntMul,
     /// Float arithmetic and comparison operators.
     Float,
     /// Value-type conversions.
@@ -83,13 +89,15 @@ pub enum OpClass {
 
 impl OpClass {
     /// Every class, in the order of the enum (and of [`OpClass::index`]).
-    pub const ALL: [OpClass; 18] = [
+    pub const ALL: [OpClass; 20] = [
         OpClass::Control,
         OpClass::Branch,
         OpClass::Local,
         OpClass::Global,
         OpClass::Const,
         OpClass::Int,
+        OpClass::IntShift,
+        OpClass::IntMul,
         OpClass::Float,
         OpClass::Conversion,
         OpClass::Load,
@@ -113,6 +121,8 @@ impl OpClass {
             OpClass::Global => "global",
             OpClass::Const => "const",
             OpClass::Int => "int",
+            OpClass::IntShift => "int_shift",
+            OpClass::IntMul => "int_mul",
             OpClass::Float => "float",
             OpClass::Conversion => "conversion",
             OpClass::Load => "load",
@@ -142,7 +152,7 @@ impl fmt::Display for OpClass {
 
 /// Error returned when parsing an unknown class name.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown op class `{0}` (expected one of control, branch, local, global, const, int, float, conversion, load, store, bulk_memory, atomic, call, call_indirect, return, tail_call, simd, other)")]
+#[error("unknown op class `{0}` (expected one of control, branch, local, global, const, int, int_shift, int_mul, float, conversion, load, store, bulk_memory, atomic, call, call_indirect, return, tail_call, simd, other)")]
 pub struct UnknownClass(pub String);
 
 impl FromStr for OpClass {
@@ -299,19 +309,27 @@ pub fn classify(op: &Operator<'_>) -> OpClass {
         | O::I64LeU
         | O::I64GeS
         | O::I64GeU
-        | O::I32Clz
-        | O::I32Ctz
-        | O::I32Popcnt
         | O::I32Add
         | O::I32Sub
-        | O::I32Mul
-        | O::I32DivS
-        | O::I32DivU
-        | O::I32RemS
-        | O::I32RemU
         | O::I32And
         | O::I32Or
         | O::I32Xor
+        | O::I64Add
+        | O::I64Sub
+        | O::I64And
+        | O::I64Or
+        | O::I64Xor
+        | O::I32Extend8S
+        | O::I32Extend16S
+        | O::I64Extend8S
+        | O::I64Extend16S
+        | O::I64Extend32S
+        | O::I64Add128
+        | O::I64Sub128 => OpClass::Int,
+
+        O::I32Clz
+        | O::I32Ctz
+        | O::I32Popcnt
         | O::I32Shl
         | O::I32ShrS
         | O::I32ShrU
@@ -320,30 +338,24 @@ pub fn classify(op: &Operator<'_>) -> OpClass {
         | O::I64Clz
         | O::I64Ctz
         | O::I64Popcnt
-        | O::I64Add
-        | O::I64Sub
+        | O::I64Shl
+        | O::I64ShrS
+        | O::I64ShrU
+        | O::I64Rotl
+        | O::I64Rotr => OpClass::IntShift,
+
+        O::I32Mul
+        | O::I32DivS
+        | O::I32DivU
+        | O::I32RemS
+        | O::I32RemU
         | O::I64Mul
         | O::I64DivS
         | O::I64DivU
         | O::I64RemS
         | O::I64RemU
-        | O::I64And
-        | O::I64Or
-        | O::I64Xor
-        | O::I64Shl
-        | O::I64ShrS
-        | O::I64ShrU
-        | O::I64Rotl
-        | O::I64Rotr
-        | O::I32Extend8S
-        | O::I32Extend16S
-        | O::I64Extend8S
-        | O::I64Extend16S
-        | O::I64Extend32S
-        | O::I64Add128
-        | O::I64Sub128
         | O::I64MulWideS
-        | O::I64MulWideU => OpClass::Int,
+        | O::I64MulWideU => OpClass::IntMul,
 
         O::F32Eq
         | O::F32Ne
@@ -587,7 +599,12 @@ pub(crate) fn is_straight_line(op: &Operator<'_>) -> bool {
         | O::I64TruncF64S
         | O::I64TruncF64U => false,
         _ => match classify(op) {
-            OpClass::Const | OpClass::Int | OpClass::Float | OpClass::Conversion => true,
+            OpClass::Const
+            | OpClass::Int
+            | OpClass::IntShift
+            | OpClass::IntMul
+            | OpClass::Float
+            | OpClass::Conversion => true,
             // SIMD arithmetic cannot trap; SIMD memory access is `load`/`store`.
             OpClass::Simd => true,
             _ => false,
@@ -645,6 +662,10 @@ mod tests {
                 OpClass::Const,
             ),
             (Operator::I64Extend8S, OpClass::Int),
+            (Operator::I32Rotl, OpClass::IntShift),
+            (Operator::I64Popcnt, OpClass::IntShift),
+            (Operator::I32RemU, OpClass::IntMul),
+            (Operator::I64MulWideS, OpClass::IntMul),
             (Operator::F64Copysign, OpClass::Float),
             (Operator::I32TruncSatF64U, OpClass::Conversion),
             (Operator::V128Load32Splat { memarg: m }, OpClass::Load),

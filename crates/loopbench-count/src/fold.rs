@@ -105,7 +105,13 @@ impl ModuleArity for NoModule {
 fn is_computation(op: &Operator<'_>) -> bool {
     matches!(
         classify(op),
-        OpClass::Int | OpClass::Float | OpClass::Conversion | OpClass::Load | OpClass::Store
+        OpClass::Int
+            | OpClass::IntShift
+            | OpClass::IntMul
+            | OpClass::Float
+            | OpClass::Conversion
+            | OpClass::Load
+            | OpClass::Store
     ) || matches!(op, Operator::Select | Operator::TypedSelect { .. })
 }
 

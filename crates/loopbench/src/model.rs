@@ -45,6 +45,8 @@ pub const FEATURES: &[&str] = &[
     "const",
     "operand",
     "int",
+    "int_shift",
+    "int_mul",
     "float",
     "conversion",
     "load",
@@ -277,6 +279,8 @@ fn solve(mut m: Vec<Vec<f64>>, mut v: Vec<f64>) -> Vec<f64> {
 /// are collinear: the machinery a shape isolates first, the loop's glue last.
 const PRIORITY: &[&str] = &[
     "mispredict",
+    "int_mul",
+    "int_shift",
     "int",
     "float",
     "conversion",

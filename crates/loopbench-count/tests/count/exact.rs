@@ -41,7 +41,8 @@ fn load_store_loop() {
     let mut m = Counted::new(LOAD_STORE_LOOP);
     assert_eq!(m.call_i32("run", &i32s(&[100])), 0);
     let c = m.counts();
-    // Per iteration 18 ops: 9 local, 2 const, 4 int (shl, add, add, lt_u),
+    // Per iteration 18 ops: 9 local, 2 const, 3 int (add, add, lt_u), 1
+    // int_shift (shl),
     // 1 load, 1 store, 1 br_if. Once: loop, the loop's end, local.get, end.
     assert_classes(
         &c,
@@ -49,7 +50,8 @@ fn load_store_loop() {
             (OpClass::Control, 3),
             (OpClass::Local, 9 * 100 + 1),
             (OpClass::Const, 200),
-            (OpClass::Int, 400),
+            (OpClass::Int, 300),
+            (OpClass::IntShift, 100),
             (OpClass::Load, 100),
             (OpClass::Store, 100),
             (OpClass::Branch, 100),
@@ -181,7 +183,9 @@ fn br_table_nested_blocks_if_else() {
             (OpClass::Branch, 6 + 2 + 6 + 6 + 3),
             (OpClass::Local, 6 * 8 + 4 + 4 + 1),
             (OpClass::Const, 6 * 4 + 2 + 2),
-            (OpClass::Int, 6 * 5 + 2 + 2),
+            // The rem_u of every iteration is a multiplicative op.
+            (OpClass::Int, 6 * 4 + 2 + 2),
+            (OpClass::IntMul, 6),
         ],
     );
     // br_table 6 + br $b2 2 + (if-false or else) 6 + br_if taken 5.

@@ -1,12 +1,118 @@
 //! Scalar odds and ends the other families do not isolate: a dependent i64
-//! arithmetic chain, a chain of `select`s on data-dependent conditions, and
-//! global-only get/set traffic (`locals_traffic` mixes locals and globals).
+//! arithmetic chain, a chain of `select`s on data-dependent conditions,
+//! global-only get/set traffic (`locals_traffic` mixes locals and globals),
+//! and two i32 chains that price the integer classes the add chains do not:
+//! rotates (`shift_chain`) and multiplications (`mul_chain`).
 
 use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
-    vec![Box::new(I64Chain), Box::new(SelectChain), Box::new(Globals)]
+    vec![
+        Box::new(I64Chain),
+        Box::new(SelectChain),
+        Box::new(Globals),
+        Box::new(I32Chain { mul: false }),
+        Box::new(I32Chain { mul: true }),
+    ]
+}
+
+const I32_SEED: u64 = 0x1320_C4A1;
+
+/// The i32 chains' start value and four operands; the multipliers are odd,
+/// so the product never collapses to zero.
+fn i32_inputs() -> [i32; 5] {
+    let mut s = Stream::new(I32_SEED);
+    [0; 5].map(|_| s.next_u64() as i32 | 1)
+}
+
+/// Eight dependent i32 operations of one integer class per iteration, each
+/// on an operand loaded from memory (so no engine can fold them).
+struct I32Chain {
+    mul: bool,
+}
+
+impl I32Chain {
+    fn steps(&self) -> [(&'static str, &'static str); 8] {
+        let ops = if self.mul {
+            ["i32.mul"; 4]
+        } else {
+            ["i32.rotl", "i32.rotr", "i32.rotl", "i32.rotr"]
+        };
+        let operands = ["$a", "$b", "$c", "$d"];
+        std::array::from_fn(|k| (operands[k % 4], ops[k % 4]))
+    }
+}
+
+impl Shape for I32Chain {
+    fn name(&self) -> &str {
+        if self.mul {
+            "mul_chain"
+        } else {
+            "shift_chain"
+        }
+    }
+    fn prices(&self) -> &str {
+        if self.mul {
+            "eight dependent i32.mul per iteration (the int_mul class)"
+        } else {
+            "eight dependent i32 rotates per iteration by data amounts (the int_shift class)"
+        }
+    }
+    fn default_iters(&self, p: &Params) -> u64 {
+        (p.bytes / 16).max(1)
+    }
+    fn declared(&self, _p: &Params) -> Declared {
+        // local.get $x, then eight (local.get operand, op), local.set $x.
+        Declared {
+            ops: 2 + 16 + LOOP_OPS,
+            taken_branches: LOOP_TAKEN,
+            per: 1,
+            ..Declared::default()
+        }
+    }
+    fn wat(&self, p: &Params, body: Body) -> String {
+        let mut b = String::from("      local.get $x\n");
+        for (operand, op) in self.steps() {
+            b += &format!("      local.get {operand}\n      {op}\n");
+        }
+        b += "      local.set $x\n";
+        LoopModule {
+            pages: pages_for(self.memory_bytes(p)),
+            shared: false,
+            items: "",
+            locals: "(local $x i32) (local $a i32) (local $b i32) (local $c i32) (local $d i32)",
+            pre: &load_locals("i32", &["$x", "$a", "$b", "$c", "$d"]),
+            body: &b,
+            post: "    local.get $x",
+        }
+        .render(body)
+    }
+    fn init(&self, _p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
+        inst.write_memory(PARAM_BASE, &words_to_bytes(&i32_inputs()))?;
+        Ok(())
+    }
+    fn verify(
+        &self,
+        _p: &Params,
+        iters: u64,
+        ret: Option<i32>,
+        _inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
+        let [mut x, a, b, c, d] = i32_inputs();
+        for _ in 0..iters {
+            for (k, v) in [a, b, c, d, a, b, c, d].into_iter().enumerate() {
+                x = if self.mul {
+                    x.wrapping_mul(v)
+                } else if k % 2 == 0 {
+                    x.rotate_left(v as u32 & 31)
+                } else {
+                    x.rotate_right(v as u32 & 31)
+                };
+            }
+        }
+        expect_return("final value", x, ret)
+    }
 }
 
 const I64_SEED: u64 = 0x1640_C4A1;
