@@ -32,15 +32,30 @@ struct I32Chain {
     mul: bool,
 }
 
+const OPERANDS: [&str; 4] = ["$a", "$b", "$c", "$d"];
+
 impl I32Chain {
-    fn steps(&self) -> [(&'static str, &'static str); 8] {
-        let ops = if self.mul {
-            ["i32.mul"; 4]
+    /// mul_chain: `x = x * a * b * c * d * a * b * c * d`. shift_chain:
+    /// four times `x = rotr(rotl(x, x), operand)`: the first amount is the
+    /// value itself, because rotations by fixed amounts add up, and over a
+    /// multiple of 32 iterations would bring x back (the verifier could not
+    /// tell a run from none).
+    fn body(&self) -> String {
+        let mut b = String::new();
+        if self.mul {
+            b += "      local.get $x\n";
+            for operand in OPERANDS.iter().chain(&OPERANDS) {
+                b += &format!("      local.get {operand}\n      i32.mul\n");
+            }
+            b += "      local.set $x\n";
         } else {
-            ["i32.rotl", "i32.rotr", "i32.rotl", "i32.rotr"]
-        };
-        let operands = ["$a", "$b", "$c", "$d"];
-        std::array::from_fn(|k| (operands[k % 4], ops[k % 4]))
+            for operand in OPERANDS {
+                b += &format!(
+                    "      local.get $x\n      local.get $x\n      i32.rotl\n      local.get {operand}\n      i32.rotr\n      local.set $x\n"
+                );
+            }
+        }
+        b
     }
 }
 
@@ -56,27 +71,25 @@ impl Shape for I32Chain {
         if self.mul {
             "eight dependent i32.mul per iteration (the int_mul class)"
         } else {
-            "eight dependent i32 rotates per iteration by data amounts (the int_shift class)"
+            "eight dependent i32 rotates per iteration, by the value itself and by data (the int_shift class)"
         }
     }
     fn default_iters(&self, p: &Params) -> u64 {
         (p.bytes / 16).max(1)
     }
     fn declared(&self, _p: &Params) -> Declared {
-        // local.get $x, then eight (local.get operand, op), local.set $x.
+        // mul: local.get $x, eight (local.get operand, mul), local.set $x;
+        // shift: four statements of six ops (see `body`).
+        let ops = if self.mul { 2 + 16 } else { 4 * 6 };
         Declared {
-            ops: 2 + 16 + LOOP_OPS,
+            ops: ops + LOOP_OPS,
             taken_branches: LOOP_TAKEN,
             per: 1,
             ..Declared::default()
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
-        let mut b = String::from("      local.get $x\n");
-        for (operand, op) in self.steps() {
-            b += &format!("      local.get {operand}\n      {op}\n");
-        }
-        b += "      local.set $x\n";
+        let b = self.body();
         LoopModule {
             pages: pages_for(self.memory_bytes(p)),
             shared: false,
@@ -101,14 +114,14 @@ impl Shape for I32Chain {
     ) -> Result<(), HookError> {
         let [mut x, a, b, c, d] = i32_inputs();
         for _ in 0..iters {
-            for (k, v) in [a, b, c, d, a, b, c, d].into_iter().enumerate() {
-                x = if self.mul {
-                    x.wrapping_mul(v)
-                } else if k % 2 == 0 {
-                    x.rotate_left(v as u32 & 31)
-                } else {
-                    x.rotate_right(v as u32 & 31)
-                };
+            if self.mul {
+                for v in [a, b, c, d, a, b, c, d] {
+                    x = x.wrapping_mul(v);
+                }
+            } else {
+                for v in [a, b, c, d] {
+                    x = x.rotate_left(x as u32 & 31).rotate_right(v as u32 & 31);
+                }
             }
         }
         expect_return("final value", x, ret)
