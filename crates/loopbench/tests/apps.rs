@@ -403,6 +403,35 @@ fn cli_lists_apps_and_rejects_unknown_ones() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("at least two arms"));
+    for (flag, value, message) in [
+        (
+            "--budget",
+            "0",
+            "--budget must be a positive number of seconds",
+        ),
+        (
+            "--budget",
+            "nan",
+            "--budget must be a positive number of seconds",
+        ),
+        ("--min-epochs", "0", "--min-epochs must be at least 1"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+            .args([
+                "app",
+                "project",
+                "zlib",
+                "--engines",
+                "wasmi,wasm3",
+                flag,
+                value,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.trim(), format!("error: {message}"), "{flag} {value}");
+    }
 }
 
 /// The sqlite app's expected checksum is not ours: Python's sqlite3 runs

@@ -123,8 +123,35 @@ pub struct AppProjectArgs {
     pub rounds: usize,
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
+    /// Seconds per shape and per app, in both sessions: more epochs (fresh
+    /// processes) for the twins that price mispredictions and for the
+    /// apps, whose layout moves their times between processes.
+    #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
+    pub budget: f64,
+    /// Epochs every shape and app takes at least, budget permitting.
+    #[arg(long, default_value_t = 5)]
+    pub min_epochs: usize,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+impl AppProjectArgs {
+    /// The stop rule of both sessions.
+    fn stop(&self) -> Result<crate::results::StopSettings, Error> {
+        if !(self.budget > 0.0 && self.budget.is_finite()) {
+            return Err(Error::Usage(
+                "--budget must be a positive number of seconds".into(),
+            ));
+        }
+        if self.min_epochs == 0 {
+            return Err(Error::Usage("--min-epochs must be at least 1".into()));
+        }
+        Ok(crate::results::StopSettings {
+            budget_s: self.budget,
+            min_epochs: self.min_epochs,
+            ..Plan::default().stop
+        })
+    }
 }
 
 #[derive(Args, Debug)]
@@ -283,6 +310,7 @@ fn median_of(r: &ShapeResult, arm: &str) -> Option<f64> {
 impl AppProjectArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let apps = select(&self.apps)?;
+        let stop = self.stop()?;
         let exports = self.output.exports()?;
         let arms = ArmArgs {
             engines: self.engines.clone(),
@@ -316,6 +344,7 @@ impl AppProjectArgs {
             },
             rounds: self.rounds,
             warmup: self.warmup,
+            stop: stop.clone(),
             ..Default::default()
         };
         let price_report = session::run(plan, &mut Quiet)?;
@@ -336,10 +365,9 @@ impl AppProjectArgs {
             "measuring apps: {}",
             apps.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
         );
-        let report = session::run(
-            app_plan(&apps, arms.clone(), self.rounds, self.warmup)?,
-            &mut Quiet,
-        )?;
+        let mut plan = app_plan(&apps, arms.clone(), self.rounds, self.warmup)?;
+        plan.stop = stop;
+        let report = session::run(plan, &mut Quiet)?;
         let mut out = String::new();
         let _ = writeln!(
             out,
