@@ -22,17 +22,27 @@ use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
     vec![
-        Box::new(Chain { taken: false }),
-        Box::new(Chain { taken: true }),
-        Box::new(IfElse),
+        Box::new(Chain(ChainKind::NotTaken)),
+        Box::new(Chain(ChainKind::Taken)),
+        Box::new(Chain(ChainKind::IfElse)),
         Box::new(Switch { table: false }),
         Box::new(Switch { table: true }),
     ]
 }
 
-struct Chain {
-    taken: bool,
+/// How each of the K adds is wrapped.
+#[derive(Clone, Copy, PartialEq)]
+enum ChainKind {
+    /// In a block ending with a `br_if` on the flag (0: never taken).
+    NotTaken,
+    /// The same, with the flag 1: always taken.
+    Taken,
+    /// In the then arm of an `if`/`else` on the flag (1).
+    IfElse,
 }
+
+/// The K-add family: one module shape, three ways around each add.
+struct Chain(ChainKind);
 
 const CHAIN_SEED: u64 = 0xC4A1;
 
@@ -47,68 +57,25 @@ fn chain_values(k: u32) -> Vec<i32> {
     v
 }
 
-/// The module every K-add shape shares: a flag and K values loaded into
-/// locals, `body(j)` for each add, the accumulator returned.
-fn chain_module(
-    p: &Params,
-    memory_bytes: u64,
-    body: Body,
-    add: impl Fn(usize) -> String,
-) -> String {
-    let k = p.k as usize;
-    let locals: String = (0..k)
-        .map(|j| format!("(local $x{j} i32) "))
-        .collect::<String>()
-        + "(local $acc i32) (local $flag i32)";
-    let mut pre = String::from("    i32.const 0\n    i32.load\n    local.set $flag\n");
-    for j in 0..k {
-        pre += &format!(
-            "    i32.const {}\n    i32.load\n    local.set $x{j}\n",
-            4 + 4 * j
-        );
-    }
-    let b: String = (0..k).map(add).collect();
-    LoopModule {
-        pages: pages_for(memory_bytes),
-        shared: false,
-        items: "",
-        locals: &locals,
-        pre: &pre,
-        body: &b,
-        post: "    local.get $acc",
-    }
-    .render(body)
-}
-
-/// The flag, then the K values, at the parameter base.
-fn chain_init(p: &Params, flag: i32, inst: &mut dyn Instance) -> Result<(), HookError> {
-    let mut words = vec![flag];
-    words.extend(chain_values(p.k));
-    inst.write_memory(PARAM_BASE, &words_to_bytes(&words))?;
-    Ok(())
-}
-
-/// Every K-add shape returns the sum of the values times the iterations.
-fn chain_verify(p: &Params, iters: u64, ret: Option<i32>) -> Result<(), HookError> {
-    let sum = chain_values(p.k)
-        .iter()
-        .fold(0i32, |a, x| a.wrapping_add(*x));
-    expect_return("accumulator", sum.wrapping_mul(iters as i32), ret)
-}
-
 impl Shape for Chain {
     fn name(&self) -> &str {
-        if self.taken {
-            "br_chain"
-        } else {
-            "add_chain"
+        match self.0 {
+            ChainKind::NotTaken => "add_chain",
+            ChainKind::Taken => "br_chain",
+            ChainKind::IfElse => "if_else",
         }
     }
     fn prices(&self) -> &str {
-        if self.taken {
-            "K dependent adds, each followed by a taken br_if (subtract add_chain, divide by K)"
-        } else {
-            "K dependent adds, each followed by a not-taken br_if (the pair's baseline)"
+        match self.0 {
+            ChainKind::NotTaken => {
+                "K dependent adds, each followed by a not-taken br_if (the pair's baseline)"
+            }
+            ChainKind::Taken => {
+                "K dependent adds, each followed by a taken br_if (subtract add_chain, divide by K)"
+            }
+            ChainKind::IfElse => {
+                "K adds, each in the then arm of an if/else on a data flag (an if and an else jump per add)"
+            }
         }
     }
     fn default_iters(&self, p: &Params) -> u64 {
@@ -117,24 +84,60 @@ impl Shape for Chain {
     fn declared(&self, p: &Params) -> Declared {
         let k = p.k as u64;
         // Per add: block, local.get, local.get, i32.add, local.set, local.get,
-        // br_if, plus the block's `end` when the branch falls through.
-        let per_add = if self.taken { 7 } else { 8 };
+        // br_if, plus the block's `end` when the branch falls through. For
+        // if_else: local.get $flag, if, the four ops of the add, and `else`
+        // (a taken jump past the `end`, which never runs).
+        let (per_add, taken) = match self.0 {
+            ChainKind::NotTaken => (8, 0),
+            ChainKind::Taken => (7, k),
+            ChainKind::IfElse => (7, k),
+        };
         Declared {
             ops: per_add * k + LOOP_OPS,
-            taken_branches: if self.taken { k } else { 0 } + LOOP_TAKEN,
+            taken_branches: taken + LOOP_TAKEN,
             per: 1,
             ..Declared::default()
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
-        chain_module(p, self.memory_bytes(p), body, |j| {
-            format!(
-                "      block\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n        local.get $flag\n        br_if 0\n      end\n"
-            )
-        })
+        let k = p.k as usize;
+        let locals: String = (0..k)
+            .map(|j| format!("(local $x{j} i32) "))
+            .collect::<String>()
+            + "(local $acc i32) (local $flag i32)";
+        let mut pre = String::from("    i32.const 0\n    i32.load\n    local.set $flag\n");
+        for j in 0..k {
+            pre += &format!(
+                "    i32.const {}\n    i32.load\n    local.set $x{j}\n",
+                4 + 4 * j
+            );
+        }
+        let b: String = (0..k)
+            .map(|j| match self.0 {
+                ChainKind::IfElse => format!(
+                    "      local.get $flag\n      if\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n      else\n        local.get $acc\n        local.get $x{j}\n        i32.sub\n        local.set $acc\n      end\n"
+                ),
+                _ => format!(
+                    "      block\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n        local.get $flag\n        br_if 0\n      end\n"
+                ),
+            })
+            .collect();
+        LoopModule {
+            pages: pages_for(self.memory_bytes(p)),
+            shared: false,
+            items: "",
+            locals: &locals,
+            pre: &pre,
+            body: &b,
+            post: "    local.get $acc",
+        }
+        .render(body)
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
-        chain_init(p, self.taken as i32, inst)
+        let mut words = vec![(self.0 != ChainKind::NotTaken) as i32];
+        words.extend(chain_values(p.k));
+        inst.write_memory(PARAM_BASE, &words_to_bytes(&words))?;
+        Ok(())
     }
     fn verify(
         &self,
@@ -143,51 +146,10 @@ impl Shape for Chain {
         ret: Option<i32>,
         _inst: &mut dyn Instance,
     ) -> Result<(), HookError> {
-        chain_verify(p, iters, ret)
-    }
-}
-
-struct IfElse;
-
-impl Shape for IfElse {
-    fn name(&self) -> &str {
-        "if_else"
-    }
-    fn prices(&self) -> &str {
-        "K adds, each in the then arm of an if/else on a data flag (an if and an else jump per add)"
-    }
-    fn default_iters(&self, p: &Params) -> u64 {
-        (p.bytes / 16).max(1)
-    }
-    fn declared(&self, p: &Params) -> Declared {
-        // Per add: local.get $flag, if, local.get, local.get, i32.add,
-        // local.set, else (a taken jump past the `end`, which never runs).
-        let k = p.k as u64;
-        Declared {
-            ops: 7 * k + LOOP_OPS,
-            taken_branches: k + LOOP_TAKEN,
-            per: 1,
-            ..Declared::default()
-        }
-    }
-    fn wat(&self, p: &Params, body: Body) -> String {
-        chain_module(p, self.memory_bytes(p), body, |j| {
-            format!(
-                "      local.get $flag\n      if\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n      else\n        local.get $acc\n        local.get $x{j}\n        i32.sub\n        local.set $acc\n      end\n"
-            )
-        })
-    }
-    fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
-        chain_init(p, 1, inst)
-    }
-    fn verify(
-        &self,
-        p: &Params,
-        iters: u64,
-        ret: Option<i32>,
-        _inst: &mut dyn Instance,
-    ) -> Result<(), HookError> {
-        chain_verify(p, iters, ret)
+        let sum = chain_values(p.k)
+            .iter()
+            .fold(0i32, |a, x| a.wrapping_add(*x));
+        expect_return("accumulator", sum.wrapping_mul(iters as i32), ret)
     }
 }
 
