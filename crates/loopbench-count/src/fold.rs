@@ -55,7 +55,7 @@
 //! executions like the class counts, so a folded count never exceeds its
 //! class count, and only `local` and `const` instructions are ever folded.
 
-use crate::class::{classify, OpClass};
+use crate::class::OpClass;
 use wasmparser::{
     BlockType, ContType, FrameKind, FuncType, ModuleArity, Operator, RefType, SubType,
 };
@@ -101,10 +101,11 @@ impl ModuleArity for NoModule {
     }
 }
 
-/// Whether a register machine folds operands into this operator.
-fn is_computation(op: &Operator<'_>) -> bool {
+/// Whether a register machine folds operands into this operator (of
+/// class `class`).
+fn is_computation(op: &Operator<'_>, class: OpClass) -> bool {
     matches!(
-        classify(op),
+        class,
         OpClass::Int
             | OpClass::IntShift
             | OpClass::IntMul
@@ -135,8 +136,8 @@ impl Folder {
         }
     }
 
-    /// The next operator of the body.
-    pub(crate) fn push(&mut self, op: &Operator<'_>) {
+    /// The next operator of the body, and its class.
+    pub(crate) fn push(&mut self, op: &Operator<'_>, class: OpClass) {
         let at = self.folded.len();
         self.folded.push(false);
         match op {
@@ -167,7 +168,7 @@ impl Folder {
                 self.stack.clear();
             }
             _ if matches!(
-                classify(op),
+                class,
                 OpClass::Control | OpClass::Branch | OpClass::Return | OpClass::TailCall
             ) =>
             {
@@ -176,7 +177,7 @@ impl Folder {
             _ => match op.operator_arity(&NoModule) {
                 None => self.stack.clear(),
                 Some((inputs, outputs)) => {
-                    let computation = is_computation(op);
+                    let computation = is_computation(op, class);
                     for _ in 0..inputs {
                         if computation {
                             self.consume();
@@ -205,6 +206,7 @@ impl Folder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::class::classify;
     use wasmparser::{Parser, Payload};
 
     /// Folded flags of the first function body of `wat`, as (operator
@@ -219,7 +221,7 @@ mod tests {
                 while !reader.eof() {
                     let op = reader.read().unwrap();
                     names.push(format!("{op:?}"));
-                    folder.push(&op);
+                    folder.push(&op, classify(&op));
                 }
                 return names.into_iter().zip(folder.finish()).collect();
             }
@@ -251,7 +253,8 @@ mod tests {
         let mut folder = Folder::default();
         let mut reader = bodies[1].get_operators_reader().unwrap();
         while !reader.eof() {
-            folder.push(&reader.read().unwrap());
+            let op = reader.read().unwrap();
+            folder.push(&op, classify(&op));
         }
         folder.finish().into_iter().filter(|f| *f).count()
     }

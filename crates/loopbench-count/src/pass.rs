@@ -407,11 +407,12 @@ impl Walker<'_, '_> {
             }
 
             let at_function_end = matches!(op, Operator::End) && frames.len() == 1;
-            folder.push(&op);
-            placed.push((group, classify(&op)));
+            let class = classify(&op);
+            folder.push(&op, class);
+            placed.push((group, class));
             {
                 let g = self.group_mut(group);
-                g.add_class(classify(&op));
+                g.add_class(class);
                 if let Some(access) = access_bytes(&op) {
                     g.loaded += u64::from(access.loaded);
                     g.stored += u64::from(access.stored);

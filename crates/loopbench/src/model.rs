@@ -119,11 +119,7 @@ pub fn feature_vector(c: &crate::results::IterCounts) -> Option<Vec<f64>> {
                     &|k| c.folded.get(k).copied().unwrap_or(0.0),
                     c.taken_branches,
                     (bulk - fill, fill),
-                    // Older files did not split them: all count as two-way.
-                    {
-                        let multiway = c.multiway_mispredicts.unwrap_or(0.0);
-                        (c.mispredicts.unwrap_or(0.0) - multiway, multiway)
-                    },
+                    c.mispredicts.unwrap_or(0.0),
                 )
             })
             .collect(),
@@ -144,11 +140,11 @@ pub fn feature_value(
     folded: &dyn Fn(&str) -> f64,
     taken_branches: f64,
     (copied, filled): (f64, f64),
-    (two_way, multiway): (f64, f64),
+    mispredicts: f64,
 ) -> f64 {
     match feature {
         "taken_branch" => taken_branches,
-        "mispredict" => two_way + multiway,
+        "mispredict" => mispredicts,
         "bulk_byte" => copied,
         "fill_byte" => filled,
         "operand" => folded("local") + folded("const"),
@@ -346,18 +342,7 @@ fn epochs_of(r: &ShapeResult, arm: &str) -> Option<Vec<Vec<f64>>> {
         .arms
         .iter()
         .find(|a| a.arm == arm && !a.samples_ns_per_iter.is_empty())?;
-    if a.reps.len() != a.samples_ns_per_iter.len() {
-        // Schema 1: one process, no epochs.
-        return Some(vec![a.samples_ns_per_iter.clone()]);
-    }
-    let mut by_epoch: Vec<(u32, Vec<f64>)> = Vec::new();
-    for (rep, &x) in a.reps.iter().zip(&a.samples_ns_per_iter) {
-        match by_epoch.iter_mut().find(|(e, _)| *e == rep.epoch) {
-            Some((_, v)) => v.push(x),
-            None => by_epoch.push((rep.epoch, vec![x])),
-        }
-    }
-    Some(by_epoch.into_iter().map(|(_, v)| v).collect())
+    Some(a.samples_by_epoch().into_values().collect())
 }
 
 /// The statistic every price is fitted to: the mean of the epoch medians
@@ -450,7 +435,7 @@ fn fit(rows: &[Row], y: &[f64], used: &[bool], identifiable: &[bool]) -> (Vec<f6
     let mut price = vec![0.0; n];
     let mut anchored = vec![false; n];
     for anchor in ANCHORS {
-        let Some(j) = FEATURES.iter().position(|f| *f == anchor.feature) else {
+        let Some(j) = feature_index(anchor.feature) else {
             continue;
         };
         let find = |name: &str| (0..rows.len()).find(|&i| used[i] && rows[i].shape == name);
@@ -524,13 +509,17 @@ pub fn build(report: &Session) -> Vec<EngineModel> {
     arms.iter().map(|arm| model_arm(report, arm)).collect()
 }
 
-/// The bootstrap replicates of one shape's statistic, seeded by its name
-/// so every arm and every pair sees the same draws for it.
+/// The bootstrap replicates of one arm's statistic on one shape, seeded by
+/// both names: a refit of the same session draws the same replicates, and
+/// the prices and the pairs of an arm share them.
 fn replicates(shape: &str, arm: &str, epochs: &[Vec<f64>]) -> Vec<f64> {
-    let seed = shape.bytes().chain(arm.bytes()).fold(0x5EED_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01B3)
-    });
+    let seed = crate::workers::protocol::fnv1a(&[shape.as_bytes(), arm.as_bytes()]);
     stats::epochs::hierarchical_bootstrap(epochs, BOOTSTRAP, seed)
+}
+
+/// A feature's column in [`FEATURES`].
+fn feature_index(name: &str) -> Option<usize> {
+    FEATURES.iter().position(|f| *f == name)
 }
 
 fn interval(reps: Vec<f64>) -> [f64; 2] {
@@ -710,9 +699,7 @@ fn pairs(rows: &[Row], k: f64) -> Vec<Pair> {
         "call_direct",
     );
     let misses = |r: &Row| {
-        FEATURES
-            .iter()
-            .position(|f| *f == "mispredict")
+        feature_index("mispredict")
             .and_then(|j| row_x(r).get(j).copied())
             .unwrap_or(0.0)
     };
@@ -872,7 +859,7 @@ mod tests {
         let not = not_identifiable(&a);
         let identifiable: Vec<bool> = (0..FEATURES.len()).map(|j| !not.contains(&j)).collect();
         let (p, anchored) = fit(&rows, &y, &used, &identifiable);
-        let m = FEATURES.iter().position(|f| *f == "mispredict").unwrap();
+        let m = feature_index("mispredict").unwrap();
         assert!(anchored[m] && anchored.iter().filter(|a| **a).count() == 1);
         assert!(
             (p[m] - 5.0).abs() < 1e-12,
@@ -908,7 +895,7 @@ mod tests {
     #[test]
     fn shapes_that_differ_in_more_than_one_feature_are_not_twins() {
         let (rows, _) = catalog(1.0);
-        let m = FEATURES.iter().position(|f| *f == "mispredict").unwrap();
+        let m = feature_index("mispredict").unwrap();
         assert_eq!(
             twin_difference(row_x(&rows[1]), row_x(&rows[0]), m, &[]),
             None
@@ -946,10 +933,10 @@ mod tests {
             "const" => 2.0,
             _ => 0.0,
         };
-        let v = |f: &str| feature_value(f, &class, &folded, 1.0, (0.0, 0.0), (0.5, 0.25));
+        let v = |f: &str| feature_value(f, &class, &folded, 1.0, (0.0, 0.0), 0.75);
         assert_eq!((v("local"), v("const"), v("operand")), (2.0, 1.0, 10.0));
         assert_eq!(
-            (v("int"), v("taken_branch"), v("mispredict")), // both kinds
+            (v("int"), v("taken_branch"), v("mispredict")),
             (4.0, 1.0, 0.75)
         );
         // Every instruction is counted once: classes == non-extra features.
@@ -977,13 +964,13 @@ mod tests {
             source: "counted".into(),
             note: None,
         };
-        let bulk = FEATURES.iter().position(|f| *f == "bulk_byte").unwrap();
+        let bulk = feature_index("bulk_byte").unwrap();
         assert_eq!(feature_vector(&c).unwrap()[bulk], 0.0);
         c.classes.insert("bulk_memory".into(), 1.0);
         c.bytes = 4096.0;
         assert_eq!(feature_vector(&c).unwrap()[bulk], 4096.0);
         // A fill's bytes are written only: a feature of their own.
-        let fill = FEATURES.iter().position(|f| *f == "fill_byte").unwrap();
+        let fill = feature_index("fill_byte").unwrap();
         (c.bulk_bytes, c.bulk_fill_bytes) = (Some(4096.0), Some(4096.0));
         let x = feature_vector(&c).unwrap();
         assert_eq!((x[bulk], x[fill]), (0.0, 4096.0));

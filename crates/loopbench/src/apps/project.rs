@@ -71,12 +71,9 @@ pub fn app_features(
         .map(|k| (k.name().to_string(), class(k.name())))
         .collect();
     for f in crate::model::FEATURES {
-        if f.starts_with("mispredict") && predictor.is_none() {
+        if *f == "mispredict" && predictor.is_none() {
             continue;
         }
-        let (all, multiway) = predictor
-            .map(|p| (p.mispredicts as f64, p.multiway_mispredicts as f64))
-            .unwrap_or_default();
         let v = crate::model::feature_value(
             f,
             &class,
@@ -86,7 +83,7 @@ pub fn app_features(
                 (c.bulk_bytes - c.bulk_fill_bytes) as f64,
                 c.bulk_fill_bytes as f64,
             ),
-            (all - multiway, multiway),
+            predictor.map_or(0.0, |p| p.mispredicts as f64),
         );
         x.insert(f.to_string(), v);
     }

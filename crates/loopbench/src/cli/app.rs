@@ -135,25 +135,6 @@ pub struct AppProjectArgs {
     pub output: OutputArgs,
 }
 
-impl AppProjectArgs {
-    /// The stop rule of both sessions.
-    fn stop(&self) -> Result<crate::results::StopSettings, Error> {
-        if !(self.budget > 0.0 && self.budget.is_finite()) {
-            return Err(Error::Usage(
-                "--budget must be a positive number of seconds".into(),
-            ));
-        }
-        if self.min_epochs == 0 {
-            return Err(Error::Usage("--min-epochs must be at least 1".into()));
-        }
-        Ok(crate::results::StopSettings {
-            budget_s: self.budget,
-            min_epochs: self.min_epochs,
-            ..Plan::default().stop
-        })
-    }
-}
-
 #[derive(Args, Debug)]
 pub struct AppWarmArgs {
     /// App name.
@@ -308,6 +289,19 @@ fn median_of(r: &ShapeResult, arm: &str) -> Option<f64> {
 }
 
 impl AppProjectArgs {
+    /// The stop rule of both sessions.
+    fn stop(&self) -> Result<crate::results::StopSettings, Error> {
+        super::run::check_budget(self.budget)?;
+        if self.min_epochs == 0 {
+            return Err(Error::Usage("--min-epochs must be at least 1".into()));
+        }
+        Ok(crate::results::StopSettings {
+            budget_s: self.budget,
+            min_epochs: self.min_epochs,
+            ..Plan::default().stop
+        })
+    }
+
     pub fn execute(&self) -> Result<bool, Error> {
         let apps = select(&self.apps)?;
         let stop = self.stop()?;

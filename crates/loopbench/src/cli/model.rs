@@ -60,9 +60,7 @@ impl ModelArgs {
         }
         Ok(errors.is_empty())
     }
-}
 
-impl ModelArgs {
     /// The model of a session measured before: nothing is run.
     fn refit(&self, from: &str) -> Result<bool, Error> {
         if !self.run.engines.is_empty() || !self.run.shapes.is_empty() {

@@ -317,6 +317,17 @@ impl From<MetricArg> for Metric {
     }
 }
 
+/// `--budget` (seconds per shape) must be positive and finite.
+pub(super) fn check_budget(budget: f64) -> Result<(), Error> {
+    if budget > 0.0 && budget.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::Usage(
+            "--budget must be a positive number of seconds".into(),
+        ))
+    }
+}
+
 impl EpochArgs {
     fn stop(&self) -> Result<StopSettings, Error> {
         if !(self.precision > 0.0 && self.precision.is_finite()) {
@@ -324,11 +335,7 @@ impl EpochArgs {
                 "--precision must be a positive percentage".into(),
             ));
         }
-        if !(self.budget > 0.0 && self.budget.is_finite()) {
-            return Err(Error::Usage(
-                "--budget must be a positive number of seconds".into(),
-            ));
-        }
+        check_budget(self.budget)?;
         if self.min_epochs == 0 || self.max_epochs < self.min_epochs {
             return Err(Error::Usage(format!(
                 "--min-epochs {} and --max-epochs {}: need 1 <= min <= max",
