@@ -337,12 +337,23 @@ pub fn not_identifiable(a: &[Vec<f64>]) -> Vec<usize> {
 /// One shape's measurements of one arm, grouped by epoch: each epoch is a
 /// fresh set of worker processes, hence a fresh memory layout (DESIGN rules
 /// 11-13), so prices vary with it and their intervals must too.
-fn epochs_of(r: &ShapeResult, arm: &str) -> Option<Vec<Vec<f64>>> {
+/// With `counter`, the counter's values per iteration instead of the time
+/// (reps where it gave none are left out).
+fn epochs_of(r: &ShapeResult, arm: &str, counter: Option<&str>) -> Option<Vec<Vec<f64>>> {
     let a = r
         .arms
         .iter()
         .find(|a| a.arm == arm && !a.samples_ns_per_iter.is_empty())?;
-    Some(a.samples_by_epoch().into_values().collect())
+    let Some(c) = counter else {
+        return Some(a.samples_by_epoch().into_values().collect());
+    };
+    let values = &a.counters.values.get(c)?.samples_per_iter;
+    let epochs: Vec<Vec<f64>> = crate::results::group_by_epoch(values, &a.reps)
+        .into_values()
+        .map(|e| e.into_iter().flatten().collect::<Vec<f64>>())
+        .filter(|e| !e.is_empty())
+        .collect();
+    (!epochs.is_empty()).then_some(epochs)
 }
 
 /// The statistic every price is fitted to: the mean of the epoch medians
@@ -412,11 +423,26 @@ pub struct Anchor {
 /// a `br_table`'s wrong target apart (the call twins `call_indirect_poly`
 /// and `call_indirect_fixed` price a `call_indirect`'s, shown as a pair,
 /// and it is near zero where the callees share one code shape).
-pub const ANCHORS: &[Anchor] = &[Anchor {
-    feature: "mispredict",
-    a: "branch_random",
-    b: "branch_periodic",
-}];
+///
+/// `control` is anchored too: in every other shape `block`/`end` ride with
+/// the adds and branches inside them, so the fit priced them at whatever
+/// made those shapes add up (0.4 ns on wasmi, which resolves blocks when
+/// it compiles) and took as much off `int`, which straight-line code then
+/// missed by a third. `operand` likewise: every int op in the catalog had
+/// its two or three folded local operands with it, and the fit split their
+/// cost between the two at random.
+pub const ANCHORS: &[Anchor] = &[
+    Anchor {
+        feature: "control",
+        a: "add_blocks",
+        b: "add_run",
+    },
+    Anchor {
+        feature: "mispredict",
+        a: "branch_random",
+        b: "branch_periodic",
+    },
+];
 
 /// Shapes outside the fit because no instruction count explains their
 /// time; they are shown with what the prices make of them, and why.
@@ -489,8 +515,9 @@ pub fn twin_difference(xa: &[f64], xb: &[f64], j: usize, known: &[bool]) -> Opti
     (others_equal && dx > 1e-9).then_some(dx)
 }
 
-/// Build the model of every non-null arm in a session report.
-pub fn build(report: &Session) -> Vec<EngineModel> {
+/// Build the model of every non-null arm in a session report, priced in
+/// ns, or in `counter`'s units per iteration (e.g. `callgrind_ir`).
+pub fn build(report: &Session, counter: Option<&str>) -> Result<Vec<EngineModel>, String> {
     let arms: Vec<String> = report
         .results
         .iter()
@@ -506,7 +533,36 @@ pub fn build(report: &Session) -> Vec<EngineModel> {
             }
             v
         });
-    arms.iter().map(|arm| model_arm(report, arm)).collect()
+    if let Some(c) = counter {
+        // One line naming what there is, not a model of nothing.
+        let mut found = std::collections::BTreeSet::new();
+        let has = report.results.iter().any(|r| {
+            r.arms.iter().any(|a| {
+                found.extend(a.counters.values.keys().cloned());
+                a.counters.values.contains_key(c)
+            })
+        });
+        if !has {
+            let found: Vec<String> = found.into_iter().collect();
+            return Err(format!(
+                "the session has no counter `{c}` to price (it has: {}){}",
+                if found.is_empty() {
+                    "none".to_string()
+                } else {
+                    found.join(", ")
+                },
+                if c == "callgrind_ir" {
+                    "; measure with --counters callgrind"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    Ok(arms
+        .iter()
+        .map(|arm| model_arm(report, arm, counter))
+        .collect())
 }
 
 /// The bootstrap replicates of one arm's statistic on one shape, seeded by
@@ -527,12 +583,12 @@ fn interval(reps: Vec<f64>) -> [f64; 2] {
     [lo, hi]
 }
 
-fn model_arm(report: &Session, arm: &str) -> EngineModel {
+fn model_arm(report: &Session, arm: &str, counter: Option<&str>) -> EngineModel {
     let rows: Vec<Row> = report
         .results
         .iter()
         .filter_map(|r| {
-            let epochs = epochs_of(r, arm)?;
+            let epochs = epochs_of(r, arm, counter)?;
             Some(Row {
                 shape: r.shape.as_str(),
                 x: features(r),
@@ -621,10 +677,11 @@ fn model_arm(report: &Session, arm: &str) -> EngineModel {
             .map(|j| FEATURES[j].to_string())
             .collect(),
         residuals,
-        pairs: pairs(&rows, report.session.k as f64),
+        pairs: pairs(&rows, report.session.k as f64, counter.unwrap_or("ns")),
         caveat: is_compiler(arm).then(|| JIT_CAVEAT.to_string()),
         loo_median_abs_pct: (!loo.is_empty()).then(|| stats::median(&loo)),
         price_replicates: boots.into_iter().map(|(p, _)| p).collect(),
+        counter: counter.map(str::to_string),
     }
 }
 
@@ -651,9 +708,11 @@ fn leave_one_out(
 
 /// The explicit subtraction pairs, with the same two-stage bootstrap over
 /// epochs and rounds as the prices.
-fn pairs(rows: &[Row], k: f64) -> Vec<Pair> {
+/// `unit` is what the differences are in (ns, or the counter's units).
+fn pairs(rows: &[Row], k: f64, unit: &str) -> Vec<Pair> {
     let find = |name: &str| rows.iter().find(|r| r.shape == name);
     let mut out = Vec::new();
+    let ns = unit;
     let mut add = |name: &str, unit: &str, f: &dyn Fn(f64, f64) -> f64, a: &str, b: &str| {
         if let (Some(x), Some(y)) = (find(a), find(b)) {
             out.push(Pair {
@@ -672,7 +731,7 @@ fn pairs(rows: &[Row], k: f64) -> Vec<Pair> {
     };
     add(
         "taken branch = (br_chain - add_chain) / K",
-        "ns",
+        ns,
         &|br, add| (br - add) / k,
         "br_chain",
         "add_chain",
@@ -692,8 +751,15 @@ fn pairs(rows: &[Row], k: f64) -> Vec<Pair> {
         "load_stream",
     );
     add(
+        "chain through a local vs on the stack = (add_run - add_stack) / K",
+        ns,
+        &|run, stack| (run - stack) / k,
+        "add_run",
+        "add_stack",
+    );
+    add(
         "return vs end = call_return - call_direct",
-        "ns",
+        ns,
         &|r, d| r - d,
         "call_return",
         "call_direct",
@@ -718,14 +784,14 @@ fn pairs(rows: &[Row], k: f64) -> Vec<Pair> {
         if let (Some(r), Some(p)) = (find(a), find(b)) {
             let extra = misses(r) - misses(p);
             if extra > 0.0 {
-                add(name, "ns", &|r, p| (r - p) / extra, a, b);
+                add(name, ns, &|r, p| (r - p) / extra, a, b);
             }
         }
     }
     let per_byte = |name: &str| find(name).and_then(|r| r.bytes_per_iter).unwrap_or(1.0);
     let (sb, cb) = (per_byte("store_stream"), per_byte("memory_copy"));
     add(
-        "store path / memory.copy, ns per byte",
+        "store path / memory.copy, per byte",
         "ratio",
         &|s, c| (s / sb) / (c / cb),
         "store_stream",
@@ -821,19 +887,36 @@ mod tests {
     /// Noiseless times from known prices: a catalog where the twins differ
     /// only in mispredictions, plus shapes that pin the other prices.
     fn catalog(random_extra_int: f64) -> (Vec<Row<'static>>, Vec<f64>) {
+        catalog_with(random_extra_int, 0.0)
+    }
+
+    /// The same, with `random_extra_control` more `control` in
+    /// branch_random than in its twin (priced by the control twins first).
+    fn catalog_with(
+        random_extra_int: f64,
+        random_extra_control: f64,
+    ) -> (Vec<Row<'static>>, Vec<f64>) {
         let truth = fv(&[
             ("int", 1.0),
             ("branch", 0.5),
             ("control", 0.2),
+            ("operand", 0.1),
             ("mispredict", 5.0),
         ]);
         let twin = [("int", 4.0), ("branch", 4.0), ("control", 2.0)];
         let mut random = twin.to_vec();
         random.push(("mispredict", 2.0));
         random[0].1 += random_extra_int;
+        random[2].1 += random_extra_control;
         let rows = vec![
             row("branch_periodic", fv(&twin), &truth),
             row("branch_random", fv(&random), &truth),
+            row("add_run", fv(&[("int", 4.0), ("operand", 8.0)]), &truth),
+            row(
+                "add_blocks",
+                fv(&[("int", 4.0), ("operand", 8.0), ("control", 8.0)]),
+                &truth,
+            ),
             row("a", fv(&[("int", 3.0), ("branch", 1.0)]), &truth),
             row(
                 "b",
@@ -860,10 +943,15 @@ mod tests {
         let identifiable: Vec<bool> = (0..FEATURES.len()).map(|j| !not.contains(&j)).collect();
         let (p, anchored) = fit(&rows, &y, &used, &identifiable);
         let m = feature_index("mispredict").unwrap();
-        assert!(anchored[m] && anchored.iter().filter(|a| **a).count() == 1);
+        let c = feature_index("control").unwrap();
+        assert!(anchored[m] && anchored[c] && anchored.iter().filter(|a| **a).count() == 2);
         assert!(
             (p[m] - 5.0).abs() < 1e-12,
             "(y_random - y_periodic) / 2 extra mispredictions"
+        );
+        assert!(
+            (p[c] - 0.2).abs() < 1e-12,
+            "(y_blocks - y_run) / 8 blocks and ends"
         );
         for (j, f) in FEATURES.iter().enumerate() {
             assert!(
@@ -890,6 +978,30 @@ mod tests {
                 assert!(e.abs() < 1e-6, "{}: {e}", rows[i].shape);
             }
         }
+    }
+
+    #[test]
+    fn twins_may_also_differ_in_a_feature_anchored_before_them() {
+        // branch_random runs 3 more blocks/ends than branch_periodic: alone
+        // that is not a twin, but control is anchored first, so its share
+        // comes off before the misprediction is priced.
+        let (rows, _) = catalog_with(0.0, 3.0);
+        let m = feature_index("mispredict").unwrap();
+        let c = feature_index("control").unwrap();
+        assert_eq!(
+            twin_difference(row_x(&rows[1]), row_x(&rows[0]), m, &[]),
+            None
+        );
+        let y: Vec<f64> = rows.iter().map(|r| r.measured).collect();
+        let (p, anchored) = fit(
+            &rows,
+            &y,
+            &vec![true; rows.len()],
+            &vec![true; FEATURES.len()],
+        );
+        assert!(anchored[c] && anchored[m]);
+        assert!((p[c] - 0.2).abs() < 1e-12, "control {}", p[c]);
+        assert!((p[m] - 5.0).abs() < 1e-12, "mispredict {}", p[m]);
     }
 
     #[test]

@@ -342,7 +342,7 @@ impl AppProjectArgs {
             ..Default::default()
         };
         let price_report = session::run(plan, &mut Quiet)?;
-        let models = crate::model::build(&price_report);
+        let models = crate::model::build(&price_report, None).map_err(Error::Usage)?;
         let mut prices = Vec::new();
         for l in &labels {
             match models.iter().find(|m| &m.arm == l) {

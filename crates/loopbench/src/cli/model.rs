@@ -4,6 +4,7 @@ use super::progress::TerminalSink;
 use super::run::RunArgs;
 use crate::arm::{ArmSpec, EngineKind};
 use crate::error::Error;
+use crate::model::EngineModel;
 use crate::results::{Document, ModelResults, MODEL_SCHEMA};
 use crate::session;
 use clap::Args;
@@ -16,6 +17,14 @@ pub struct ModelArgs {
     /// @baseline:NAME, @ID). Only the output options apply then.
     #[arg(long, value_name = "SESSION")]
     pub from: Option<String>,
+    /// Price a counter per iteration instead of the time: `callgrind_ir`
+    /// (with --counters callgrind) gives each feature's host instructions,
+    /// exact and untouched by the memory or code layout, so what the model
+    /// misses there is the model's and not the machine's.
+    ///
+    /// Example: loopbench model --engines wasmi,wasm3 --counters callgrind --iters 2000 --rounds 2 --price-in callgrind_ir
+    #[arg(long, value_name = "COUNTER")]
+    pub price_in: Option<String>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -25,7 +34,10 @@ impl ModelArgs {
         if let Some(from) = &self.from {
             return self.refit(from);
         }
-        let mut plan = self.run.plan()?;
+        let mut plan = match self.run.counted_plan()? {
+            Ok(plan) => plan,
+            Err(outcome) => return Ok(outcome),
+        };
         if self.run.engines.is_empty() {
             // The interpreters by default, and every compiler and Pulley
             // that this build carries: each gets its own prices (with the
@@ -45,7 +57,7 @@ impl ModelArgs {
         let session = session::run(plan, &mut sink)?;
         let (interrupted, completed) = (!session.complete, session.results.len());
         sink.finish();
-        let models = crate::model::build(&session);
+        let models = self.models(&session)?;
         let errors = session.errors.clone();
         exports.finish(&Document::Model(ModelResults {
             schema: MODEL_SCHEMA.to_string(),
@@ -61,6 +73,12 @@ impl ModelArgs {
         Ok(errors.is_empty())
     }
 
+    /// The models of a session's arms, priced in ns or in `--price-in`.
+    fn models(&self, session: &crate::results::Session) -> Result<Vec<EngineModel>, Error> {
+        crate::model::build(session, self.price_in.as_deref())
+            .map_err(|e| Error::Usage(format!("--price-in: {e}")))
+    }
+
     /// The model of a session measured before: nothing is run.
     fn refit(&self, from: &str) -> Result<bool, Error> {
         if !self.run.engines.is_empty() || !self.run.shapes.is_empty() {
@@ -70,7 +88,7 @@ impl ModelArgs {
         }
         let exports = self.run.output.exports()?;
         let session = super::compare::load_session(from)?;
-        let models = crate::model::build(&session);
+        let models = self.models(&session)?;
         if models.is_empty() {
             return Err(Error::Usage(format!(
                 "{from}: the session has no arm to model"

@@ -138,13 +138,16 @@ impl RunArgs {
         })
     }
 
-    pub fn execute(&self) -> Result<bool, Error> {
+    /// The plan with the requested counters (shared by `run` and `model`).
+    /// Under `--counters callgrind` outside valgrind, this command is re-run
+    /// under callgrind instead and `Err(outcome)` is its result, which the
+    /// child has already printed.
+    pub fn counted_plan(&self) -> Result<Result<Plan, bool>, Error> {
         let mut plan = self.plan()?;
         if self.counters.wants(CounterKind::Callgrind) && callgrind::child_dir().is_none() {
-            // Re-run this command under callgrind; the child prints the results.
             return match callgrind::reexec()? {
-                0 => Ok(true),
-                1 => Ok(false),
+                0 => Ok(Err(true)),
+                1 => Ok(Err(false)),
                 code => std::process::exit(code),
             };
         }
@@ -157,6 +160,14 @@ impl RunArgs {
             plan.stop.max_epochs = 1;
             plan.rep_target = None;
         }
+        Ok(Ok(plan))
+    }
+
+    pub fn execute(&self) -> Result<bool, Error> {
+        let plan = match self.counted_plan()? {
+            Ok(plan) => plan,
+            Err(outcome) => return Ok(outcome),
+        };
         let notes = plan
             .counters
             .status()

@@ -8,8 +8,9 @@ pub fn render(models: &[EngineModel]) -> String {
     for m in models {
         let _ = writeln!(
             out,
-            "\nprices for {} (ns per unit, 95% bootstrap interval over epochs and their rounds):",
-            m.arm
+            "\nprices for {} ({} per unit, 95% bootstrap interval over epochs and their rounds):",
+            m.arm,
+            m.unit()
         );
         if let Some(c) = &m.caveat {
             let _ = writeln!(out, "  caveat: {c}");
@@ -66,8 +67,13 @@ pub fn render(models: &[EngineModel]) -> String {
             };
             let _ = writeln!(
                 out,
-                "    {:<20} measured {:>9.2} ns/iter  reproduced {:>9.2}  {:>+7.1}% {:<16}{tag}",
-                r.shape, r.measured_ns, r.reproduced_ns, r.residual_pct, ci
+                "    {:<20} measured {:>9.2} {}/iter  reproduced {:>9.2}  {:>+7.1}% {:<16}{tag}",
+                r.shape,
+                r.measured_ns,
+                m.unit(),
+                r.reproduced_ns,
+                r.residual_pct,
+                ci
             );
         }
         if let Some(loo) = m.loo_median_abs_pct {

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Price {
     pub feature: String,
-    /// ns per unit (per instruction, per taken branch, per bulk byte).
+    /// ns per unit (per instruction, per taken branch, per bulk byte), or
+    /// the model's `counter` per unit when it was fitted to a counter.
     pub ns: f64,
     pub ci: [f64; 2],
     pub identifiable: bool,
@@ -61,4 +62,16 @@ pub struct EngineModel {
     /// Median |leave-one-out error| over the fitted shapes, in percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loo_median_abs_pct: Option<f64>,
+    /// Set when the model prices a counter per iteration instead of the
+    /// time (`callgrind_ir`: host instructions, exact and untouched by the
+    /// memory layout); every `ns` field then holds that counter's units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<String>,
+}
+
+impl EngineModel {
+    /// What the prices and the measured and reproduced values are in.
+    pub fn unit(&self) -> &str {
+        self.counter.as_deref().unwrap_or("ns")
+    }
 }

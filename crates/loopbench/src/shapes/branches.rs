@@ -8,6 +8,16 @@
 //! (the seed harness's nop/jmp lesson: a pair that differs in anything else
 //! over-attributes). No engine can remove the branch: the flag is data.
 //!
+//! `add_run` and `add_blocks` are the same K adds with nothing around them
+//! and with each in an empty block: their difference prices `block`/`end`
+//! alone (free in an engine that resolves blocks when it compiles, a frame
+//! in one that keeps them at run time), and `add_run` prices `int` without
+//! the blocks and branches it otherwise always rides with. `add_stack` runs
+//! the same adds as one expression on the operand stack, reading each x
+//! once and `$acc` once per iteration: the same K adds with fewer local
+//! operands, which a register machine folds into the add. The difference
+//! prices those operands apart from the add they ride with.
+//!
 //! `if_else` runs the same K adds as K `if`/`else` diamonds on the same
 //! flag (always 1, so the `then` arm runs and its `else` jumps past the
 //! `end`): it prices the `if` that compiled C is full of, which the chains'
@@ -25,6 +35,9 @@ pub fn shapes() -> Vec<Box<dyn Shape>> {
         Box::new(Chain(ChainKind::NotTaken)),
         Box::new(Chain(ChainKind::Taken)),
         Box::new(Chain(ChainKind::IfElse)),
+        Box::new(Chain(ChainKind::Run)),
+        Box::new(Chain(ChainKind::Blocks)),
+        Box::new(Chain(ChainKind::Stack)),
         Box::new(Switch { table: false }),
         Box::new(Switch { table: true }),
     ]
@@ -39,9 +52,22 @@ enum ChainKind {
     Taken,
     /// In the then arm of an `if`/`else` on the flag (1).
     IfElse,
+    /// Bare: nothing around the adds.
+    Run,
+    /// Each in an empty block, no branch.
+    Blocks,
+    /// Bare, and chained on the operand stack instead of through `$acc`.
+    Stack,
 }
 
-/// The K-add family: one module shape, three ways around each add.
+impl ChainKind {
+    /// Whether the flag is 1 (the branches are taken, the then arm runs).
+    fn flag(self) -> bool {
+        matches!(self, ChainKind::Taken | ChainKind::IfElse)
+    }
+}
+
+/// The K-add family: one module shape, six ways around each add.
 struct Chain(ChainKind);
 
 const CHAIN_SEED: u64 = 0xC4A1;
@@ -63,6 +89,9 @@ impl Shape for Chain {
             ChainKind::NotTaken => "add_chain",
             ChainKind::Taken => "br_chain",
             ChainKind::IfElse => "if_else",
+            ChainKind::Run => "add_run",
+            ChainKind::Blocks => "add_blocks",
+            ChainKind::Stack => "add_stack",
         }
     }
     fn prices(&self) -> &str {
@@ -76,6 +105,13 @@ impl Shape for Chain {
             ChainKind::IfElse => {
                 "K adds, each in the then arm of an if/else on a data flag (an if and an else jump per add)"
             }
+            ChainKind::Run => "K dependent adds and nothing else (int without blocks or branches)",
+            ChainKind::Blocks => {
+                "K dependent adds, each in an empty block (subtract add_run: block and end alone)"
+            }
+            ChainKind::Stack => {
+                "K dependent adds on the operand stack (subtract from add_run: local operands alone)"
+            }
         }
     }
     fn default_iters(&self, p: &Params) -> u64 {
@@ -86,14 +122,21 @@ impl Shape for Chain {
         // Per add: block, local.get, local.get, i32.add, local.set, local.get,
         // br_if, plus the block's `end` when the branch falls through. For
         // if_else: local.get $flag, if, the four ops of the add, and `else`
-        // (a taken jump past the `end`, which never runs).
+        // (a taken jump past the `end`, which never runs). add_run: the four
+        // ops of the add; add_blocks: those and the block and its end;
+        // add_stack: local.get $x and the add, plus one local.get $acc and
+        // one local.set $acc around the whole chain.
         let (per_add, taken) = match self.0 {
             ChainKind::NotTaken => (8, 0),
             ChainKind::Taken => (7, k),
             ChainKind::IfElse => (7, k),
+            ChainKind::Run => (4, 0),
+            ChainKind::Blocks => (6, 0),
+            ChainKind::Stack => (2, 0),
         };
+        let around = if self.0 == ChainKind::Stack { 2 } else { 0 };
         Declared {
-            ops: per_add * k + LOOP_OPS,
+            ops: per_add * k + around + LOOP_OPS,
             taken_branches: taken + LOOP_TAKEN,
             per: 1,
             ..Declared::default()
@@ -112,16 +155,28 @@ impl Shape for Chain {
                 4 + 4 * j
             );
         }
-        let b: String = (0..k)
+        let (open, close) = match self.0 {
+            ChainKind::Stack => ("      local.get $acc\n", "      local.set $acc\n"),
+            _ => ("", ""),
+        };
+        let adds: String = (0..k)
             .map(|j| match self.0 {
+                ChainKind::Stack => format!("      local.get $x{j}\n      i32.add\n"),
                 ChainKind::IfElse => format!(
                     "      local.get $flag\n      if\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n      else\n        local.get $acc\n        local.get $x{j}\n        i32.sub\n        local.set $acc\n      end\n"
                 ),
-                _ => format!(
+                ChainKind::Run => format!(
+                    "      local.get $acc\n      local.get $x{j}\n      i32.add\n      local.set $acc\n"
+                ),
+                ChainKind::Blocks => format!(
+                    "      block\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n      end\n"
+                ),
+                ChainKind::NotTaken | ChainKind::Taken => format!(
                     "      block\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n        local.get $flag\n        br_if 0\n      end\n"
                 ),
             })
             .collect();
+        let b = format!("{open}{adds}{close}");
         LoopModule {
             pages: pages_for(self.memory_bytes(p)),
             shared: false,
@@ -134,7 +189,7 @@ impl Shape for Chain {
         .render(body)
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
-        let mut words = vec![(self.0 != ChainKind::NotTaken) as i32];
+        let mut words = vec![self.0.flag() as i32];
         words.extend(chain_values(p.k));
         inst.write_memory(PARAM_BASE, &words_to_bytes(&words))?;
         Ok(())

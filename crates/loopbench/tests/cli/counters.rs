@@ -320,3 +320,93 @@ fn callgrind_excludes_setup_and_verify() {
     assert!(c[0] > 2000, "{c:?}");
     assert_eq!(c, counts(&costly));
 }
+
+/// `model --price-in callgrind_ir` prices every feature in host
+/// instructions: exact, so the twins' anchor is the exact difference and a
+/// refit is identical; a counter the session lacks is one line naming the
+/// ones it has.
+#[test]
+fn a_model_priced_in_instructions_is_exact_and_a_missing_counter_is_one_line() {
+    if !valgrind_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("model-ir.json");
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .args([
+            "model",
+            "--engines",
+            "wasmi",
+            "--shapes",
+            "add_run,add_blocks,add_stack,add_chain,br_chain",
+            "--bytes",
+            "64k",
+            "--iters",
+            "300",
+            "--rounds",
+            "2",
+            "--counters",
+            "callgrind",
+            "--price-in",
+            "callgrind_ir",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    let m = &doc["models"][0];
+    assert_eq!(m["counter"], "callgrind_ir", "{m}");
+    let measured = |shape: &str| {
+        m["residuals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["shape"] == shape)
+            .unwrap_or_else(|| panic!("no residual for {shape}"))["measured_ns"]
+            .as_f64()
+            .unwrap()
+    };
+    let control = m["prices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["feature"] == "control")
+        .unwrap();
+    assert!(control["from_pair"]
+        .as_str()
+        .unwrap()
+        .contains("add_blocks - add_run"));
+    // K = 8 blocks and their 8 ends per iteration more in add_blocks.
+    let expected = ((measured("add_blocks") - measured("add_run")) / 16.0).max(0.0);
+    assert_eq!(control["ns"].as_f64().unwrap(), expected);
+    // One epoch of identical reps: the intervals have no width.
+    assert_eq!(control["ci"][0], control["ci"][1], "{control}");
+    for p in m["pairs"].as_array().unwrap() {
+        if p["unit"] != "ratio" {
+            assert_eq!(p["unit"], "callgrind_ir", "{p}");
+        }
+    }
+
+    // A counter the session does not have: one line, exit 2, with the
+    // ones it does.
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .args(["model", "--price-in", "cycles", "--from"])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = assert_one_line_error(&out.stderr);
+    assert!(
+        err.contains("no counter `cycles`") && err.contains("callgrind_ir"),
+        "{err}"
+    );
+}
