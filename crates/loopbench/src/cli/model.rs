@@ -25,6 +25,15 @@ pub struct ModelArgs {
     /// Example: loopbench model --engines wasmi,wasm3 --counters callgrind --iters 2000 --rounds 2 --price-in callgrind_ir
     #[arg(long, value_name = "COUNTER")]
     pub price_in: Option<String>,
+    /// Also explain each shape's time from the engine's exact host
+    /// instructions per iteration, read from SESSION (a session or model
+    /// JSON measured with --counters callgrind) plus the simulated
+    /// mispredictions: what the op classes miss because the engine fuses,
+    /// against what the CPU adds.
+    ///
+    /// Example: loopbench model --engines wasmi,wasm3 --budget 8 --instructions-from ir.json
+    #[arg(long, value_name = "SESSION")]
+    pub instructions_from: Option<String>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -75,8 +84,14 @@ impl ModelArgs {
 
     /// The models of a session's arms, priced in ns or in `--price-in`.
     fn models(&self, session: &crate::results::Session) -> Result<Vec<EngineModel>, Error> {
-        crate::model::build(session, self.price_in.as_deref())
-            .map_err(|e| Error::Usage(format!("--price-in: {e}")))
+        let mut models = crate::model::build(session, self.price_in.as_deref())
+            .map_err(|e| Error::Usage(format!("--price-in: {e}")))?;
+        if let Some(from) = &self.instructions_from {
+            let ir = super::compare::load_session(from)?;
+            crate::model::instructions::add(session, &ir, &mut models)
+                .map_err(|e| Error::Usage(format!("--instructions-from {from}: {e}")))?;
+        }
+        Ok(models)
     }
 
     /// The model of a session measured before: nothing is run.

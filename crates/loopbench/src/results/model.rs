@@ -67,6 +67,31 @@ pub struct EngineModel {
     /// memory layout); every `ns` field then holds that counter's units.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter: Option<String>,
+    /// Time from the engine's host instructions (`--instructions-from`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_instructions: Option<InstructionModel>,
+}
+
+/// Time per iteration as `ns_per_instruction` times the engine's exact
+/// host instructions per iteration (callgrind, from a session of its own)
+/// plus `ns_per_mispredict` times the simulated mispredictions: how much of
+/// each shape's time the instructions it executes explain, whatever the op
+/// classes, and what is left for the CPU.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct InstructionModel {
+    /// The counter the instructions come from (`callgrind_ir`).
+    pub counter: String,
+    pub ns_per_instruction: f64,
+    pub ns_per_instruction_ci: [f64; 2],
+    pub ns_per_mispredict: f64,
+    pub ns_per_mispredict_ci: [f64; 2],
+    /// Set when the misprediction price comes from the twins rather than
+    /// the fit: `(branch_random - branch_periodic) / extra mispredicts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mispredict_from_pair: Option<String>,
+    pub residuals: Vec<Residual>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loo_median_abs_pct: Option<f64>,
 }
 
 impl EngineModel {

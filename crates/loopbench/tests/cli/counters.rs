@@ -410,3 +410,97 @@ fn a_model_priced_in_instructions_is_exact_and_a_missing_counter_is_one_line() {
         "{err}"
     );
 }
+
+/// `model --instructions-from`: each shape's time as ns per host
+/// instruction (exact counts from a callgrind session) plus ns per
+/// misprediction; a held-out shape is reproduced from its own instruction
+/// count by exactly that formula. A session without instruction counts is
+/// one line.
+#[test]
+fn time_from_instructions_uses_the_callgrind_session_counts() {
+    if !valgrind_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (ir, time) = (dir.path().join("ir.json"), dir.path().join("time.json"));
+    let shapes = "add_run,add_stack,add_chain,load_stream,random_ops";
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .args(["model", "--engines", "wasmi", "--shapes", shapes])
+        .args(["--bytes", "64k", "--iters", "300", "--rounds", "2"])
+        .args(["--counters", "callgrind", "--price-in", "callgrind_ir"])
+        .args(["--quiet", "--json"])
+        .arg(&ir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .args(["model", "--engines", "wasmi", "--shapes", shapes])
+        .args(["--bytes", "64k", "--rounds", "3", "--warmup", "0"])
+        .args(["--min-epochs", "2", "--max-epochs", "2", "--no-history"])
+        .args(["--quiet", "--instructions-from"])
+        .arg(&ir)
+        .arg("--json")
+        .arg(&time)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |p: &Path| -> Value { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
+    let (ir_doc, time_doc) = (read(&ir), read(&time));
+    let residual = |doc: &Value, section: Option<&str>, shape: &str| -> Value {
+        let m = &doc["models"][0];
+        let m = section.map_or(m, |s| &m[s]);
+        m["residuals"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no residuals in {m}"))
+            .iter()
+            .find(|r| r["shape"] == shape)
+            .unwrap_or_else(|| panic!("no {shape}"))
+            .clone()
+    };
+    let fi = &time_doc["models"][0]["from_instructions"];
+    assert_eq!(fi["counter"], "callgrind_ir", "{fi}");
+    let a = fi["ns_per_instruction"].as_f64().unwrap();
+    assert!(a > 0.0, "{fi}");
+    let held = residual(&time_doc, Some("from_instructions"), "random_ops");
+    assert_eq!(held["kind"], "held_out");
+    // The same time as the op-class model's row, and random_ops has no
+    // mispredictions: reproduced = ns per instruction x its instructions.
+    assert_eq!(
+        held["measured_ns"],
+        residual(&time_doc, None, "random_ops")["measured_ns"]
+    );
+    let instructions = residual(&ir_doc, None, "random_ops")["measured_ns"]
+        .as_f64()
+        .unwrap();
+    let reproduced = held["reproduced_ns"].as_f64().unwrap();
+    assert!(
+        (reproduced - a * instructions).abs() <= 1e-9 * reproduced,
+        "{reproduced} vs {a} x {instructions}"
+    );
+
+    // A session without instruction counts: one line, exit 2.
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .args(["model", "--from"])
+        .arg(&time)
+        .arg("--instructions-from")
+        .arg(&time)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = assert_one_line_error(&out.stderr);
+    assert!(
+        err.contains("no `callgrind_ir`") && err.contains("--counters callgrind"),
+        "{err}"
+    );
+}

@@ -26,6 +26,8 @@
 //! combination of the others in this catalog, is *not identifiable*: the
 //! fit cannot separate it, and it is reported as such rather than priced.
 
+pub mod instructions;
+
 pub use crate::results::model::{EngineModel, Pair, Price, Residual};
 use crate::results::{Role, Session, ShapeResult};
 use crate::stats;
@@ -682,6 +684,7 @@ fn model_arm(report: &Session, arm: &str, counter: Option<&str>) -> EngineModel 
         loo_median_abs_pct: (!loo.is_empty()).then(|| stats::median(&loo)),
         price_replicates: boots.into_iter().map(|(p, _)| p).collect(),
         counter: counter.map(str::to_string),
+        from_instructions: None,
     }
 }
 
