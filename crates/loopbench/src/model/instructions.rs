@@ -15,12 +15,11 @@
 //! see, stalls).
 
 use super::{
-    epochs_of, feature_index, features, interval, mean_of_epoch_medians, nnls, replicates, Kind,
-    BOOTSTRAP,
+    epochs_of, feature_index, features, interval, loo_median_abs, mean_of_epoch_medians, nnls,
+    replicates, Kind, BOOTSTRAP,
 };
 use crate::results::model::{EngineModel, InstructionModel, Residual};
 use crate::results::Session;
-use crate::stats;
 
 /// The counter the instructions are read from.
 pub const COUNTER: &str = "callgrind_ir";
@@ -123,17 +122,11 @@ fn arm(report: &Session, ir: &Session, arm: &str) -> Option<InstructionModel> {
                     (predict(r, fit(&rows, &y, &used).0) - r.measured) / r.measured * 100.0
                 }),
                 kind: r.kind.name().to_string(),
-                note: match r.kind {
-                    Kind::NotFitted(why) => Some(why.to_string()),
-                    _ => None,
-                },
+                note: r.kind.note(),
             }
         })
         .collect();
-    let loo: Vec<f64> = residuals
-        .iter()
-        .filter_map(|r| r.loo_pct.map(f64::abs))
-        .collect();
+    let loo_median_abs_pct = loo_median_abs(&residuals);
     Some(InstructionModel {
         counter: COUNTER.to_string(),
         ns_per_instruction: price[0],
@@ -143,7 +136,7 @@ fn arm(report: &Session, ir: &Session, arm: &str) -> Option<InstructionModel> {
         mispredict_from_pair: twins
             .then(|| format!("({} - {}) / extra mispredicts", TWINS.0, TWINS.1)),
         residuals,
-        loo_median_abs_pct: (!loo.is_empty()).then(|| stats::median(&loo)),
+        loo_median_abs_pct,
     })
 }
 

@@ -382,6 +382,13 @@ impl Kind {
             Kind::Fit
         }
     }
+    /// Why a shape is outside the fit, for its residual.
+    fn note(self) -> Option<String> {
+        match self {
+            Kind::NotFitted(why) => Some(why.to_string()),
+            _ => None,
+        }
+    }
     fn name(self) -> &'static str {
         match self {
             Kind::Fit => "fit",
@@ -660,17 +667,11 @@ fn model_arm(report: &Session, arm: &str, counter: Option<&str>) -> EngineModel 
                     .then(|| leave_one_out(&rows, &y, &fitted, i, &identifiable_in))
                     .flatten(),
                 kind: r.kind.name().to_string(),
-                note: match r.kind {
-                    Kind::NotFitted(why) => Some(why.to_string()),
-                    _ => None,
-                },
+                note: r.kind.note(),
             }
         })
         .collect();
-    let loo: Vec<f64> = residuals
-        .iter()
-        .filter_map(|r| r.loo_pct.map(f64::abs))
-        .collect();
+    let loo_median_abs_pct = loo_median_abs(&residuals);
     EngineModel {
         arm: arm.to_string(),
         prices,
@@ -681,11 +682,20 @@ fn model_arm(report: &Session, arm: &str, counter: Option<&str>) -> EngineModel 
         residuals,
         pairs: pairs(&rows, report.session.k as f64, counter.unwrap_or("ns")),
         caveat: is_compiler(arm).then(|| JIT_CAVEAT.to_string()),
-        loo_median_abs_pct: (!loo.is_empty()).then(|| stats::median(&loo)),
+        loo_median_abs_pct,
         price_replicates: boots.into_iter().map(|(p, _)| p).collect(),
         counter: counter.map(str::to_string),
         from_instructions: None,
     }
+}
+
+/// "Expected error on an unseen shape": the median |leave-one-out error|.
+fn loo_median_abs(residuals: &[Residual]) -> Option<f64> {
+    let loo: Vec<f64> = residuals
+        .iter()
+        .filter_map(|r| r.loo_pct.map(f64::abs))
+        .collect();
+    (!loo.is_empty()).then(|| stats::median(&loo))
 }
 
 /// The error of predicting fitted shape `i` from a fit without it: the
