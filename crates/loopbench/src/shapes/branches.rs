@@ -15,8 +15,9 @@
 //! the blocks and branches it otherwise always rides with. `add_stack` runs
 //! the same adds as one expression on the operand stack, reading each x
 //! once and `$acc` once per iteration: the same K adds with fewer local
-//! operands, which a register machine folds into the add. The difference
-//! prices those operands apart from the add they ride with.
+//! operands. `(add_run - add_stack) / K` is what chaining through a local
+//! costs over chaining on the stack (a memory slot against a register in
+//! wasm3, the same register file in wasmi).
 //!
 //! `if_else` runs the same K adds as K `if`/`else` diamonds on the same
 //! flag (always 1, so the `then` arm runs and its `else` jumps past the
@@ -126,15 +127,14 @@ impl Shape for Chain {
         // ops of the add; add_blocks: those and the block and its end;
         // add_stack: local.get $x and the add, plus one local.get $acc and
         // one local.set $acc around the whole chain.
-        let (per_add, taken) = match self.0 {
-            ChainKind::NotTaken => (8, 0),
-            ChainKind::Taken => (7, k),
-            ChainKind::IfElse => (7, k),
-            ChainKind::Run => (4, 0),
-            ChainKind::Blocks => (6, 0),
-            ChainKind::Stack => (2, 0),
+        let (per_add, around, taken) = match self.0 {
+            ChainKind::NotTaken => (8, 0, 0),
+            ChainKind::Taken => (7, 0, k),
+            ChainKind::IfElse => (7, 0, k),
+            ChainKind::Run => (4, 0, 0),
+            ChainKind::Blocks => (6, 0, 0),
+            ChainKind::Stack => (2, 2, 0),
         };
-        let around = if self.0 == ChainKind::Stack { 2 } else { 0 };
         Declared {
             ops: per_add * k + around + LOOP_OPS,
             taken_branches: taken + LOOP_TAKEN,
@@ -148,31 +148,35 @@ impl Shape for Chain {
             .map(|j| format!("(local $x{j} i32) "))
             .collect::<String>()
             + "(local $acc i32) (local $flag i32)";
-        let mut pre = String::from("    i32.const 0\n    i32.load\n    local.set $flag\n");
-        for j in 0..k {
-            pre += &format!(
-                "    i32.const {}\n    i32.load\n    local.set $x{j}\n",
-                4 + 4 * j
-            );
-        }
+        // The flag, then the K addends, from consecutive words (as `init`).
+        let names: Vec<String> = std::iter::once("$flag".to_string())
+            .chain((0..k).map(|j| format!("$x{j}")))
+            .collect();
+        let pre = load_locals("i32", &names.iter().map(String::as_str).collect::<Vec<_>>());
+        // `$acc = $acc OP $x{j}`, at the given indent.
+        let stmt = |pad: &str, op: &str, j: usize| {
+            format!(
+                "{pad}local.get $acc\n{pad}local.get $x{j}\n{pad}i32.{op}\n{pad}local.set $acc\n"
+            )
+        };
         let (open, close) = match self.0 {
             ChainKind::Stack => ("      local.get $acc\n", "      local.set $acc\n"),
             _ => ("", ""),
         };
+        let inner = "        ";
         let adds: String = (0..k)
             .map(|j| match self.0 {
                 ChainKind::Stack => format!("      local.get $x{j}\n      i32.add\n"),
-                ChainKind::IfElse => format!(
-                    "      local.get $flag\n      if\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n      else\n        local.get $acc\n        local.get $x{j}\n        i32.sub\n        local.set $acc\n      end\n"
-                ),
-                ChainKind::Run => format!(
-                    "      local.get $acc\n      local.get $x{j}\n      i32.add\n      local.set $acc\n"
-                ),
-                ChainKind::Blocks => format!(
-                    "      block\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n      end\n"
-                ),
+                ChainKind::Run => stmt("      ", "add", j),
+                ChainKind::Blocks => format!("      block\n{}      end\n", stmt(inner, "add", j)),
                 ChainKind::NotTaken | ChainKind::Taken => format!(
-                    "      block\n        local.get $acc\n        local.get $x{j}\n        i32.add\n        local.set $acc\n        local.get $flag\n        br_if 0\n      end\n"
+                    "      block\n{}{inner}local.get $flag\n{inner}br_if 0\n      end\n",
+                    stmt(inner, "add", j)
+                ),
+                ChainKind::IfElse => format!(
+                    "      local.get $flag\n      if\n{}      else\n{}      end\n",
+                    stmt(inner, "add", j),
+                    stmt(inner, "sub", j)
                 ),
             })
             .collect();
