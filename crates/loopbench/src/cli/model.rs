@@ -4,6 +4,7 @@ use super::progress::TerminalSink;
 use super::run::RunArgs;
 use crate::arm::{ArmSpec, EngineKind};
 use crate::error::Error;
+use crate::measure::counters::CounterKind;
 use crate::model::EngineModel;
 use crate::results::{Document, ModelResults, MODEL_SCHEMA};
 use crate::session;
@@ -43,6 +44,7 @@ impl ModelArgs {
         if let Some(from) = &self.from {
             return self.refit(from);
         }
+        self.check_price_in()?;
         let mut plan = match self.run.counted_plan()? {
             Ok(plan) => plan,
             Err(outcome) => return Ok(outcome),
@@ -80,6 +82,30 @@ impl ModelArgs {
             return Err(Error::Interrupted { completed, planned });
         }
         Ok(errors.is_empty())
+    }
+
+    /// Before a session is run for it: `--price-in` names a reading that
+    /// one of the requested `--counters` takes (not an error after minutes).
+    fn check_price_in(&self) -> Result<(), Error> {
+        let Some(metric) = &self.price_in else {
+            return Ok(());
+        };
+        match CounterKind::of_metric(metric) {
+            None => {
+                let all: Vec<&str> = CounterKind::ALL
+                    .iter()
+                    .flat_map(|k| k.metrics().iter().copied())
+                    .collect();
+                Err(Error::Usage(format!(
+                    "--price-in {metric}: no counter reads it (readings: {})",
+                    all.join(", ")
+                )))
+            }
+            Some(kind) if !self.run.counters.wants(kind) => Err(Error::Usage(format!(
+                "--price-in {metric} needs --counters {kind}"
+            ))),
+            Some(_) => Ok(()),
+        }
     }
 
     /// The models of a session's arms, priced in ns or in `--price-in`.

@@ -34,6 +34,13 @@ impl CounterKind {
         }
     }
 
+    /// The counter that produces reading `metric` (`callgrind_ir`: callgrind).
+    pub fn of_metric(metric: &str) -> Option<CounterKind> {
+        CounterKind::ALL
+            .into_iter()
+            .find(|k| k.metrics().contains(&metric))
+    }
+
     /// The readings this counter produces.
     pub fn metrics(self) -> &'static [&'static str] {
         match self {

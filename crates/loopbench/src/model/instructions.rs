@@ -15,18 +15,14 @@
 //! see, stalls).
 
 use super::{
-    epochs_of, feature_index, features, interval, loo_median_abs, mean_of_epoch_medians, nnls,
-    replicates, Kind, BOOTSTRAP,
+    epochs_of, feature_index, features, interval, loo_median_abs, mean_of_epoch_medians,
+    missing_counter, nnls, replicates, twin_difference, Anchor, Kind, ANCHORS, BOOTSTRAP,
 };
 use crate::results::model::{EngineModel, InstructionModel, Residual};
 use crate::results::Session;
 
 /// The counter the instructions are read from.
-pub const COUNTER: &str = "callgrind_ir";
-
-/// The twins whose difference prices a misprediction: the same module on
-/// random and periodic data, so the same instructions per iteration.
-const TWINS: (&str, &str) = ("branch_random", "branch_periodic");
+pub const COUNTER: &str = crate::measure::callgrind::NAME;
 
 /// Why bulk-memory shapes are outside this fit.
 const BULK: &str = "bulk memory: the host's memcpy/memset move many bytes per instruction (a `rep movs` counts once), so their instructions do not measure their work";
@@ -46,15 +42,8 @@ struct Row<'a> {
 /// measured. An instruction session without the counter is an error that
 /// says how to make one.
 pub fn add(report: &Session, ir: &Session, models: &mut [EngineModel]) -> Result<(), String> {
-    let has = ir.results.iter().any(|r| {
-        r.arms
-            .iter()
-            .any(|a| a.counters.values.contains_key(COUNTER))
-    });
-    if !has {
-        return Err(format!(
-            "the instruction session has no `{COUNTER}` (measure it with `loopbench model --counters callgrind --json FILE`)"
-        ));
+    if let Some(what) = missing_counter(ir, COUNTER) {
+        return Err(format!("the instruction session has no `{COUNTER}` {what}"));
     }
     for m in models.iter_mut() {
         m.from_instructions = arm(report, ir, &m.arm);
@@ -133,8 +122,7 @@ fn arm(report: &Session, ir: &Session, arm: &str) -> Option<InstructionModel> {
         ns_per_instruction_ci: interval(boots.iter().map(|p| p[0]).collect()),
         ns_per_mispredict: price[1],
         ns_per_mispredict_ci: interval(boots.iter().map(|p| p[1]).collect()),
-        mispredict_from_pair: twins
-            .then(|| format!("({} - {}) / extra mispredicts", TWINS.0, TWINS.1)),
+        mispredict_from_pair: twins.map(|t| format!("({} - {}) / extra mispredicts", t.a, t.b)),
         residuals,
         loo_median_abs_pct,
     })
@@ -146,39 +134,38 @@ fn predict(r: &Row, price: [f64; 2]) -> f64 {
 
 /// `[ns per instruction, ns per misprediction]` over the rows in `used`,
 /// weighted by 1/time (relative error, as the op-class fit). The
-/// misprediction is priced by the twins when both are used and execute the
-/// same instructions (the fit would trade it against the instructions
-/// otherwise); the second value says whether it was.
-fn fit(rows: &[Row], y: &[f64], used: &[bool]) -> ([f64; 2], bool) {
+/// misprediction is priced by the op-class fit's twins when both are used
+/// and execute the same instructions (the fit would trade it against the
+/// instructions otherwise); the anchor used, if any, comes back with it.
+fn fit(rows: &[Row], y: &[f64], used: &[bool]) -> ([f64; 2], Option<&'static Anchor>) {
     let find = |name: &str| (0..rows.len()).find(|&i| used[i] && rows[i].shape == name);
-    let twin_price = match (find(TWINS.0), find(TWINS.1)) {
-        (Some(a), Some(b))
-            if rows[a].mispredicts > rows[b].mispredicts
-                && (rows[a].instructions - rows[b].instructions).abs()
-                    <= 1e-6 * rows[b].instructions.max(1.0) =>
-        {
-            Some(((y[a] - y[b]) / (rows[a].mispredicts - rows[b].mispredicts)).max(0.0))
-        }
-        _ => None,
-    };
+    let x = |i: usize| [rows[i].instructions, rows[i].mispredicts];
+    let twins = ANCHORS
+        .iter()
+        .find(|t| t.feature == "mispredict")
+        .and_then(|t| {
+            let (a, b) = (find(t.a)?, find(t.b)?);
+            let dx = twin_difference(&x(a), &x(b), 1, &[])?;
+            Some((t, ((y[a] - y[b]) / dx).max(0.0)))
+        });
     let picked = || (0..rows.len()).filter(|&i| used[i]);
-    match twin_price {
-        Some(pm) => {
+    match twins {
+        Some((t, pm)) => {
             let a: Vec<Vec<f64>> = picked()
                 .map(|i| vec![rows[i].instructions / y[i]])
                 .collect();
             let b: Vec<f64> = picked()
                 .map(|i| (y[i] - pm * rows[i].mispredicts) / y[i])
                 .collect();
-            ([nnls(&a, &b)[0], pm], true)
+            ([nnls(&a, &b)[0], pm], Some(t))
         }
         None => {
             let a: Vec<Vec<f64>> = picked()
-                .map(|i| vec![rows[i].instructions / y[i], rows[i].mispredicts / y[i]])
+                .map(|i| x(i).iter().map(|v| v / y[i]).collect())
                 .collect();
             let b: Vec<f64> = picked().map(|_| 1.0).collect();
             let p = nnls(&a, &b);
-            ([p[0], p[1]], false)
+            ([p[0], p[1]], None)
         }
     }
 }
@@ -216,7 +203,7 @@ mod tests {
         let y: Vec<f64> = rows.iter().map(|r| r.measured).collect();
         let fitted: Vec<bool> = rows.iter().map(|r| r.kind == Kind::Fit).collect();
         let (p, twins) = fit(&rows, &y, &fitted);
-        assert!(twins);
+        assert!(twins.is_some());
         assert!((p[1] - 6.0).abs() < 1e-9, "{p:?}");
         assert!((p[0] - 0.1).abs() < 1e-9, "{p:?}");
         // The held-out shape is predicted, exactly on noiseless data.
@@ -233,7 +220,7 @@ mod tests {
         ];
         let y: Vec<f64> = rows.iter().map(|r| r.measured).collect();
         let (p, twins) = fit(&rows, &y, &[true; 3]);
-        assert!(!twins);
+        assert!(twins.is_none());
         // Still recovered, by the fit over both columns.
         assert!(
             (p[0] - 0.1).abs() < 1e-6 && (p[1] - 6.0).abs() < 1e-6,

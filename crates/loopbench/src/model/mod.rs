@@ -28,6 +28,7 @@
 
 pub mod instructions;
 
+use crate::measure::counters::CounterKind;
 pub use crate::results::model::{EngineModel, Pair, Price, Residual};
 use crate::results::{Role, Session, ShapeResult};
 use crate::stats;
@@ -336,6 +337,29 @@ pub fn not_identifiable(a: &[Vec<f64>]) -> Vec<usize> {
     out
 }
 
+/// `None` when some arm of the session read `counter`; otherwise what the
+/// session has instead and how to measure it, for a one-line error.
+pub fn missing_counter(session: &Session, counter: &str) -> Option<String> {
+    let found: std::collections::BTreeSet<&str> = session
+        .results
+        .iter()
+        .flat_map(|r| &r.arms)
+        .flat_map(|a| a.counters.values.keys().map(String::as_str))
+        .collect();
+    if found.contains(counter) {
+        return None;
+    }
+    let has = if found.is_empty() {
+        "none".to_string()
+    } else {
+        found.into_iter().collect::<Vec<_>>().join(", ")
+    };
+    let how = CounterKind::of_metric(counter)
+        .map(|k| format!("; measure with --counters {k}"))
+        .unwrap_or_default();
+    Some(format!("(it has: {has}){how}"))
+}
+
 /// One shape's measurements of one arm, grouped by epoch: each epoch is a
 /// fresh set of worker processes, hence a fresh memory layout (DESIGN rules
 /// 11-13), so prices vary with it and their intervals must too.
@@ -437,9 +461,7 @@ pub struct Anchor {
 /// the adds and branches inside them, so the fit priced them at whatever
 /// made those shapes add up (0.4 ns on wasmi, which resolves blocks when
 /// it compiles) and took as much off `int`, which straight-line code then
-/// missed by a third. `operand` likewise: every int op in the catalog had
-/// its two or three folded local operands with it, and the fit split their
-/// cost between the two at random.
+/// missed by a third.
 pub const ANCHORS: &[Anchor] = &[
     Anchor {
         feature: "control",
@@ -543,29 +565,8 @@ pub fn build(report: &Session, counter: Option<&str>) -> Result<Vec<EngineModel>
             v
         });
     if let Some(c) = counter {
-        // One line naming what there is, not a model of nothing.
-        let mut found = std::collections::BTreeSet::new();
-        let has = report.results.iter().any(|r| {
-            r.arms.iter().any(|a| {
-                found.extend(a.counters.values.keys().cloned());
-                a.counters.values.contains_key(c)
-            })
-        });
-        if !has {
-            let found: Vec<String> = found.into_iter().collect();
-            return Err(format!(
-                "the session has no counter `{c}` to price (it has: {}){}",
-                if found.is_empty() {
-                    "none".to_string()
-                } else {
-                    found.join(", ")
-                },
-                if c == "callgrind_ir" {
-                    "; measure with --counters callgrind"
-                } else {
-                    ""
-                }
-            ));
+        if let Some(what) = missing_counter(report, c) {
+            return Err(format!("the session has no counter `{c}` to price {what}"));
         }
     }
     Ok(arms
@@ -721,11 +722,10 @@ fn leave_one_out(
 
 /// The explicit subtraction pairs, with the same two-stage bootstrap over
 /// epochs and rounds as the prices.
-/// `unit` is what the differences are in (ns, or the counter's units).
-fn pairs(rows: &[Row], k: f64, unit: &str) -> Vec<Pair> {
+/// `ns` is what the differences are in: ns, or the counter's units.
+fn pairs(rows: &[Row], k: f64, ns: &str) -> Vec<Pair> {
     let find = |name: &str| rows.iter().find(|r| r.shape == name);
     let mut out = Vec::new();
-    let ns = unit;
     let mut add = |name: &str, unit: &str, f: &dyn Fn(f64, f64) -> f64, a: &str, b: &str| {
         if let (Some(x), Some(y)) = (find(a), find(b)) {
             out.push(Pair {

@@ -504,3 +504,28 @@ fn time_from_instructions_uses_the_callgrind_session_counts() {
         "{err}"
     );
 }
+
+/// `--price-in` is checked before any session runs: a reading no counter
+/// takes, or one whose counter was not asked for, is one line and exit 2.
+#[test]
+fn price_in_is_checked_before_the_session_runs() {
+    for (args, expect) in [
+        (
+            &["--price-in", "callgrind_ir"][..],
+            "--price-in callgrind_ir needs --counters callgrind",
+        ),
+        (&["--price-in", "bogus"][..], "no counter reads it"),
+    ] {
+        let (mut cmd, _d) = loopbench();
+        let out = cmd
+            .args(["model", "--engines", "wasmi", "--shapes", "add_run"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = assert_one_line_error(&out.stderr);
+        assert!(err.contains(expect), "{args:?}: {err}");
+        // Nothing was measured: no table on stdout.
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
