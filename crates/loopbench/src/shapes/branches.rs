@@ -136,10 +136,7 @@ impl Shape for Chain {
             ChainKind::Stack => (2, 2, 0),
         };
         Declared {
-            ops: per_add * k + around + LOOP_OPS,
-            taken_branches: taken + LOOP_TAKEN,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(per_add * k + around, taken)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {

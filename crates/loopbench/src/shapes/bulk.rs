@@ -3,7 +3,7 @@
 //! (and only these) because they move the same bytes by different routes:
 //! the per-op store path against the bulk floor.
 
-use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::skeleton::LoopModule;
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
@@ -44,11 +44,8 @@ impl Shape for Bulk {
     }
     fn declared(&self, _p: &Params) -> Declared {
         Declared {
-            ops: if self.fill { 12 } else { 13 } + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
             bytes: CHUNK,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(if self.fill { 12 } else { 13 }, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {

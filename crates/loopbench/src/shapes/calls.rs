@@ -6,7 +6,7 @@
 //! is the polymorphic loop with every token 0: the same instructions, one
 //! target, so the pair differs only in wrong targets and prices one.
 
-use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::skeleton::LoopModule;
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
@@ -99,13 +99,10 @@ impl Shape for Call {
             CallKind::Poly | CallKind::Fixed => (8, 1),
         };
         Declared {
-            ops: site_ops + CALLEE_OPS + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
             loads,
             calls: 1,
             bytes: loads,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(site_ops + CALLEE_OPS, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {

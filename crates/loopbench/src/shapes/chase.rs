@@ -5,7 +5,7 @@
 //! of wherever the working set lives. A `--bytes` sweep (16K .. 64M) shows
 //! the steps from L1 to L2, last-level cache, DRAM, and the TLB reach.
 
-use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::skeleton::LoopModule;
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
@@ -49,12 +49,9 @@ impl Shape for PointerChase {
     }
     fn declared(&self, _p: &Params) -> Declared {
         Declared {
-            ops: 3 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
             loads: 1,
             bytes: 4,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(3, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {

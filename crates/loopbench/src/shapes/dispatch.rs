@@ -9,7 +9,7 @@
 //! in the mispredicting case. The result depends on every statement, and the
 //! inputs come from memory, so optimising engines cannot fold it.
 
-use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::skeleton::LoopModule;
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
@@ -80,10 +80,7 @@ impl Shape for RandomOps {
     fn declared(&self, _p: &Params) -> Declared {
         // Every statement is four instructions: get, get-or-const, op, set.
         Declared {
-            ops: 4 * STATEMENTS as u64 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(4 * STATEMENTS as u64, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {

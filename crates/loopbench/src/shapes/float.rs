@@ -4,7 +4,7 @@
 //! fold the chain, and the Rust reference computes the same IEEE results
 //! (round-to-nearest-even everywhere, no NaNs produced).
 
-use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::skeleton::LoopModule;
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
@@ -77,10 +77,7 @@ impl Shape for FloatChain {
         // local.get $x, then per step local.get $m, mul, local.get $c, add,
         // and local.set $x.
         Declared {
-            ops: 2 + 4 * STEPS + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(2 + 4 * STEPS, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
@@ -162,10 +159,7 @@ impl Shape for Conversions {
     fn declared(&self, _p: &Params) -> Declared {
         // local.get $x, eight conversions, local.get $i, i32.xor, local.set $x.
         Declared {
-            ops: 12 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(12, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {

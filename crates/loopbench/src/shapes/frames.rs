@@ -7,7 +7,7 @@
 //! `memory_size` reads the memory's size through `memory.size` and
 //! `memory.grow 0` (which grows nothing and returns the size).
 
-use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::skeleton::LoopModule;
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
@@ -122,11 +122,8 @@ impl Shape for Frame {
             FrameKind::MemorySize => (9, 0, 0),
         };
         Declared {
-            ops: ops + LOOP_OPS,
-            taken_branches: taken + LOOP_TAKEN,
             calls,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(ops, taken)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {

@@ -8,7 +8,7 @@
 //! one shape whose locals are mostly *not* folded (see the counts'
 //! `folded`), so the model can tell a move from an operand.
 
-use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::skeleton::LoopModule;
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
@@ -38,10 +38,7 @@ impl Shape for LocalCopies {
     fn declared(&self, _p: &Params) -> Declared {
         // Per rotation: four moves of two ops, then get, get, add, set.
         Declared {
-            ops: ROTATIONS as u64 * (8 + 4) + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(ROTATIONS as u64 * (8 + 4), 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
@@ -99,10 +96,7 @@ impl Shape for LocalsTraffic {
     }
     fn declared(&self, _p: &Params) -> Declared {
         Declared {
-            ops: 17 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(17, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {

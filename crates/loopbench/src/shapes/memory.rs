@@ -5,7 +5,7 @@
 //! Addresses are masked with `bytes - 1`, so any iteration count stays inside
 //! the working set; `--bytes` must therefore be a power of two.
 
-use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::skeleton::LoopModule;
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
@@ -40,13 +40,10 @@ impl Shape for Lut {
     }
     fn declared(&self, _p: &Params) -> Declared {
         Declared {
-            ops: 8 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
             loads: 2,
             stores: 1,
             bytes: 3,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(8, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
@@ -129,12 +126,9 @@ impl Shape for LoadStream {
     }
     fn declared(&self, _p: &Params) -> Declared {
         Declared {
-            ops: 9 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
             loads: 1,
             bytes: 4,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(9, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
@@ -206,12 +200,9 @@ impl Shape for StoreStream {
     }
     fn declared(&self, _p: &Params) -> Declared {
         Declared {
-            ops: 30 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
             stores: 4,
             bytes: 16,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(30, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {

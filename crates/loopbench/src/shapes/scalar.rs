@@ -4,7 +4,7 @@
 //! and two i32 chains that price the integer classes the add chains do not:
 //! rotates (`shift_chain`) and multiplications (`mul_chain`).
 
-use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::skeleton::LoopModule;
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
@@ -82,10 +82,7 @@ impl Shape for I32Chain {
         // shift: four statements of six ops (see `body`).
         let ops = if self.mul { 2 + 16 } else { 4 * 6 };
         Declared {
-            ops: ops + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(ops, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
@@ -151,10 +148,7 @@ impl Shape for I64Chain {
     fn declared(&self, _p: &Params) -> Declared {
         // local.get $x, then eight (local.get operand, op), local.set $x.
         Declared {
-            ops: 2 + 16 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(2 + 16, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
@@ -240,10 +234,7 @@ impl Shape for SelectChain {
         // local.get $v, eight (local.get alt, local.get cond, select), then
         // local.get $i, i32.add, local.set $v.
         Declared {
-            ops: 1 + 3 * SELECTS as u64 + 3 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(1 + 3 * SELECTS as u64 + 3, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
@@ -319,10 +310,7 @@ impl Shape for Globals {
     fn declared(&self, _p: &Params) -> Declared {
         // Five statements `g = x op y` of four ops each.
         Declared {
-            ops: 20 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(20, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {

@@ -5,7 +5,7 @@
 //! run them; the others report `skipped`.
 
 use super::memory::{LoadStream, StoreStream};
-use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::skeleton::LoopModule;
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
@@ -38,12 +38,9 @@ impl Shape for AtomicRmw {
     }
     fn declared(&self, _p: &Params) -> Declared {
         Declared {
-            ops: 12 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
             atomics: 1,
             bytes: 8,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(12, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {

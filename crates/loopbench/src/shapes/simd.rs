@@ -2,7 +2,7 @@
 //! stream (the 16-byte sibling of `load_stream`). Engines without the SIMD
 //! proposal report `skipped` with the reason.
 
-use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
+use super::skeleton::LoopModule;
 use super::*;
 
 pub fn shapes() -> Vec<Box<dyn Shape>> {
@@ -61,10 +61,7 @@ impl Shape for SimdArith {
     fn declared(&self, _p: &Params) -> Declared {
         // local.get $v, eight (local.get, op), local.set $v.
         Declared {
-            ops: 2 + 2 * STEPS.len() as u64 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(2 + 2 * STEPS.len() as u64, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {
@@ -136,12 +133,9 @@ impl Shape for SimdLoad {
     }
     fn declared(&self, _p: &Params) -> Declared {
         Declared {
-            ops: 9 + LOOP_OPS,
-            taken_branches: LOOP_TAKEN,
             loads: 1,
             bytes: 16,
-            per: 1,
-            ..Declared::default()
+            ..Declared::loop_body(9, 0)
         }
     }
     fn wat(&self, p: &Params, body: Body) -> String {

@@ -1,7 +1,7 @@
 //! The loop skeleton every built-in shape shares, so the per-iteration
 //! overhead is identical across shapes and declared once.
 
-use super::Body;
+use super::{Body, Declared};
 
 /// Instructions the skeleton executes per iteration: `local.get $i;
 /// i32.const 1; i32.add; local.tee $i; local.get $n; i32.lt_u; br_if $L`.
@@ -9,6 +9,20 @@ pub const LOOP_OPS: u64 = 7;
 /// The back-edge is one taken branch per iteration (the last iteration's
 /// not-taken exit is a constant, not a per-iteration cost).
 pub const LOOP_TAKEN: u64 = 1;
+
+impl Declared {
+    /// The counts of one iteration: `body_ops` and `body_taken` taken
+    /// branches in the body, plus the skeleton's. Other counts (loads,
+    /// calls, bytes) go on top: `Declared { loads: 1, ..Declared::loop_body(3, 0) }`.
+    pub fn loop_body(body_ops: u64, body_taken: u64) -> Declared {
+        Declared {
+            ops: body_ops + LOOP_OPS,
+            taken_branches: body_taken + LOOP_TAKEN,
+            per: 1,
+            ..Declared::default()
+        }
+    }
+}
 
 /// The pieces of a shape's module around the skeleton.
 pub struct LoopModule<'a> {
