@@ -24,6 +24,14 @@ fn run_json(args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
+/// [`run_json`], with the document also saved at `path` for a later
+/// `--from` or `--instructions-from`.
+fn saved_json(args: &[&str], path: &Path) -> Value {
+    let doc = run_json(args);
+    std::fs::write(path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    doc
+}
+
 fn valgrind_present() -> bool {
     let ok = std::process::Command::new("valgrind")
         .arg("--version")
@@ -332,9 +340,8 @@ fn a_model_priced_in_instructions_is_exact_and_a_missing_counter_is_one_line() {
     }
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("model-ir.json");
-    let (mut cmd, _d) = loopbench();
-    let out = cmd
-        .args([
+    let doc = saved_json(
+        &[
             "model",
             "--engines",
             "wasmi",
@@ -350,18 +357,9 @@ fn a_model_priced_in_instructions_is_exact_and_a_missing_counter_is_one_line() {
             "callgrind",
             "--price-in",
             "callgrind_ir",
-            "--quiet",
-            "--json",
-        ])
-        .arg(&saved)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
+        &saved,
     );
-    let doc: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
     let m = &doc["models"][0];
     assert_eq!(m["counter"], "callgrind_ir", "{m}");
     let measured = |shape: &str| {
@@ -424,38 +422,49 @@ fn time_from_instructions_uses_the_callgrind_session_counts() {
     let dir = tempfile::tempdir().unwrap();
     let (ir, time) = (dir.path().join("ir.json"), dir.path().join("time.json"));
     let shapes = "add_run,add_stack,add_chain,load_stream,random_ops";
-    let (mut cmd, _d) = loopbench();
-    let out = cmd
-        .args(["model", "--engines", "wasmi", "--shapes", shapes])
-        .args(["--bytes", "64k", "--iters", "300", "--rounds", "2"])
-        .args(["--counters", "callgrind", "--price-in", "callgrind_ir"])
-        .args(["--quiet", "--json"])
-        .arg(&ir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let ir_doc = saved_json(
+        &[
+            "model",
+            "--engines",
+            "wasmi",
+            "--shapes",
+            shapes,
+            "--bytes",
+            "64k",
+            "--iters",
+            "300",
+            "--rounds",
+            "2",
+            "--counters",
+            "callgrind",
+            "--price-in",
+            "callgrind_ir",
+        ],
+        &ir,
     );
-    let (mut cmd, _d) = loopbench();
-    let out = cmd
-        .args(["model", "--engines", "wasmi", "--shapes", shapes])
-        .args(["--bytes", "64k", "--rounds", "3", "--warmup", "0"])
-        .args(["--min-epochs", "2", "--max-epochs", "2", "--no-history"])
-        .args(["--quiet", "--instructions-from"])
-        .arg(&ir)
-        .arg("--json")
-        .arg(&time)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let time_doc = saved_json(
+        &[
+            "model",
+            "--engines",
+            "wasmi",
+            "--shapes",
+            shapes,
+            "--bytes",
+            "64k",
+            "--rounds",
+            "3",
+            "--warmup",
+            "0",
+            "--min-epochs",
+            "2",
+            "--max-epochs",
+            "2",
+            "--no-history",
+            "--instructions-from",
+            ir.to_str().unwrap(),
+        ],
+        &time,
     );
-    let read = |p: &Path| -> Value { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
-    let (ir_doc, time_doc) = (read(&ir), read(&time));
     let residual = |doc: &Value, section: Option<&str>, shape: &str| -> Value {
         let m = &doc["models"][0];
         let m = section.map_or(m, |s| &m[s]);
