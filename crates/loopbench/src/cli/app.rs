@@ -6,12 +6,16 @@ use crate::apps::project::{app_features, coverage, project, Prices};
 use crate::apps::warm;
 use crate::apps::{self, AppShape, AppSpec, APPS};
 
+use super::model::check_price_in;
+use super::run::{count_with, rerun_under_callgrind};
 use super::OutputArgs;
 use crate::arm::{parse_arms, ArmSpec, EngineKind};
 use crate::error::Error;
+use crate::measure::counters::CounterChoice;
+use crate::model::EngineModel;
 use crate::report;
 use crate::results::Document;
-use crate::results::ShapeResult;
+use crate::results::{Session, ShapeResult};
 use crate::session::{self, Plan};
 use crate::shapes::{self, Params, ShapeModule};
 
@@ -131,6 +135,31 @@ pub struct AppProjectArgs {
     /// Epochs every shape and app takes at least, budget permitting.
     #[arg(long, default_value_t = 5)]
     pub min_epochs: usize,
+    /// Iterations per rep of the pricing shapes (default: each shape's
+    /// own; a few thousand are plenty under --counters callgrind).
+    #[arg(long)]
+    pub iters: Option<u64>,
+    /// Counters read in both sessions (see `loopbench run --counters`);
+    /// `callgrind` runs them under valgrind for exact host instructions.
+    #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<CounterChoice>()))]
+    pub counters: CounterChoice,
+    /// Price and measure a counter instead of the time: with --counters
+    /// callgrind, `callgrind_ir` says how much of each app's exact host
+    /// instructions the op-class prices reproduce (what the engine's
+    /// translation adds or fuses away), apart from what the CPU adds.
+    ///
+    /// Example: loopbench app project lua --engines wasmi,wasm3 --counters callgrind --iters 2000 --rounds 2 --price-in callgrind_ir --json app-ir.json
+    #[arg(long, value_name = "COUNTER")]
+    pub price_in: Option<String>,
+    /// Also reproduce each app's time from its exact host instructions and
+    /// simulated mispredictions, at the ns per instruction and per
+    /// misprediction that this session's shapes cost: SESSION is the JSON
+    /// of this command run with --counters callgrind (the shapes' and the
+    /// apps' instructions).
+    ///
+    /// Example: loopbench app project lua --engines wasmi,wasm3 --budget 8 --instructions-from app-ir.json
+    #[arg(long, value_name = "SESSION")]
+    pub instructions_from: Option<String>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -280,13 +309,65 @@ impl AppProfileArgs {
     }
 }
 
-fn median_of(r: &ShapeResult, arm: &str) -> Option<f64> {
-    r.arms
-        .iter()
-        .find(|a| a.arm == arm)
-        .and_then(|a| a.ns_per_iter.as_ref())
-        .map(|t| t.median)
+/// An arm's median per iteration (per app step): the time, or `counter`.
+fn median_of(r: &ShapeResult, arm: &str, counter: Option<&str>) -> Option<f64> {
+    let a = r.arms.iter().find(|a| a.arm == arm)?;
+    match counter {
+        None => a.ns_per_iter.as_ref().map(|t| t.median),
+        Some(c) => a.counters.values.get(c).map(|v| v.per_iter.median),
+    }
 }
+
+/// A per-rep amount in the projection's unit: ms of time, or millions of
+/// the counter's units.
+fn amount(v: f64, counter: Option<&str>) -> String {
+    match counter {
+        None => format!("{:.3} ms", v / 1e6),
+        Some(c) => format!("{:.3}M {c}", v / 1e6),
+    }
+}
+
+fn signed(v: f64, counter: Option<&str>) -> String {
+    let a = amount(v, counter);
+    if v >= 0.0 {
+        format!("+{a}")
+    } else {
+        a
+    }
+}
+
+/// The two sessions of an `app project` document saved with
+/// `--counters callgrind`: the shapes' and the apps' host instructions.
+fn instruction_sessions(from: &str) -> Result<(Session, Session), Error> {
+    let bad = |why: String| Error::Usage(format!("--instructions-from {from}: {why}"));
+    let json = match crate::results::read(std::path::Path::new(from))? {
+        Document::Text { json, .. }
+            if json.get("schema").and_then(|s| s.as_str()) == Some(PROJECT_SCHEMA) =>
+        {
+            json
+        }
+        other => {
+            return Err(bad(format!(
+                "a {} document, not the JSON of `app project --counters callgrind`",
+                other.kind()
+            )))
+        }
+    };
+    let session = |key: &str| -> Result<Session, Error> {
+        serde_json::from_value(json.get(key).cloned().unwrap_or_default())
+            .map_err(|e| bad(format!("its {key} does not read: {e}")))
+    };
+    let (shapes, apps) = (session("pricing_session")?, session("app_session")?);
+    if let Some(what) = crate::model::missing_counter(&apps, INSTRUCTIONS) {
+        return Err(bad(format!(
+            "the app session has no `{INSTRUCTIONS}` {what}"
+        )));
+    }
+    Ok((shapes, apps))
+}
+
+const PROJECT_SCHEMA: &str = "loopbench-app-project/3";
+const INSTRUCTIONS: &str = crate::model::instructions::COUNTER;
 
 impl AppProjectArgs {
     /// The stop rule of both sessions.
@@ -305,7 +386,18 @@ impl AppProjectArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let apps = select(&self.apps)?;
         let stop = self.stop()?;
+        check_price_in(self.price_in.as_deref(), &self.counters)?;
+        let from_instructions = self
+            .instructions_from
+            .as_deref()
+            .map(instruction_sessions)
+            .transpose()?;
+        // The child of a callgrind re-run writes the outputs.
+        if let Some(outcome) = rerun_under_callgrind(&self.counters)? {
+            return Ok(outcome);
+        }
         let exports = self.output.exports()?;
+        let counter = self.price_in.as_deref();
         let arms = ArmArgs {
             engines: self.engines.clone(),
             rounds: self.rounds,
@@ -328,12 +420,12 @@ impl AppProjectArgs {
             .into_iter()
             .filter(|s| !s.name().starts_with("shared_"))
             .collect();
-        let plan = Plan {
+        let mut plan = Plan {
             shapes,
             arms: arms.clone(),
             params: Params {
                 bytes: self.bytes,
-                iters: None,
+                iters: self.iters,
                 k: 8,
             },
             rounds: self.rounds,
@@ -341,8 +433,14 @@ impl AppProjectArgs {
             stop: stop.clone(),
             ..Default::default()
         };
+        count_with(&mut plan, &self.counters);
         let price_report = session::run(plan, &mut Quiet)?;
-        let models = crate::model::build(&price_report, None).map_err(Error::Usage)?;
+        let mut models = crate::model::build(&price_report, counter)
+            .map_err(|e| Error::Usage(format!("--price-in: {e}")))?;
+        if let Some((shapes_ir, _)) = &from_instructions {
+            crate::model::instructions::add(&price_report, shapes_ir, &mut models)
+                .map_err(|e| Error::Usage(format!("--instructions-from: {e}")))?;
+        }
         let mut prices = Vec::new();
         for l in &labels {
             match models.iter().find(|m| &m.arm == l) {
@@ -361,11 +459,13 @@ impl AppProjectArgs {
         );
         let mut plan = app_plan(&apps, arms.clone(), self.rounds, self.warmup)?;
         plan.stop = stop;
+        count_with(&mut plan, &self.counters);
         let report = session::run(plan, &mut Quiet)?;
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "prices (ns per unit; least-squares fit over the shapes, this session):"
+            "prices ({} per unit; least-squares fit over the shapes, this session):",
+            counter.unwrap_or("ns")
         );
         let mut head = format!("  {:<14}", "feature");
         for l in &labels {
@@ -388,12 +488,20 @@ impl AppProjectArgs {
         let mut projections = Vec::new();
         for (r, spec) in report.results.iter().zip(&apps) {
             let _ = writeln!(out);
-            let (text, json) = project_app(r, spec, &labels, &prices)?;
+            let by_instructions = from_instructions.as_ref().map(|(_, apps_ir)| {
+                let models: Vec<_> = labels
+                    .iter()
+                    .map(|l| models.iter().find(|m| &m.arm == l))
+                    .collect();
+                (apps_ir, models)
+            });
+            let (text, json) = project_app(r, spec, &labels, &prices, counter, by_instructions)?;
             out += &text;
             projections.push(json);
         }
         let json = serde_json::json!({
-            "schema": "loopbench-app-project/2",
+            "schema": PROJECT_SCHEMA,
+            "unit": counter.unwrap_or("ns"),
             "pricing_session": price_report,
             "app_session": report,
             "projections": projections,
@@ -419,6 +527,8 @@ fn project_app(
     spec: &AppSpec,
     labels: &[String],
     prices: &[Prices],
+    counter: Option<&str>,
+    by_instructions: Option<(&Session, Vec<Option<&EngineModel>>)>,
 ) -> Result<(String, serde_json::Value), Error> {
     let mut out = String::new();
     let app = AppShape::load(apps::find(spec.name)?)?;
@@ -436,10 +546,14 @@ fn project_app(
     );
     let measured: Vec<Option<f64>> = labels
         .iter()
-        .map(|l| median_of(r, l).map(|ns_per_step| ns_per_step * spec.steps as f64))
+        .map(|l| median_of(r, l, counter).map(|per_step| per_step * spec.steps as f64))
         .collect();
     let mut coverages = Vec::new();
-    let _ = writeln!(out, "  share of the app's time the prices reproduce:");
+    let _ = writeln!(
+        out,
+        "  share of the app's {} the prices reproduce:",
+        counter.unwrap_or("time")
+    );
     for (p, m) in prices.iter().zip(&measured) {
         let Some(m) = m else {
             let _ = writeln!(
@@ -452,11 +566,11 @@ fn project_app(
         let c = coverage(p, &x, *m);
         let _ = writeln!(
             out,
-            "    {:<18} {:>5.0}%  ({:.3} of {:.3} ms per rep)",
+            "    {:<18} {:>5.0}%  ({} of {} per rep)",
             p.arm,
             100.0 * c.share,
-            c.reproduced_ns / 1e6,
-            m / 1e6
+            amount(c.reproduced_ns, counter),
+            amount(*m, counter)
         );
         if c.share < EXPLAINED {
             let classes: Vec<String> = c
@@ -467,13 +581,57 @@ fn project_app(
                 .collect();
             let _ = writeln!(
                 out,
-                "      unexplained {:.3} ms ({:+.2} ns per op if spread evenly); ops with no time in the model: {}",
-                (m - c.reproduced_ns) / 1e6,
+                "      unexplained {} ({:+.2} {} per op if spread evenly); ops with no time in the model: {}",
+                amount(m - c.reproduced_ns, counter),
                 c.gap_ns_per_op,
+                counter.unwrap_or("ns"),
                 if classes.is_empty() { "none".to_string() } else { classes.join(", ") }
             );
         }
         coverages.push(c);
+    }
+    let mut from_instructions = Vec::new();
+    if let Some((apps_ir, models)) = &by_instructions {
+        let counted = apps_ir.results.iter().find(|i| i.shape == r.shape);
+        let _ = writeln!(
+            out,
+            "  share of the app's time its host instructions reproduce (ns per instruction and per misprediction from the shapes):"
+        );
+        for ((l, m), model) in labels.iter().zip(&measured).zip(models) {
+            let fit = model.and_then(|m| m.from_instructions.as_ref());
+            let ir = counted.and_then(|c| median_of(c, l, Some(INSTRUCTIONS)));
+            let (Some(m), Some(fit), Some(ir)) = (m, fit, ir) else {
+                let _ = writeln!(
+                    out,
+                    "    {l:<18} unavailable (no time, no instruction fit or no instruction count for this arm)"
+                );
+                continue;
+            };
+            let instructions = ir * spec.steps as f64;
+            let reproduced = fit.ns_per_instruction * instructions
+                + fit.ns_per_mispredict * predictor.mispredicts as f64;
+            let _ = writeln!(
+                out,
+                "    {l:<18} {:>5.0}%  ({} of {} per rep: {:.1}M instructions x {:.4} ns, {} mispredictions x {:.2} ns)",
+                100.0 * reproduced / m,
+                amount(reproduced, None),
+                amount(*m, None),
+                instructions / 1e6,
+                fit.ns_per_instruction,
+                predictor.mispredicts,
+                fit.ns_per_mispredict
+            );
+            from_instructions.push(serde_json::json!({
+                "arm": l,
+                "measured_ns": m,
+                "instructions": instructions,
+                "ns_per_instruction": fit.ns_per_instruction,
+                "mispredicts": predictor.mispredicts,
+                "ns_per_mispredict": fit.ns_per_mispredict,
+                "reproduced_ns": reproduced,
+                "share": reproduced / m,
+            }));
+        }
     }
     let _ = writeln!(out, "  projected vs measured change, every pair (B vs A):");
     let mut pairs = Vec::new();
@@ -484,7 +642,7 @@ fn project_app(
             let p = project(&prices[i], &prices[j], &x, ma);
             // Against the baseline, the session's paired comparison (with
             // its interval); between two candidates, the ratio of medians.
-            let measured_pct = if i == 0 {
+            let measured_pct = if i == 0 && counter.is_none() {
                 r.comparisons
                     .iter()
                     .find(|c| &c.arm == b)
@@ -501,7 +659,7 @@ fn project_app(
                 .terms
                 .iter()
                 .take(3)
-                .map(|t| format!("{} {:+.3} ms", t.feature, t.delta_ns / 1e6))
+                .map(|t| format!("{} {}", t.feature, signed(t.delta_ns, counter)))
                 .collect();
             let projected = match p.predicted_ci_pct {
                 Some([lo, hi]) => format!("{:+7.1}% [{lo:+.1}%, {hi:+.1}%]", p.predicted_pct),
@@ -523,11 +681,19 @@ fn project_app(
             }));
         }
     }
-    if let Some(n) = &r.null_control {
+    // The null control of what was priced: the time, or the counter.
+    let null = match counter {
+        None => r.null_control.as_ref(),
+        Some(c) => r.counter_null_control.get(c),
+    };
+    if let Some(n) = null {
         let _ = writeln!(
             out,
-            "  null control: {:+.1}% [{:+.1}%, {:+.1}%]",
-            n.median_pct, n.ci_pct[0], n.ci_pct[1]
+            "  null control ({}): {:+.1}% [{:+.1}%, {:+.1}%]",
+            counter.unwrap_or("time"),
+            n.median_pct,
+            n.ci_pct[0],
+            n.ci_pct[1]
         );
     }
     let json = serde_json::json!({
@@ -536,6 +702,7 @@ fn project_app(
         "features": x,
         "predictor": predictor,
         "coverage": coverages,
+        "from_instructions": from_instructions,
         "pairs": pairs,
     });
     Ok((out, json))

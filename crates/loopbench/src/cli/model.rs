@@ -4,7 +4,7 @@ use super::progress::TerminalSink;
 use super::run::RunArgs;
 use crate::arm::{ArmSpec, EngineKind};
 use crate::error::Error;
-use crate::measure::counters::CounterKind;
+use crate::measure::counters::{CounterChoice, CounterKind};
 use crate::model::EngineModel;
 use crate::results::{Document, ModelResults, MODEL_SCHEMA};
 use crate::session;
@@ -44,7 +44,7 @@ impl ModelArgs {
         if let Some(from) = &self.from {
             return self.refit(from);
         }
-        self.check_price_in()?;
+        check_price_in(self.price_in.as_deref(), &self.run.counters)?;
         let mut plan = match self.run.counted_plan()? {
             Ok(plan) => plan,
             Err(outcome) => return Ok(outcome),
@@ -84,30 +84,6 @@ impl ModelArgs {
         Ok(errors.is_empty())
     }
 
-    /// Before a session is run for it: `--price-in` names a reading that
-    /// one of the requested `--counters` takes (not an error after minutes).
-    fn check_price_in(&self) -> Result<(), Error> {
-        let Some(metric) = &self.price_in else {
-            return Ok(());
-        };
-        match CounterKind::of_metric(metric) {
-            None => {
-                let all: Vec<&str> = CounterKind::ALL
-                    .iter()
-                    .flat_map(|k| k.metrics().iter().copied())
-                    .collect();
-                Err(Error::Usage(format!(
-                    "--price-in {metric}: no counter reads it (readings: {})",
-                    all.join(", ")
-                )))
-            }
-            Some(kind) if !self.run.counters.wants(kind) => Err(Error::Usage(format!(
-                "--price-in {metric} needs --counters {kind}"
-            ))),
-            Some(_) => Ok(()),
-        }
-    }
-
     /// The models of a session's arms, priced in ns or in `--price-in`.
     fn models(&self, session: &crate::results::Session) -> Result<Vec<EngineModel>, Error> {
         let mut models = crate::model::build(session, self.price_in.as_deref())
@@ -141,6 +117,30 @@ impl ModelArgs {
             models,
         }))?;
         Ok(true)
+    }
+}
+
+/// Before a session is run for it: `--price-in` names a reading that one of
+/// the requested `--counters` takes (not an error after minutes).
+pub fn check_price_in(price_in: Option<&str>, counters: &CounterChoice) -> Result<(), Error> {
+    let Some(metric) = price_in else {
+        return Ok(());
+    };
+    match CounterKind::of_metric(metric) {
+        None => {
+            let all: Vec<&str> = CounterKind::ALL
+                .iter()
+                .flat_map(|k| k.metrics().iter().copied())
+                .collect();
+            Err(Error::Usage(format!(
+                "--price-in {metric}: no counter reads it (readings: {})",
+                all.join(", ")
+            )))
+        }
+        Some(kind) if !counters.wants(kind) => Err(Error::Usage(format!(
+            "--price-in {metric} needs --counters {kind}"
+        ))),
+        Some(_) => Ok(()),
     }
 }
 

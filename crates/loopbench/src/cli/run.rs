@@ -144,22 +144,10 @@ impl RunArgs {
     /// child has already printed.
     pub fn counted_plan(&self) -> Result<Result<Plan, bool>, Error> {
         let mut plan = self.plan()?;
-        if self.counters.wants(CounterKind::Callgrind) && callgrind::child_dir().is_none() {
-            return match callgrind::reexec()? {
-                0 => Ok(Err(true)),
-                1 => Ok(Err(false)),
-                code => std::process::exit(code),
-            };
+        if let Some(outcome) = rerun_under_callgrind(&self.counters)? {
+            return Ok(Err(outcome));
         }
-        plan.counters = CounterSet::resolve(&self.counters);
-        if self.counters.wants(CounterKind::Callgrind) {
-            // Instruction counts do not move with the layout, and valgrind
-            // makes every process slow: one epoch, in this process.
-            plan.isolation = Isolation::InProcess;
-            plan.stop.min_epochs = 1;
-            plan.stop.max_epochs = 1;
-            plan.rep_target = None;
-        }
+        count_with(&mut plan, &self.counters);
         Ok(Ok(plan))
     }
 
@@ -394,5 +382,32 @@ impl EpochArgs {
             }
             None => Ok(crate::measure::affinity::allowed().last().copied()),
         }
+    }
+}
+
+/// Under `--counters callgrind` outside valgrind: run this command again
+/// under callgrind and return its outcome (the child prints the results);
+/// `None` when this process is the one to measure.
+pub fn rerun_under_callgrind(counters: &CounterChoice) -> Result<Option<bool>, Error> {
+    if !counters.wants(CounterKind::Callgrind) || callgrind::child_dir().is_some() {
+        return Ok(None);
+    }
+    match callgrind::reexec()? {
+        0 => Ok(Some(true)),
+        1 => Ok(Some(false)),
+        code => std::process::exit(code),
+    }
+}
+
+/// Give `plan` the requested counters.
+pub fn count_with(plan: &mut Plan, counters: &CounterChoice) {
+    plan.counters = CounterSet::resolve(counters);
+    if counters.wants(CounterKind::Callgrind) {
+        // Instruction counts do not move with the layout, and valgrind
+        // makes every process slow: one epoch, in this process.
+        plan.isolation = Isolation::InProcess;
+        plan.stop.min_epochs = 1;
+        plan.stop.max_epochs = 1;
+        plan.rep_target = None;
     }
 }

@@ -553,7 +553,15 @@ fn app_section(json: &serde_json::Value, doc: &Document) -> Result<String, Error
             let total = counts["total_ops"].as_f64().unwrap_or(0.0);
             o.push_str(&profile_bars(name, &counts["classes"], total));
         }
-        "loopbench-app-project/2" => {
+        "loopbench-app-project/2" | "loopbench-app-project/3" => {
+            // /3 adds `unit` (a counter under --price-in) and the
+            // instruction-based shares; /2 is always in time.
+            let unit = json["unit"].as_str().unwrap_or("ns");
+            let what = if unit == "ns" {
+                "time".to_string()
+            } else {
+                unit.to_string()
+            };
             // One row per app and pair of arms: measured change (with the
             // session's interval where it has one) and the projection.
             let mut rows: Vec<Row> = Vec::new();
@@ -582,7 +590,7 @@ fn app_section(json: &serde_json::Value, doc: &Document) -> Result<String, Error
                     &DotChart {
                         title: "App change: predicted from primitive prices against measured"
                             .into(),
-                        x_label: "change in time per rep (%)".into(),
+                        x_label: format!("change in {what} per rep (%)"),
                         rows,
                         reference: Some(0.0),
                         legend: vec![("measured (with interval)".into(), svg::BLUE)],
@@ -650,5 +658,18 @@ mod tests {
                 && page.contains(">lua: wasm3 vs wasmi</text>")
         );
         assert!(page.contains(">predicted</text>"));
+        assert!(page.contains("change in time per rep (%)"));
+        // /3 under --price-in: the same chart, in the counter's unit.
+        let page = render(serde_json::json!({
+            "schema": "loopbench-app-project/3",
+            "unit": "callgrind_ir",
+            "projections": [
+                {"app": "zlib", "pairs": [
+                    {"a": "wasmi", "b": "wasm3", "projected_pct": 12.0, "measured_pct": 9.5, "measured_ci_pct": null},
+                ]},
+            ],
+        }));
+        assert_eq!(page.matches("<svg class=\"chart\"").count(), 1);
+        assert!(page.contains("change in callgrind_ir per rep (%)"));
     }
 }

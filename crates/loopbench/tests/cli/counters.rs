@@ -525,16 +525,158 @@ fn price_in_is_checked_before_the_session_runs() {
         ),
         (&["--price-in", "bogus"][..], "no counter reads it"),
     ] {
+        for command in [
+            &["model", "--engines", "wasmi", "--shapes", "add_run"][..],
+            &["app", "project", "zlib", "--engines", "wasmi,wasm3"][..],
+        ] {
+            let (mut cmd, _d) = loopbench();
+            let out = cmd.args(command).args(args).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{command:?} {args:?}");
+            let err = assert_one_line_error(&out.stderr);
+            assert!(err.contains(expect), "{command:?} {args:?}: {err}");
+            // Nothing was measured: no table on stdout.
+            assert!(out.stdout.is_empty(), "{command:?} {args:?}");
+        }
+    }
+}
+
+/// `app project` run under callgrind: the app and the shapes counted in
+/// exact host instructions, the share and the pairs in instructions (the
+/// pairs by exact ratios, the null control exactly zero); then a timed
+/// `app project` reproduces each app's time from those instructions by
+/// exactly `ns/instruction x instructions + ns/misprediction x
+/// mispredictions`. A document that is not such a run is one line.
+#[test]
+fn app_projection_in_instructions_and_time_from_them() {
+    if !valgrind_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (ir, time) = (dir.path().join("ir.json"), dir.path().join("time.json"));
+    let project = |extra: &[&str], path: &Path| -> Value {
         let (mut cmd, _d) = loopbench();
         let out = cmd
-            .args(["model", "--engines", "wasmi", "--shapes", "add_run"])
-            .args(args)
+            .args(["app", "project", "sha256", "--engines", "wasmi,wasm3"])
+            .args(["--bytes", "64k", "--warmup", "0", "--json"])
+            .arg(path)
+            .args(extra)
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = assert_one_line_error(&out.stderr);
-        assert!(err.contains(expect), "{args:?}: {err}");
-        // Nothing was measured: no table on stdout.
-        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(
+            out.status.success(),
+            "app project {extra:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+    };
+    let ir_doc = project(
+        &[
+            "--counters",
+            "callgrind",
+            "--iters",
+            "200",
+            "--rounds",
+            "2",
+            "--price-in",
+            "callgrind_ir",
+        ],
+        &ir,
+    );
+    assert_eq!(ir_doc["schema"], "loopbench-app-project/3");
+    assert_eq!(ir_doc["unit"], "callgrind_ir");
+    let app = &ir_doc["projections"][0];
+    let steps = app["steps"].as_f64().unwrap();
+    let app_ir = |doc: &Value, arm: &str| -> f64 {
+        let a = doc["app_session"]["results"][0]["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["arm"] == arm)
+            .unwrap_or_else(|| panic!("no {arm}"));
+        a["counters"]["values"]["callgrind_ir"]["per_iter"]["median"]
+            .as_f64()
+            .unwrap()
+            * steps
+    };
+    let (wasmi, wasm3) = (app_ir(&ir_doc, "wasmi"), app_ir(&ir_doc, "wasm3"));
+    for c in app["coverage"].as_array().unwrap() {
+        let want = app_ir(&ir_doc, c["arm"].as_str().unwrap());
+        assert_eq!(c["measured_ns"].as_f64().unwrap(), want, "{c}");
+        let share = c["reproduced_ns"].as_f64().unwrap() / want;
+        assert!((c["share"].as_f64().unwrap() - share).abs() < 1e-12, "{c}");
     }
+    let pair = &app["pairs"][0];
+    assert_eq!(
+        pair["measured_pct"].as_f64().unwrap(),
+        100.0 * (wasm3 / wasmi - 1.0)
+    );
+    let null = &ir_doc["app_session"]["results"][0]["counter_null_control"]["callgrind_ir"];
+    assert_eq!(null["median_pct"].as_f64(), Some(0.0), "{null}");
+
+    let time_doc = project(
+        &[
+            "--budget",
+            "0.05",
+            "--min-epochs",
+            "1",
+            "--rounds",
+            "2",
+            "--instructions-from",
+            ir.to_str().unwrap(),
+        ],
+        &time,
+    );
+    let app = &time_doc["projections"][0];
+    let mispredicts = app["predictor"]["mispredicts"].as_f64().unwrap();
+    let rows = app["from_instructions"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{app}");
+    for row in rows {
+        let arm = row["arm"].as_str().unwrap();
+        let instructions = row["instructions"].as_f64().unwrap();
+        assert_eq!(instructions, app_ir(&ir_doc, arm), "{row}");
+        assert_eq!(row["mispredicts"].as_f64().unwrap(), mispredicts);
+        let (a, b) = (
+            row["ns_per_instruction"].as_f64().unwrap(),
+            row["ns_per_mispredict"].as_f64().unwrap(),
+        );
+        assert!(a > 0.0, "{row}");
+        let reproduced = row["reproduced_ns"].as_f64().unwrap();
+        assert!(
+            (reproduced - (a * instructions + b * mispredicts)).abs() <= 1e-9 * reproduced,
+            "{row}"
+        );
+        let measured = row["measured_ns"].as_f64().unwrap();
+        assert!((row["share"].as_f64().unwrap() - reproduced / measured).abs() < 1e-12);
+    }
+
+    // A timed projection is not an instruction session: one line, exit 2,
+    // before anything runs.
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .args(["app", "project", "sha256", "--engines", "wasmi,wasm3"])
+        .arg("--instructions-from")
+        .arg(&time)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = assert_one_line_error(&out.stderr);
+    assert!(err.contains("no `callgrind_ir`"), "{err}");
+    assert!(out.stdout.is_empty());
+    // And a session document is not an app projection.
+    let (mut cmd, _d) = loopbench();
+    let session = dir.path().join("session.json");
+    let s = &ir_doc["pricing_session"];
+    std::fs::write(&session, serde_json::to_vec(s).unwrap()).unwrap();
+    let out = cmd
+        .args(["app", "project", "sha256", "--engines", "wasmi,wasm3"])
+        .arg("--instructions-from")
+        .arg(&session)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = assert_one_line_error(&out.stderr);
+    assert!(
+        err.contains("not the JSON of `app project --counters callgrind`"),
+        "{err}"
+    );
 }
