@@ -649,34 +649,32 @@ fn app_projection_in_instructions_and_time_from_them() {
         assert!((row["share"].as_f64().unwrap() - reproduced / measured).abs() < 1e-12);
     }
 
-    // A timed projection is not an instruction session: one line, exit 2,
-    // before anything runs.
-    let (mut cmd, _d) = loopbench();
-    let out = cmd
-        .args(["app", "project", "sha256", "--engines", "wasmi,wasm3"])
-        .arg("--instructions-from")
-        .arg(&time)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = assert_one_line_error(&out.stderr);
-    assert!(err.contains("no `callgrind_ir`"), "{err}");
-    assert!(out.stdout.is_empty());
-    // And a session document is not an app projection.
-    let (mut cmd, _d) = loopbench();
+    // A timed projection is not an instruction session, and a session
+    // document is not an app projection: one line, exit 2, before anything
+    // runs.
     let session = dir.path().join("session.json");
-    let s = &ir_doc["pricing_session"];
-    std::fs::write(&session, serde_json::to_vec(s).unwrap()).unwrap();
-    let out = cmd
-        .args(["app", "project", "sha256", "--engines", "wasmi,wasm3"])
-        .arg("--instructions-from")
-        .arg(&session)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = assert_one_line_error(&out.stderr);
-    assert!(
-        err.contains("not the JSON of `app project --counters callgrind`"),
-        "{err}"
-    );
+    std::fs::write(
+        &session,
+        serde_json::to_vec(&ir_doc["pricing_session"]).unwrap(),
+    )
+    .unwrap();
+    for (from, expect) in [
+        (&time, "no `callgrind_ir`"),
+        (
+            &session,
+            "not the JSON of `app project --counters callgrind`",
+        ),
+    ] {
+        let (mut cmd, _d) = loopbench();
+        let out = cmd
+            .args(["app", "project", "sha256", "--engines", "wasmi,wasm3"])
+            .arg("--instructions-from")
+            .arg(from)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{expect}");
+        let err = assert_one_line_error(&out.stderr);
+        assert!(err.contains(expect), "{err}");
+        assert!(out.stdout.is_empty());
+    }
 }
