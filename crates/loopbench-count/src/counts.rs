@@ -29,6 +29,13 @@
 //!   outermost label also returns, but is counted as a taken branch, and a
 //!   tail call is counted as a call only.
 //! * `transfers` = `taken_branches + calls + returns`.
+//! * `block_entries`: executed function entries, loop headers (once per
+//!   iteration: the entry and every back-edge) and `if`s (one arm runs per
+//!   execution). These are the places a one-pass translator opens a block
+//!   it meters as a whole: wasmi with fuel charges a block's fuel there, and
+//!   checks of this kind (fuel, epochs, interrupts) cost per block entry,
+//!   not per instruction. A plain `block` is entered by falling through and
+//!   is not one.
 //! * `bytes_loaded` / `bytes_stored`: static access width times executions for
 //!   every load and store, atomic ones included (see [`crate::access_bytes`]).
 //! * `bulk_bytes`: the dynamic length operand of every `memory.copy`,
@@ -67,6 +74,10 @@ pub struct Counts {
     pub returns: u64,
     /// `taken_branches + calls + returns`.
     pub transfers: u64,
+    /// Function entries, loop header executions and `if`s (see module
+    /// docs); absent in files written before it existed.
+    #[serde(default)]
+    pub block_entries: u64,
     /// Bytes read by loads (plain, SIMD and atomic).
     pub bytes_loaded: u64,
     /// Bytes written by stores (plain, SIMD and atomic).
@@ -177,6 +188,7 @@ impl Counts {
             calls: self.calls.saturating_sub(base.calls),
             returns: self.returns.saturating_sub(base.returns),
             transfers: self.transfers.saturating_sub(base.transfers),
+            block_entries: self.block_entries.saturating_sub(base.block_entries),
             bytes_loaded: self.bytes_loaded.saturating_sub(base.bytes_loaded),
             bytes_stored: self.bytes_stored.saturating_sub(base.bytes_stored),
             bulk_bytes: self.bulk_bytes.saturating_sub(base.bulk_bytes),
@@ -209,6 +221,7 @@ impl Counts {
             calls: self.calls as f64 / d,
             returns: self.returns as f64 / d,
             transfers: self.transfers as f64 / d,
+            block_entries: self.block_entries as f64 / d,
             bytes_loaded: self.bytes_loaded as f64 / d,
             bytes_stored: self.bytes_stored as f64 / d,
             bulk_bytes: self.bulk_bytes as f64 / d,
@@ -230,6 +243,8 @@ pub struct PerIter {
     pub calls: f64,
     pub returns: f64,
     pub transfers: f64,
+    #[serde(default)]
+    pub block_entries: f64,
     pub bytes_loaded: f64,
     pub bytes_stored: f64,
     pub bulk_bytes: f64,
@@ -271,6 +286,9 @@ pub(crate) fn decode(layout: &Layout, values: &[u64]) -> Counts {
                     .wrapping_add(n.wrapping_mul(u64::from(g.taken)));
                 c.calls = c.calls.wrapping_add(n.wrapping_mul(u64::from(g.calls)));
                 c.returns = c.returns.wrapping_add(n.wrapping_mul(u64::from(g.returns)));
+                c.block_entries = c
+                    .block_entries
+                    .wrapping_add(n.wrapping_mul(u64::from(g.entries)));
                 c.bytes_loaded = c.bytes_loaded.wrapping_add(n.wrapping_mul(g.loaded));
                 c.bytes_stored = c.bytes_stored.wrapping_add(n.wrapping_mul(g.stored));
             }

@@ -70,6 +70,7 @@
 //! assert_eq!(counts.taken_branches, 9); // back-edges: 10 iterations - 1
 //! assert_eq!(counts.returns, 1); // falling off the final `end`
 //! assert_eq!(counts.loops[0].iterations, 10);
+//! assert_eq!(counts.block_entries, 11); // the function's entry, 10 loop headers
 //! assert_eq!(counts.total_ops, counts.classes.values().sum::<u64>());
 //! // A register machine folds every local and constant of the loop body
 //! // into the add, the sub and the branch; only the final `local.get` runs.

@@ -89,6 +89,10 @@ pub(crate) struct Group {
     pub taken: u32,
     pub calls: u32,
     pub returns: u32,
+    /// Block entries this group stands for (see `Counts::block_entries`):
+    /// 1 for a function's entry group and a loop header group, plus the
+    /// `if`s it ends with.
+    pub entries: u32,
 }
 
 impl Group {
@@ -395,11 +399,16 @@ impl Walker<'_, '_> {
                     innermost_loop,
                     ..Group::default()
                 }));
-                if let Some(l) = pending_header.take() {
+                let header = pending_header.take();
+                if let Some(l) = header {
                     self.layout.loops[l as usize].header_slot = group;
                 }
                 let meta = &mut self.layout.functions[self.meta_index as usize];
+                let entry = meta.entry_slot.is_none();
                 meta.entry_slot.get_or_insert(group);
+                if header.is_some() || entry {
+                    self.group_mut(group).entries += 1;
+                }
                 add_to_counter(&mut f, self.counter(group), |f| {
                     f.instruction(&Instruction::I64Const(1));
                 });
@@ -426,6 +435,7 @@ impl Walker<'_, '_> {
                     | Operator::ReturnCallIndirect { .. }
                     | Operator::ReturnCallRef { .. } => g.calls += 1,
                     Operator::Return => g.returns += 1,
+                    Operator::If { .. } => g.entries += 1,
                     _ if at_function_end => g.returns += 1,
                     _ => {}
                 }

@@ -68,6 +68,8 @@ fn load_store_loop() {
     assert_eq!(c.calls, 0);
     assert_eq!(c.returns, 1);
     assert_eq!(c.transfers, 100);
+    // The function's entry and the loop header's 100 executions.
+    assert_eq!(c.block_entries, 1 + 100);
     assert_eq!(c.bytes_loaded, 4 * 100);
     assert_eq!(c.bytes_stored, 2 * 100);
     assert_eq!(c.bulk_bytes, 0);
@@ -240,6 +242,8 @@ fn calls_and_early_return() {
     // run's end, double's end, early(0)'s return, early(3)'s end.
     assert_eq!(c.returns, 4);
     assert_eq!(c.transfers, 8);
+    // Entries of run, double and early twice, and early's two `if`s.
+    assert_eq!(c.block_entries, 4 + 2);
     let f: Vec<_> = c
         .functions
         .iter()

@@ -99,6 +99,15 @@ pub fn assert_consistent(c: &Counts) {
         "classes sum to total"
     );
     assert_eq!(c.transfers, c.taken_branches + c.calls + c.returns);
+    // Block entries are function entries and loop iterations, plus the
+    // executed `if`s, which are branch-class instructions.
+    let entries: u64 = c.functions.iter().map(|f| f.entries).sum::<u64>()
+        + c.loops.iter().map(|l| l.iterations).sum::<u64>();
+    assert!(
+        c.block_entries >= entries && c.block_entries - entries <= c.class(OpClass::Branch),
+        "block entries {} against {entries} entries and iterations",
+        c.block_entries
+    );
     assert_eq!(c.classes.len(), OpClass::ALL.len(), "every class present");
     assert_eq!(
         c.folded.len(),

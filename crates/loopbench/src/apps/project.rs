@@ -70,22 +70,21 @@ pub fn app_features(
         .into_iter()
         .map(|k| (k.name().to_string(), class(k.name())))
         .collect();
+    let dynamic = crate::model::Dynamic {
+        taken_branches: c.taken_branches as f64,
+        block_entries: c.block_entries as f64,
+        copied: (c.bulk_bytes - c.bulk_fill_bytes) as f64,
+        filled: c.bulk_fill_bytes as f64,
+        mispredicts: predictor.map_or(0.0, |p| p.mispredicts as f64),
+    };
     for f in crate::model::FEATURES {
         if *f == "mispredict" && predictor.is_none() {
             continue;
         }
-        let v = crate::model::feature_value(
-            f,
-            &class,
-            &folded,
-            c.taken_branches as f64,
-            (
-                (c.bulk_bytes - c.bulk_fill_bytes) as f64,
-                c.bulk_fill_bytes as f64,
-            ),
-            predictor.map_or(0.0, |p| p.mispredicts as f64),
+        x.insert(
+            f.to_string(),
+            crate::model::feature_value(f, &class, &folded, &dynamic),
         );
-        x.insert(f.to_string(), v);
     }
     x
 }

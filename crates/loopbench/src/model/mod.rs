@@ -62,6 +62,7 @@ pub const FEATURES: &[&str] = &[
     "other",
     "atomic",
     "taken_branch",
+    "block_entry",
     "bulk_byte",
     "fill_byte",
     "mispredict",
@@ -112,6 +113,15 @@ pub fn feature_vector(c: &crate::results::IterCounts) -> Option<Vec<f64>> {
     });
     // Files from before fills were told apart: every bulk byte a copy's.
     let fill = c.bulk_fill_bytes.unwrap_or(0.0);
+    let dynamic = Dynamic {
+        taken_branches: c.taken_branches,
+        // Files from before block entries were counted: none, so the
+        // feature is reported as not identifiable rather than priced.
+        block_entries: c.block_entries.unwrap_or(0.0),
+        copied: bulk - fill,
+        filled: fill,
+        mispredicts: c.mispredicts.unwrap_or(0.0),
+    };
     Some(
         FEATURES
             .iter()
@@ -120,9 +130,7 @@ pub fn feature_vector(c: &crate::results::IterCounts) -> Option<Vec<f64>> {
                     f,
                     &class,
                     &|k| c.folded.get(k).copied().unwrap_or(0.0),
-                    c.taken_branches,
-                    (bulk - fill, fill),
-                    c.mispredicts.unwrap_or(0.0),
+                    &dynamic,
                 )
             })
             .collect(),
@@ -131,7 +139,28 @@ pub fn feature_vector(c: &crate::results::IterCounts) -> Option<Vec<f64>> {
 
 /// Features that are not instructions but dynamic quantities on top of
 /// them (every other feature counts executed instructions).
-pub const EXTRA: &[&str] = &["taken_branch", "bulk_byte", "fill_byte", "mispredict"];
+pub const EXTRA: &[&str] = &[
+    "taken_branch",
+    "block_entry",
+    "bulk_byte",
+    "fill_byte",
+    "mispredict",
+];
+
+/// The dynamic quantities of [`EXTRA`], counted for a shape (per
+/// iteration) or an app (per rep).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dynamic {
+    pub taken_branches: f64,
+    /// Function entries, loop header executions and `if`s: where an engine
+    /// that meters blocks (wasmi's fuel) pays once per block.
+    pub block_entries: f64,
+    /// Bytes copied and bytes filled by bulk operators.
+    pub copied: f64,
+    pub filled: f64,
+    /// The simulated predictor's mispredictions.
+    pub mispredicts: f64,
+}
 
 /// One feature's value from counted quantities: the one definition for
 /// shapes (per iteration) and apps (per rep). `local` and `const` count
@@ -141,15 +170,14 @@ pub fn feature_value(
     feature: &str,
     class: &dyn Fn(&str) -> f64,
     folded: &dyn Fn(&str) -> f64,
-    taken_branches: f64,
-    (copied, filled): (f64, f64),
-    mispredicts: f64,
+    d: &Dynamic,
 ) -> f64 {
     match feature {
-        "taken_branch" => taken_branches,
-        "mispredict" => mispredicts,
-        "bulk_byte" => copied,
-        "fill_byte" => filled,
+        "taken_branch" => d.taken_branches,
+        "block_entry" => d.block_entries,
+        "mispredict" => d.mispredicts,
+        "bulk_byte" => d.copied,
+        "fill_byte" => d.filled,
         "operand" => folded("local") + folded("const"),
         "local" | "const" => class(feature) - folded(feature),
         other => class(other),
@@ -296,6 +324,7 @@ const PRIORITY: &[&str] = &[
     "bulk_byte",
     "fill_byte",
     "taken_branch",
+    "block_entry",
     "local",
     "const",
     "operand",
@@ -1058,11 +1087,22 @@ mod tests {
             "const" => 2.0,
             _ => 0.0,
         };
-        let v = |f: &str| feature_value(f, &class, &folded, 1.0, (0.0, 0.0), 0.75);
+        let dynamic = Dynamic {
+            taken_branches: 1.0,
+            block_entries: 2.0,
+            mispredicts: 0.75,
+            ..Dynamic::default()
+        };
+        let v = |f: &str| feature_value(f, &class, &folded, &dynamic);
         assert_eq!((v("local"), v("const"), v("operand")), (2.0, 1.0, 10.0));
         assert_eq!(
-            (v("int"), v("taken_branch"), v("mispredict")),
-            (4.0, 1.0, 0.75)
+            (
+                v("int"),
+                v("taken_branch"),
+                v("block_entry"),
+                v("mispredict")
+            ),
+            (4.0, 1.0, 2.0, 0.75)
         );
         // Every instruction is counted once: classes == non-extra features.
         let ops: f64 = FEATURES
@@ -1082,6 +1122,7 @@ mod tests {
             bulk_bytes: None,
             bulk_fill_bytes: None,
             transfers: None,
+            block_entries: None,
             mispredicts: None,
             multiway_mispredicts: None,
             classes: [("load".to_string(), 1.0), ("bulk_memory".to_string(), 0.0)].into(),

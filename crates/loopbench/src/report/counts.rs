@@ -48,6 +48,7 @@ pub fn render(title: &str, c: &Counts, iters: Option<u64>) -> String {
         ("calls", c.calls),
         ("returns", c.returns),
         ("transfers", c.transfers),
+        ("block entries", c.block_entries),
         ("bytes loaded", c.bytes_loaded),
         ("bytes stored", c.bytes_stored),
         ("bulk bytes", c.bulk_bytes),

@@ -177,6 +177,10 @@ pub struct IterCounts {
     /// Taken branches + calls + returns (the seed harness's blocks/iter).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transfers: Option<f64>,
+    /// Function entries, loop header executions and `if`s (counted runs
+    /// only; see `loopbench_count::Counts::block_entries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_entries: Option<f64>,
     /// Branch mispredictions per iteration of the counting run's simulated
     /// predictor (counted runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]

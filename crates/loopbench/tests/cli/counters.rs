@@ -678,3 +678,57 @@ fn app_projection_in_instructions_and_time_from_them() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// The block-entry count is the unit wasmi's fuel is paid in: on every
+/// shape, whatever its ops, wasmi:fuel executes exactly 12 more host
+/// instructions per block entry than wasmi (wasmi 2's `ConsumeFuel` at each
+/// function entry, loop header and `if` arm; the version is pinned in
+/// Cargo.lock). This is why the model prices fuel per block entry.
+#[test]
+fn wasmi_fuel_costs_a_fixed_count_per_block_entry() {
+    if !valgrind_present() {
+        return;
+    }
+    let report = run_json(&[
+        "run",
+        "--engines",
+        "wasmi,wasmi:fuel",
+        "--shapes",
+        "add_run,br_chain,if_else,call_direct,recursion",
+        "--bytes",
+        "64k",
+        "--iters",
+        "300",
+        "--rounds",
+        "2",
+        "--counters",
+        "callgrind",
+    ]);
+    let per_iter = |r: &Value, arm: &str| -> f64 {
+        r["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["arm"] == arm)
+            .unwrap_or_else(|| panic!("no {arm}"))["counters"]["values"]["callgrind_ir"]["per_iter"]
+            ["median"]
+            .as_f64()
+            .unwrap()
+    };
+    let mut entries = Vec::new();
+    for r in report["results"].as_array().unwrap() {
+        let e = r["counts_per_iter"]["block_entries"].as_f64().unwrap();
+        let extra = per_iter(r, "wasmi:fuel") - per_iter(r, "wasmi");
+        // The function's own entry once per rep adds 12/300 per iteration.
+        assert!(
+            (extra - 12.0 * e).abs() < 0.1,
+            "{}: {extra} extra instructions per iteration for {e} block entries",
+            r["shape"]
+        );
+        entries.push(e);
+    }
+    // The shapes differ in block entries, not only in ops: one loop header
+    // per iteration, plus the `if` arms of if_else and the calls and `if`s
+    // of recursion.
+    assert!(entries.iter().any(|e| *e > 1.5), "{entries:?}");
+}
