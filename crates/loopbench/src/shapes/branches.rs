@@ -17,7 +17,11 @@
 //! once and `$acc` once per iteration: the same K adds with fewer local
 //! operands. `(add_run - add_stack) / K` is what chaining through a local
 //! costs over chaining on the stack (a memory slot against a register in
-//! wasm3, the same register file in wasmi).
+//! wasm3, the same register file in wasmi). `add_loops` puts each add in an
+//! empty `loop` instead of a `block`: entered by falling through and never
+//! branched to, it runs exactly the ops of `add_blocks` (both are `control`)
+//! with K more block entries, so `(add_loops - add_blocks) / K` prices a
+//! block entry alone (wasmi's fuel check, paid at every loop header).
 //!
 //! `if_else` runs the same K adds as K `if`/`else` diamonds on the same
 //! flag (always 1, so the `then` arm runs and its `else` jumps past the
@@ -39,6 +43,7 @@ pub fn shapes() -> Vec<Box<dyn Shape>> {
         Box::new(Chain(ChainKind::Run)),
         Box::new(Chain(ChainKind::Blocks)),
         Box::new(Chain(ChainKind::Stack)),
+        Box::new(Chain(ChainKind::Loops)),
         Box::new(Switch { table: false }),
         Box::new(Switch { table: true }),
     ]
@@ -59,6 +64,8 @@ enum ChainKind {
     Blocks,
     /// Bare, and chained on the operand stack instead of through `$acc`.
     Stack,
+    /// Each in an empty loop, entered by falling through, no branch.
+    Loops,
 }
 
 impl ChainKind {
@@ -68,7 +75,7 @@ impl ChainKind {
     }
 }
 
-/// The K-add family: one module shape, six ways around each add.
+/// The K-add family: one module shape, seven ways around each add.
 struct Chain(ChainKind);
 
 const CHAIN_SEED: u64 = 0xC4A1;
@@ -93,6 +100,7 @@ impl Shape for Chain {
             ChainKind::Run => "add_run",
             ChainKind::Blocks => "add_blocks",
             ChainKind::Stack => "add_stack",
+            ChainKind::Loops => "add_loops",
         }
     }
     fn prices(&self) -> &str {
@@ -113,6 +121,9 @@ impl Shape for Chain {
             ChainKind::Stack => {
                 "K dependent adds on the operand stack (subtract from add_run: local operands alone)"
             }
+            ChainKind::Loops => {
+                "K dependent adds, each in an empty loop never branched to (subtract add_blocks: block entries alone)"
+            }
         }
     }
     fn default_iters(&self, p: &Params) -> u64 {
@@ -126,13 +137,14 @@ impl Shape for Chain {
         // (a taken jump past the `end`, which never runs). add_run: the four
         // ops of the add; add_blocks: those and the block and its end;
         // add_stack: local.get $x and the add, plus one local.get $acc and
-        // one local.set $acc around the whole chain.
+        // one local.set $acc around the whole chain; add_loops: as
+        // add_blocks.
         let (per_add, around, taken) = match self.0 {
             ChainKind::NotTaken => (8, 0, 0),
             ChainKind::Taken => (7, 0, k),
             ChainKind::IfElse => (7, 0, k),
             ChainKind::Run => (4, 0, 0),
-            ChainKind::Blocks => (6, 0, 0),
+            ChainKind::Blocks | ChainKind::Loops => (6, 0, 0),
             ChainKind::Stack => (2, 2, 0),
         };
         Declared {
@@ -166,6 +178,7 @@ impl Shape for Chain {
                 ChainKind::Stack => format!("      local.get $x{j}\n      i32.add\n"),
                 ChainKind::Run => stmt("      ", "add", j),
                 ChainKind::Blocks => format!("      block\n{}      end\n", stmt(inner, "add", j)),
+                ChainKind::Loops => format!("      loop\n{}      end\n", stmt(inner, "add", j)),
                 ChainKind::NotTaken | ChainKind::Taken => format!(
                     "      block\n{}{inner}local.get $flag\n{inner}br_if 0\n      end\n",
                     stmt(inner, "add", j)

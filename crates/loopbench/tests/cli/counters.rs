@@ -344,9 +344,9 @@ fn a_model_priced_in_instructions_is_exact_and_a_missing_counter_is_one_line() {
         &[
             "model",
             "--engines",
-            "wasmi",
+            "wasmi,wasmi:fuel",
             "--shapes",
-            "add_run,add_blocks,add_stack,add_chain,br_chain",
+            "add_run,add_blocks,add_loops,add_stack,add_chain,br_chain",
             "--bytes",
             "64k",
             "--iters",
@@ -360,33 +360,61 @@ fn a_model_priced_in_instructions_is_exact_and_a_missing_counter_is_one_line() {
         ],
         &saved,
     );
-    let m = &doc["models"][0];
-    assert_eq!(m["counter"], "callgrind_ir", "{m}");
-    let measured = |shape: &str| {
-        m["residuals"]
+    let model = |arm: &str| -> Value {
+        doc["models"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|r| r["shape"] == shape)
-            .unwrap_or_else(|| panic!("no residual for {shape}"))["measured_ns"]
-            .as_f64()
-            .unwrap()
+            .find(|m| m["arm"] == arm)
+            .unwrap_or_else(|| panic!("no model for {arm}"))
+            .clone()
     };
-    let control = m["prices"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["feature"] == "control")
-        .unwrap();
-    assert!(control["from_pair"]
-        .as_str()
-        .unwrap()
-        .contains("add_blocks - add_run"));
+    // Each twin-priced feature is exactly its twins' difference per unit,
+    // and one epoch of identical reps gives intervals of no width.
+    let anchored = |m: &Value, feature: &str, a: &str, b: &str, units: f64| -> f64 {
+        let measured = |shape: &str| {
+            m["residuals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["shape"] == shape)
+                .unwrap_or_else(|| panic!("no residual for {shape}"))["measured_ns"]
+                .as_f64()
+                .unwrap()
+        };
+        let p = m["prices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["feature"] == feature)
+            .unwrap();
+        assert!(
+            p["from_pair"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("{a} - {b}")),
+            "{p}"
+        );
+        let expected = ((measured(a) - measured(b)) / units).max(0.0);
+        assert_eq!(p["ns"].as_f64().unwrap(), expected, "{feature}");
+        assert_eq!(p["ci"][0], p["ci"][1], "{p}");
+        expected
+    };
+    let m = model("wasmi");
+    assert_eq!(m["counter"], "callgrind_ir", "{m}");
     // K = 8 blocks and their 8 ends per iteration more in add_blocks.
-    let expected = ((measured("add_blocks") - measured("add_run")) / 16.0).max(0.0);
-    assert_eq!(control["ns"].as_f64().unwrap(), expected);
-    // One epoch of identical reps: the intervals have no width.
-    assert_eq!(control["ci"][0], control["ci"][1], "{control}");
+    anchored(&m, "control", "add_blocks", "add_run", 16.0);
+    // 8 loops fallen into instead of 8 blocks: 8 block entries.
+    let plain = anchored(&m, "block_entry", "add_loops", "add_blocks", 8.0);
+    let fuel = anchored(
+        &model("wasmi:fuel"),
+        "block_entry",
+        "add_loops",
+        "add_blocks",
+        8.0,
+    );
+    // wasmi's fuel check: 12 host instructions per block entry, exactly.
+    assert_eq!(fuel - plain, 12.0);
     for p in m["pairs"].as_array().unwrap() {
         if p["unit"] != "ratio" {
             assert_eq!(p["unit"], "callgrind_ir", "{p}");
