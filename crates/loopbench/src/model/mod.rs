@@ -471,6 +471,10 @@ pub struct Anchor {
     pub a: &'static str,
     /// ...and its twin, identical in every other counted feature.
     pub b: &'static str,
+    /// Only when pricing a counter: instruction counts add up exactly, so
+    /// the twins' difference is the price anywhere; a time does not when
+    /// the twin chains the feature into a latency no other code has.
+    pub counts_only: bool,
 }
 
 /// Features priced by a pair of twin shapes instead of the fit, in order.
@@ -492,27 +496,34 @@ pub struct Anchor {
 /// it compiles) and took as much off `int`, which straight-line code then
 /// missed by a third.
 ///
-/// `block_entry` is anchored after it, from a `loop` that is only fallen
-/// into against a `block` (the same ops): with the fit alone it rode with
-/// the loop header every shape has once per iteration, and wasmi's fuel,
-/// exactly 12 host instructions per block entry, was priced at 7.4 and the
-/// rest spread over `int`, `load` and `branch`, which over-projected fuel on
-/// apps two-fold.
+/// `block_entry` is anchored after it when a counter is priced, from a
+/// `loop` that is only fallen into against a `block` (the same ops): with
+/// the fit alone it rode with the loop header every shape has once per
+/// iteration, and wasmi's fuel, exactly 12 host instructions per block
+/// entry, was priced at 7.4 and the rest spread over `int`, `load` and
+/// `branch`, which over-projected fuel on apps two-fold. In time the twin
+/// is not a price: its eight fuel checks in a row form a chain through the
+/// fuel counter (2.4 ns per entry on wasmi:fuel here, against 0.4-0.9 ns in
+/// the other shapes, and apps run 12 to 1100 ops per block entry, the twin
+/// 6), so the fit prices it there.
 pub const ANCHORS: &[Anchor] = &[
     Anchor {
         feature: "control",
         a: "add_blocks",
         b: "add_run",
+        counts_only: false,
     },
     Anchor {
         feature: "block_entry",
         a: "add_loops",
         b: "add_blocks",
+        counts_only: true,
     },
     Anchor {
         feature: "mispredict",
         a: "branch_random",
         b: "branch_periodic",
+        counts_only: false,
     },
 ];
 
@@ -528,11 +539,17 @@ pub const NOT_FITTED: &[(&str, &str)] = &[(
 /// over the other identifiable features, weighted by 1/measured so a 3 us
 /// shape does not drown a 10 ns one (relative error is minimised).
 /// Returns the prices and which of them are anchored.
-fn fit(rows: &[Row], y: &[f64], used: &[bool], identifiable: &[bool]) -> (Vec<f64>, Vec<bool>) {
+fn fit(
+    rows: &[Row],
+    y: &[f64],
+    used: &[bool],
+    identifiable: &[bool],
+    counted: bool,
+) -> (Vec<f64>, Vec<bool>) {
     let n = FEATURES.len();
     let mut price = vec![0.0; n];
     let mut anchored = vec![false; n];
-    for anchor in ANCHORS {
+    for anchor in ANCHORS.iter().filter(|a| counted || !a.counts_only) {
         let Some(j) = feature_index(anchor.feature) else {
             continue;
         };
@@ -666,11 +683,12 @@ fn model_arm(report: &Session, arm: &str, counter: Option<&str>) -> EngineModel 
     };
     let identifiable = identifiable_in(&fitted);
     let y: Vec<f64> = rows.iter().map(|r| r.measured).collect();
-    let (x, anchored) = fit(&rows, &y, &fitted, &identifiable);
+    let counted = counter.is_some();
+    let (x, anchored) = fit(&rows, &y, &fitted, &identifiable, counted);
     let boots: Vec<(Vec<f64>, Vec<f64>)> = (0..BOOTSTRAP)
         .map(|k| {
             let yk: Vec<f64> = rows.iter().map(|r| r.replicates[k]).collect();
-            let (p, _) = fit(&rows, &yk, &fitted, &identifiable);
+            let (p, _) = fit(&rows, &yk, &fitted, &identifiable, counted);
             let resid = rows
                 .iter()
                 .zip(&yk)
@@ -706,7 +724,7 @@ fn model_arm(report: &Session, arm: &str, counter: Option<&str>) -> EngineModel 
                 residual_pct: (reproduced - r.measured) / r.measured * 100.0,
                 ci_pct: Some(interval(boots.iter().map(|(_, e)| e[i]).collect())),
                 loo_pct: fitted[i]
-                    .then(|| leave_one_out(&rows, &y, &fitted, i, &identifiable_in))
+                    .then(|| leave_one_out(&rows, &y, &fitted, i, &identifiable_in, counted))
                     .flatten(),
                 kind: r.kind.name().to_string(),
                 note: r.kind.note(),
@@ -749,11 +767,12 @@ fn leave_one_out(
     fitted: &[bool],
     i: usize,
     identifiable_in: &dyn Fn(&[bool]) -> Vec<bool>,
+    counted: bool,
 ) -> Option<f64> {
     let mut used = fitted.to_vec();
     used[i] = false;
     let identifiable = identifiable_in(&used);
-    let (p, anchored) = fit(rows, y, &used, &identifiable);
+    let (p, anchored) = fit(rows, y, &used, &identifiable, counted);
     let priced = row_x(&rows[i])
         .iter()
         .enumerate()
@@ -988,6 +1007,26 @@ mod tests {
     }
 
     #[test]
+    fn block_entries_are_anchored_only_when_a_counter_is_priced() {
+        let (mut rows, mut truth) = catalog(0.0);
+        truth[feature_index("block_entry").unwrap()] = 3.0;
+        // add_loops: add_blocks' ops with its 8 blocks turned into loops.
+        let mut loops = fv(&[("int", 4.0), ("operand", 8.0), ("control", 8.0)]);
+        loops[feature_index("block_entry").unwrap()] = 8.0;
+        rows.push(row("add_loops", loops, &truth));
+        let y: Vec<f64> = rows.iter().map(|r| r.measured).collect();
+        let all = vec![true; rows.len()];
+        let identifiable = vec![true; FEATURES.len()];
+        let j = feature_index("block_entry").unwrap();
+        let (p, anchored) = fit(&rows, &y, &all, &identifiable, true);
+        assert!(anchored[j]);
+        assert!((p[j] - 3.0).abs() < 1e-12, "(add_loops - add_blocks) / 8");
+        let (_, anchored) = fit(&rows, &y, &all, &identifiable, false);
+        assert!(!anchored[j], "in time the fit prices block entries");
+        assert!(anchored[feature_index("control").unwrap()]);
+    }
+
+    #[test]
     fn twins_anchor_their_feature_and_the_fit_recovers_the_rest() {
         let (rows, truth) = catalog(0.0);
         let y: Vec<f64> = rows.iter().map(|r| r.measured).collect();
@@ -995,7 +1034,7 @@ mod tests {
         let a: Vec<Vec<f64>> = rows.iter().map(|r| row_x(r).to_vec()).collect();
         let not = not_identifiable(&a);
         let identifiable: Vec<bool> = (0..FEATURES.len()).map(|j| !not.contains(&j)).collect();
-        let (p, anchored) = fit(&rows, &y, &used, &identifiable);
+        let (p, anchored) = fit(&rows, &y, &used, &identifiable, false);
         let m = feature_index("mispredict").unwrap();
         let c = feature_index("control").unwrap();
         assert!(anchored[m] && anchored[c] && anchored.iter().filter(|a| **a).count() == 2);
@@ -1018,16 +1057,23 @@ mod tests {
         // Noiseless data: every shape is predicted exactly without itself
         // (each keeps the others able to price its features).
         for i in 0..rows.len() {
-            let loo = leave_one_out(&rows, &y, &used, i, &|u: &[bool]| {
-                let a: Vec<Vec<f64>> = rows
-                    .iter()
-                    .zip(u)
-                    .filter(|(_, &k)| k)
-                    .map(|(r, _)| row_x(r).to_vec())
-                    .collect();
-                let not = not_identifiable(&a);
-                (0..FEATURES.len()).map(|j| !not.contains(&j)).collect()
-            });
+            let loo = leave_one_out(
+                &rows,
+                &y,
+                &used,
+                i,
+                &|u: &[bool]| {
+                    let a: Vec<Vec<f64>> = rows
+                        .iter()
+                        .zip(u)
+                        .filter(|(_, &k)| k)
+                        .map(|(r, _)| row_x(r).to_vec())
+                        .collect();
+                    let not = not_identifiable(&a);
+                    (0..FEATURES.len()).map(|j| !not.contains(&j)).collect()
+                },
+                false,
+            );
             if let Some(e) = loo {
                 assert!(e.abs() < 1e-6, "{}: {e}", rows[i].shape);
             }
@@ -1052,6 +1098,7 @@ mod tests {
             &y,
             &vec![true; rows.len()],
             &vec![true; FEATURES.len()],
+            false,
         );
         assert!(anchored[c] && anchored[m]);
         assert!((p[c] - 0.2).abs() < 1e-12, "control {}", p[c]);
@@ -1072,6 +1119,7 @@ mod tests {
             &y,
             &vec![true; rows.len()],
             &vec![true; FEATURES.len()],
+            false,
         );
         assert!(!anchored[m], "no anchor from shapes that are not twins");
         // Twins the other way round (b has more) are not an anchor either.
