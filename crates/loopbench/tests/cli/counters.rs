@@ -413,8 +413,9 @@ fn a_model_priced_in_instructions_is_exact_and_a_missing_counter_is_one_line() {
         "add_blocks",
         8.0,
     );
-    // wasmi's fuel check: 12 host instructions per block entry, exactly.
-    assert_eq!(fuel - plain, 12.0);
+    // wasmi's fuel check: 12 host instructions per block entry, exactly
+    // (up to the rounding of the per-iteration division).
+    assert!((fuel - plain - 12.0).abs() < 1e-9, "{fuel} - {plain}");
     for p in m["pairs"].as_array().unwrap() {
         if p["unit"] != "ratio" {
             assert_eq!(p["unit"], "callgrind_ir", "{p}");
