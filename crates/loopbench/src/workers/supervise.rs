@@ -188,7 +188,14 @@ impl Process {
             .and_then(|_| stdin.flush())
             .is_err()
         {
-            return Err(Failure::Gone);
+            // A worker that wrote something and exited before reading the
+            // request: what it wrote says more than the broken pipe.
+            return Err(match self.lines.recv_timeout(Duration::from_secs(1)) {
+                Ok(said) if serde_json::from_str::<Response>(&said).is_err() => {
+                    Failure::Garbled(said)
+                }
+                _ => Failure::Gone,
+            });
         }
         match self.lines.recv_timeout(deadline) {
             Ok(answer) => serde_json::from_str(&answer).map_err(|_| Failure::Garbled(answer)),
