@@ -11,11 +11,11 @@ use super::run::{count_with, rerun_under_callgrind};
 use super::OutputArgs;
 use crate::arm::{parse_arms, ArmSpec, EngineKind};
 use crate::error::Error;
-use crate::measure::counters::CounterChoice;
+use crate::measure::counters::{CounterChoice, CounterKind};
 use crate::model::EngineModel;
 use crate::report;
 use crate::results::Document;
-use crate::results::{Session, ShapeResult};
+use crate::results::{Session, ShapeResult, APP_PROJECT_SCHEMA as PROJECT_SCHEMA};
 use crate::session::{self, Plan};
 use crate::shapes::{self, Params, ShapeModule};
 
@@ -366,7 +366,6 @@ fn instruction_sessions(from: &str) -> Result<(Session, Session), Error> {
     Ok((shapes, apps))
 }
 
-const PROJECT_SCHEMA: &str = "loopbench-app-project/3";
 const INSTRUCTIONS: &str = crate::model::instructions::COUNTER;
 
 impl AppProjectArgs {
@@ -387,6 +386,13 @@ impl AppProjectArgs {
         let apps = select(&self.apps)?;
         let stop = self.stop()?;
         check_price_in(self.price_in.as_deref(), &self.counters)?;
+        if self.instructions_from.is_some()
+            && (self.price_in.is_some() || self.counters.wants(CounterKind::Callgrind))
+        {
+            return Err(Error::Usage(
+                "--instructions-from reproduces the measured time: it does not go with --price-in or --counters callgrind".into(),
+            ));
+        }
         let from_instructions = self
             .instructions_from
             .as_deref()
@@ -441,17 +447,18 @@ impl AppProjectArgs {
             crate::model::instructions::add(&price_report, shapes_ir, &mut models)
                 .map_err(|e| Error::Usage(format!("--instructions-from: {e}")))?;
         }
-        let mut prices = Vec::new();
-        for l in &labels {
-            match models.iter().find(|m| &m.arm == l) {
-                Some(m) => prices.push(Prices::from_model(m)),
-                None => {
-                    return Err(Error::Usage(format!(
+        // Every arm's model, in label order.
+        let arm_models = labels
+            .iter()
+            .map(|l| {
+                models.iter().find(|m| &m.arm == l).ok_or_else(|| {
+                    Error::Usage(format!(
                         "the cost model could not price {l} (no shape ran on it)"
-                    )))
-                }
-            }
-        }
+                    ))
+                })
+            })
+            .collect::<Result<Vec<&EngineModel>, Error>>()?;
+        let prices: Vec<Prices> = arm_models.iter().map(|m| Prices::from_model(m)).collect();
         // 2. The apps, measured.
         crate::diag!(
             "measuring apps: {}",
@@ -488,13 +495,9 @@ impl AppProjectArgs {
         let mut projections = Vec::new();
         for (r, spec) in report.results.iter().zip(&apps) {
             let _ = writeln!(out);
-            let by_instructions = from_instructions.as_ref().map(|(_, apps_ir)| {
-                let models: Vec<_> = labels
-                    .iter()
-                    .map(|l| models.iter().find(|m| &m.arm == l))
-                    .collect();
-                (apps_ir, models)
-            });
+            let by_instructions = from_instructions
+                .as_ref()
+                .map(|(_, apps_ir)| (apps_ir, arm_models.as_slice()));
             let (text, json) = project_app(r, spec, &labels, &prices, counter, by_instructions)?;
             out += &text;
             projections.push(json);
@@ -528,7 +531,7 @@ fn project_app(
     labels: &[String],
     prices: &[Prices],
     counter: Option<&str>,
-    by_instructions: Option<(&Session, Vec<Option<&EngineModel>>)>,
+    by_instructions: Option<(&Session, &[&EngineModel])>,
 ) -> Result<(String, serde_json::Value), Error> {
     let mut out = String::new();
     let app = AppShape::load(apps::find(spec.name)?)?;
@@ -597,8 +600,8 @@ fn project_app(
             out,
             "  share of the app's time its host instructions reproduce (ns per instruction and per misprediction from the shapes):"
         );
-        for ((l, m), model) in labels.iter().zip(&measured).zip(models) {
-            let fit = model.and_then(|m| m.from_instructions.as_ref());
+        for ((l, m), model) in labels.iter().zip(&measured).zip(models.iter()) {
+            let fit = model.from_instructions.as_ref();
             let ir = counted.and_then(|c| median_of(c, l, Some(INSTRUCTIONS)));
             let (Some(m), Some(fit), Some(ir)) = (m, fit, ir) else {
                 let _ = writeln!(
@@ -608,8 +611,11 @@ fn project_app(
                 continue;
             };
             let instructions = ir * spec.steps as f64;
-            let reproduced = fit.ns_per_instruction * instructions
-                + fit.ns_per_mispredict * predictor.mispredicts as f64;
+            let reproduced = crate::model::instructions::time(
+                [fit.ns_per_instruction, fit.ns_per_mispredict],
+                instructions,
+                predictor.mispredicts as f64,
+            );
             let _ = writeln!(
                 out,
                 "    {l:<18} {:>5.0}%  ({} of {} per rep: {:.1}M instructions x {:.4} ns, {} mispredictions x {:.2} ns)",

@@ -129,7 +129,13 @@ fn arm(report: &Session, ir: &Session, arm: &str) -> Option<InstructionModel> {
 }
 
 fn predict(r: &Row, price: [f64; 2]) -> f64 {
-    price[0] * r.instructions + price[1] * r.mispredicts
+    time(price, r.instructions, r.mispredicts)
+}
+
+/// The time `[ns per instruction, ns per misprediction]` gives a program
+/// (a shape's iteration or an app's rep) that executes these.
+pub fn time(price: [f64; 2], instructions: f64, mispredicts: f64) -> f64 {
+    price[0] * instructions + price[1] * mispredicts
 }
 
 /// `[ns per instruction, ns per misprediction]` over the rows in `used`,

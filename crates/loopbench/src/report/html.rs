@@ -553,7 +553,7 @@ fn app_section(json: &serde_json::Value, doc: &Document) -> Result<String, Error
             let total = counts["total_ops"].as_f64().unwrap_or(0.0);
             o.push_str(&profile_bars(name, &counts["classes"], total));
         }
-        "loopbench-app-project/2" | "loopbench-app-project/3" => {
+        "loopbench-app-project/2" | crate::results::APP_PROJECT_SCHEMA => {
             // /3 adds `unit` (a counter under --price-in) and the
             // instruction-based shares; /2 is always in time.
             let unit = json["unit"].as_str().unwrap_or("ns");

@@ -49,6 +49,9 @@ pub const SESSION_SCHEMA: &str = "loopbench/2";
 pub const SESSION_SCHEMAS_READ: &[&str] = &["loopbench/1", "loopbench/2"];
 /// The schema of `loopbench model` output: a session and its price models.
 pub const MODEL_SCHEMA: &str = "loopbench-model/1";
+/// `app project`'s document (/3 records the `unit`; /2, always time, is
+/// still read by the HTML report).
+pub const APP_PROJECT_SCHEMA: &str = "loopbench-app-project/3";
 
 /// `loopbench model`: the session it measured and a price model per engine.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -687,11 +687,19 @@ fn app_projection_in_instructions_and_time_from_them() {
         serde_json::to_vec(&ir_doc["pricing_session"]).unwrap(),
     )
     .unwrap();
-    for (from, expect) in [
-        (&time, "no `callgrind_ir`"),
+    // Reproducing time from instructions under valgrind, or against a
+    // counter, would compare ns with something else: refused too.
+    for (from, extra, expect) in [
+        (&time, &[][..], "no `callgrind_ir`"),
         (
             &session,
+            &[],
             "not the JSON of `app project --counters callgrind`",
+        ),
+        (
+            &ir,
+            &["--counters", "callgrind", "--price-in", "callgrind_ir"],
+            "does not go with --price-in or --counters callgrind",
         ),
     ] {
         let (mut cmd, _d) = loopbench();
@@ -699,6 +707,7 @@ fn app_projection_in_instructions_and_time_from_them() {
             .args(["app", "project", "sha256", "--engines", "wasmi,wasm3"])
             .arg("--instructions-from")
             .arg(from)
+            .args(extra)
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{expect}");
