@@ -12,13 +12,44 @@
 //! wasmi runs the counting copy with fuel, so a module that never ends is
 //! stopped and reported instead of hanging the session.
 
+use crate::arm::RunError;
 use crate::engines::counting::{CountingInstance, Stopped, TracingInstance};
-use crate::engines::Instance;
-use crate::error::{EngineError, Error};
+use crate::engines::{EngineError, Instance};
 use crate::shapes::{Declared, ShapeModule};
 use loopbench_count::{instrument, Counts, Instrumented, OpClass};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// Why a counting run gave no counts, or counts that contradict the shape.
+#[derive(Debug, Error, Clone)]
+pub enum CountError {
+    /// The counting engine failed outside any shape (a module's export).
+    #[error("counting run: {0}")]
+    Engine(EngineError),
+    #[error("cannot instrument the module for counting: {0}")]
+    Instrument(String),
+    #[error("cannot trace the module's branches: {0}")]
+    Trace(String),
+    /// The module's proposals could not be read.
+    #[error("{0}")]
+    Proposals(String),
+    #[error(
+        "shape {shape}: {iters} iterations did not finish within {fuel} units of fuel in the \
+         counting run; does the loop end?"
+    )]
+    OutOfFuel {
+        shape: String,
+        iters: u64,
+        fuel: u64,
+    },
+    /// A shape's hooks or the engine failed on the counting copy.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The counting run disagrees with the shape's declared counts.
+    #[error("counts for shape {shape} differ from its declaration: {detail}")]
+    Declared { shape: String, detail: String },
+}
 
 /// Fuel for one counting run of a shape: generous for a few dozen
 /// iterations of any real loop, small enough to stop a runaway in seconds.
@@ -36,16 +67,15 @@ pub struct CountRun {
     pub results: Vec<wasmi::Val>,
 }
 
-fn engine_err(e: EngineError) -> Error {
-    Error::Usage(format!("counting run: {e}"))
+fn engine_err(e: EngineError) -> CountError {
+    CountError::Engine(e)
 }
 
-pub fn instrumented(wasm: &[u8]) -> Result<Instrumented, Error> {
-    instrument(wasm)
-        .map_err(|e| Error::Usage(format!("cannot instrument the module for counting: {e}")))
+pub fn instrumented(wasm: &[u8]) -> Result<Instrumented, CountError> {
+    instrument(wasm).map_err(|e| CountError::Instrument(e.to_string()))
 }
 
-fn decode(inst: &Instrumented, instance: &mut CountingInstance) -> Result<Counts, Error> {
+fn decode(inst: &Instrumented, instance: &mut CountingInstance) -> Result<Counts, CountError> {
     inst.decode(|slot| instance.read_counter(Instrumented::COUNTER_EXPORT, slot))
         .map_err(engine_err)
 }
@@ -56,7 +86,7 @@ pub fn count_call(
     export: &str,
     args: &[wasmi::Val],
     fuel: Option<u64>,
-) -> Result<CountRun, Error> {
+) -> Result<CountRun, CountError> {
     let inst = instrumented(wasm)?;
     let mut instance = CountingInstance::new(&inst.wasm, fuel).map_err(engine_err)?;
     let outcome = instance.call_values(export, args).map_err(engine_err)?;
@@ -78,13 +108,12 @@ pub fn count_call(
 
 /// The first proposal `wasm` uses that the counting engine (wasmi, as
 /// built) lacks: such a module keeps its declared counts.
-pub fn counting_engine_lacks(wasm: &[u8]) -> Result<Option<crate::proposals::Proposal>, Error> {
-    let needed = crate::proposals::required(wasm).map_err(|e| Error::Usage(e.to_string()))?;
-    let counting: crate::arm::ArmSpec = "wasmi".parse()?;
-    let supported = counting
-        .build()
-        .map_err(|e| Error::Usage(e.to_string()))?
-        .supports();
+pub fn counting_engine_lacks(
+    wasm: &[u8],
+) -> Result<Option<crate::proposals::Proposal>, CountError> {
+    let needed =
+        crate::proposals::required(wasm).map_err(|e| CountError::Proposals(e.to_string()))?;
+    let supported = crate::engines::counting::supports().map_err(CountError::Engine)?;
     Ok(crate::proposals::first_missing(&needed, &supported))
 }
 
@@ -119,7 +148,7 @@ pub fn trace_shape_once(
     module: &ShapeModule,
     traced: &loopbench_count::Traced,
     n: u64,
-) -> Result<loopbench_count::PredictorStats, Error> {
+) -> Result<loopbench_count::PredictorStats, CountError> {
     let name = module.name().to_string();
     let hook = |e| crate::arm::hook_error(&name, "branch trace (wasmi)", 0, e);
     let mut instance = TracingInstance::new(traced.clone(), SHAPE_FUEL).map_err(engine_err)?;
@@ -128,7 +157,7 @@ pub fn trace_shape_once(
     s.reset(&module.params, n, &mut instance).map_err(hook)?;
     let ret = instance
         .call("run", Some(n as i32), None)
-        .map_err(|e| Error::Engine {
+        .map_err(|e| RunError::Engine {
             shape: name.clone(),
             arm: "branch trace (wasmi)".into(),
             source: e,
@@ -140,9 +169,8 @@ pub fn trace_shape_once(
     Ok(instance.stats())
 }
 
-fn traced(wasm: &[u8]) -> Result<loopbench_count::Traced, Error> {
-    loopbench_count::trace_branches(wasm)
-        .map_err(|e| Error::Usage(format!("cannot trace the module's branches: {e}")))
+fn traced(wasm: &[u8]) -> Result<loopbench_count::Traced, CountError> {
+    loopbench_count::trace_branches(wasm).map_err(|e| CountError::Trace(e.to_string()))
 }
 
 /// Run the shape's instrumented module for `n` iterations on a fresh
@@ -151,10 +179,10 @@ pub fn count_shape_once(
     module: &ShapeModule,
     inst: &Instrumented,
     n: u64,
-) -> Result<Counts, Error> {
+) -> Result<Counts, CountError> {
     let name = module.name().to_string();
     let hook = |e| crate::arm::hook_error(&name, "counting run (wasmi)", 0, e);
-    let engine_err = |source| Error::Engine {
+    let engine_err = |source| RunError::Engine {
         shape: name.clone(),
         arm: "counting run (wasmi)".into(),
         source,
@@ -163,20 +191,25 @@ pub fn count_shape_once(
     let s = module.shape.as_ref();
     s.init(&module.params, &mut instance).map_err(hook)?;
     s.reset(&module.params, n, &mut instance).map_err(hook)?;
-    let ret = match instance.call_values("run", &[wasmi::Val::I32(n as i32)]).map_err(engine_err)? {
+    let ret = match instance
+        .call_values("run", &[wasmi::Val::I32(n as i32)])
+        .map_err(engine_err)?
+    {
         Ok(r) => r.first().and_then(wasmi::Val::i32),
         Err(Stopped::OutOfFuel) => {
-            return Err(Error::Usage(format!(
-                "shape {name}: {n} iterations did not finish within {SHAPE_FUEL} units of fuel in the counting run; \
-                 does the loop end?"
-            )))
+            return Err(CountError::OutOfFuel {
+                shape: name,
+                iters: n,
+                fuel: SHAPE_FUEL,
+            })
         }
         Err(Stopped::Trap(m)) => {
-            return Err(Error::Engine {
+            return Err(RunError::Engine {
                 shape: name,
                 arm: "counting run (wasmi)".into(),
                 source: EngineError::Trap(m),
-            })
+            }
+            .into())
         }
     };
     // Built-in shapes verify any iteration count, which also proves the
@@ -191,7 +224,7 @@ pub fn count_shape_once(
 }
 
 /// Exact per-iteration counts of a shape (see the module docs).
-pub fn count_shape(module: &ShapeModule) -> Result<ShapeCounts, Error> {
+pub fn count_shape(module: &ShapeModule) -> Result<ShapeCounts, CountError> {
     let inst = instrumented(&module.wasm)?;
     let per = module.declared.map(|d| d.per.max(1)).unwrap_or(1);
     let n = per * COUNT_GROUPS;
@@ -214,7 +247,7 @@ pub fn check_declared(
     shape: &str,
     declared: &Declared,
     counted: &ShapeCounts,
-) -> Result<(), Error> {
+) -> Result<(), CountError> {
     let d = &counted.delta;
     let n = counted.iters;
     let per = declared.per.max(1);
@@ -245,7 +278,7 @@ pub fn check_declared(
     if wrong.is_empty() {
         Ok(())
     } else {
-        Err(Error::Counts {
+        Err(CountError::Declared {
             shape: shape.to_string(),
             detail: wrong.join(", "),
         })

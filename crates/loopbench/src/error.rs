@@ -1,76 +1,41 @@
-//! Errors, one enum per area. The binary prints them as one line and exits
-//! non-zero; nothing here panics on bad input.
+//! The error the library hands the binary. Each area owns its errors in a
+//! leaf file of its own (`engines/error.rs`, `shapes/error.rs`,
+//! `arm/error.rs`, `workers/error.rs`, `measure/error.rs`, ...); this type sits
+//! above them all and only wraps them, keeping each cause (`#[source]`), so
+//! no lower layer imports it. The binary prints one line and exits non-zero;
+//! nothing here panics on bad input.
 
 use thiserror::Error;
 
-/// What an engine adapter can fail with.
-#[derive(Debug, Error, Clone)]
-pub enum EngineError {
-    #[error("{engine} is not compiled into this binary; rebuild with --features {feature}")]
-    NotCompiled {
-        engine: &'static str,
-        feature: &'static str,
-    },
-    #[error("compile failed: {0}")]
-    Compile(String),
-    #[error("instantiation failed: {0}")]
-    Instantiate(String),
-    #[error("trap: {0}")]
-    Trap(String),
-    #[error("module has no export `{0}`")]
-    MissingExport(String),
-    #[error("module exports no memory named `memory`")]
-    NoMemory,
-    #[error("memory access failed: {0}")]
-    Memory(String),
-    #[error("{0}")]
-    Config(String),
-}
-
-impl EngineError {
-    /// A trap with the engine's message, less the `trap: ` (or `[trap] `,
-    /// `wasm trap: `) some engines start it with: the variant says it.
-    pub fn trap(message: impl std::fmt::Display) -> Self {
-        let m = message.to_string();
-        let mut m = m.trim();
-        for prefix in ["trap: ", "Trap: ", "[trap] ", "wasm trap: "] {
-            m = m.strip_prefix(prefix).unwrap_or(m);
-        }
-        EngineError::Trap(m.split_whitespace().collect::<Vec<_>>().join(" "))
-    }
-}
+// Kept at its old path too: the adapters name it as `loopbench::engines::EngineError`.
+pub use crate::engines::EngineError;
 
 /// Everything the library reports to the binary.
 #[derive(Debug, Error)]
 pub enum Error {
-    /// Bad input from the user: shapes, engines, sizes, files.
+    /// Bad command-line usage (built in `cli/`): options that do not fit
+    /// together, values out of range.
     #[error("{0}")]
     Usage(String),
-    /// A rep produced the wrong result: a hard error.
-    #[error("verify failed: shape {shape}, arm {arm}, rep {rep}: {detail}")]
-    Verify {
-        shape: String,
-        arm: String,
-        rep: usize,
-        detail: String,
-    },
-    /// The engine trapped or failed while running a shape.
-    #[error("shape {shape}, arm {arm}: {source}")]
-    Engine {
-        shape: String,
-        arm: String,
-        #[source]
-        source: EngineError,
-    },
+    /// A shape cannot be chosen, built or loaded.
+    #[error(transparent)]
+    Shape(#[from] crate::shapes::ShapeError),
+    /// A rep failed: verify, engine, worker (hard errors naming shape, arm
+    /// and rep).
+    #[error(transparent)]
+    Run(#[from] crate::arm::RunError),
+    /// The exact counting run failed or contradicts a declaration.
+    #[error(transparent)]
+    Count(#[from] crate::count::CountError),
+    /// An engine could not be made or failed outside a shape.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
     #[error("{context}: {source}")]
     Io {
         context: String,
         #[source]
         source: std::io::Error,
     },
-    /// The counting run disagrees with the shape's declared counts.
-    #[error("counts for shape {shape} differ from its declaration: {detail}")]
-    Counts { shape: String, detail: String },
     /// An arm as written does not parse.
     #[error(transparent)]
     Arm(#[from] crate::arm::ArmError),
@@ -85,16 +50,13 @@ pub enum Error {
     /// Pinning failed, or `--counters callgrind` could not re-execute.
     #[error(transparent)]
     Measure(#[from] crate::measure::MeasureError),
+    /// The history database failed (open, schema, query).
+    #[cfg(feature = "history")]
+    #[error(transparent)]
+    Store(#[from] crate::history::store::StoreError),
     /// SIGINT stopped the session; what completed was reported.
     #[error("interrupted: the results cover the {completed} of {planned} shapes that ran before the interrupt")]
     Interrupted { completed: usize, planned: usize },
-    /// A build arm's worker failed to build, crashed, hung or misbehaved.
-    #[error("shape {shape}, arm {arm}: {detail}")]
-    Worker {
-        shape: String,
-        arm: String,
-        detail: String,
-    },
 }
 
 impl Error {

@@ -12,8 +12,8 @@
 
 pub mod order;
 
+use crate::arm::RunError;
 use crate::arm::{Arm, PreparedArm, Rep};
-use crate::error::Error;
 use crate::shapes::ShapeModule;
 
 pub use order::{complete_rounds, Design, EpochOrder};
@@ -43,7 +43,7 @@ pub enum ArmOutcome {
     Skipped(String),
     /// The arm failed; the reps it completed before are kept.
     Failed {
-        error: Error,
+        error: RunError,
         completed: Vec<Timed>,
     },
 }

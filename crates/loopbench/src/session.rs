@@ -356,7 +356,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
                     arm: a.label().to_string(),
                     version: a.version(),
                     git: match p.spec.worker.as_ref().map(|w| &w.source) {
-                        Some(crate::workers::spec::Source::Path(dir)) => GitRevision::of(dir),
+                        Some(crate::arm::build::Source::Path(dir)) => GitRevision::of(dir),
                         _ => None,
                     },
                 })

@@ -39,7 +39,7 @@ const KNOWN_DEFECTS: &[(&str, &str, &str)] = &[("zstd", "tinywasm", "zstd error 
 
 #[test]
 fn every_app_verifies_on_every_default_engine() {
-    let arms = EngineKind::defaults();
+    let arms = ArmSpec::defaults();
     assert!(!arms.is_empty());
     for spec in apps::APPS {
         let plan = Plan {
@@ -313,7 +313,7 @@ fn an_unserved_import_is_named() {
     .unwrap();
     // 99 at address 64 must be overwritten by the clock stub's zero.
     let prepared = apps::prepare(&SPEC, &wasm, &apps::Inputs::default(), None).unwrap();
-    for arm in EngineKind::defaults() {
+    for arm in ArmSpec::defaults() {
         let engine = arm.build().unwrap();
         let compiled = engine.compile(&prepared.wasm).unwrap();
         let mut inst = compiled.instantiate().unwrap();

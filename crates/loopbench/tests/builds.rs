@@ -8,8 +8,9 @@
 //! builds, so they take turns.
 
 use assert_cmd::Command;
+use loopbench::arm::build as spec;
 use loopbench::arm::EngineKind;
-use loopbench::workers::{project, spec};
+use loopbench::workers::{locate, project};
 use serde_json::Value;
 use std::sync::Mutex;
 
@@ -291,7 +292,7 @@ fn the_cache_key_changes_with_the_features() {
     let key = |s: &str| {
         let p = spec::parse(s).unwrap();
         let build = p.build.unwrap();
-        let (dep, _) = project::locate(EngineKind::Wasmi, &build).unwrap();
+        let (dep, _) = locate::locate(EngineKind::Wasmi, &build).unwrap();
         project::cache_key(EngineKind::Wasmi, &build, &dep)
     };
     let plain = key("wasmi@2");

@@ -20,7 +20,7 @@ fn iters_for(m: &ShapeModule) -> u64 {
 }
 
 fn all_arms() -> Vec<ArmSpec> {
-    let mut specs = EngineKind::defaults();
+    let mut specs = ArmSpec::defaults();
     specs.push("wasmi:fuel".parse().unwrap());
     for kind in [EngineKind::Wasmtime, EngineKind::Wasmer] {
         if kind.compiled_in() {

@@ -9,6 +9,7 @@
 //! the difference is the workload (setup and allocation excluded).
 
 use super::AppShape;
+use crate::arm::RunError;
 use crate::count::instrumented;
 use crate::engines::counting::{CountingInstance, Stopped};
 use crate::error::{EngineError, Error};
@@ -58,11 +59,12 @@ pub fn count_app(app: &AppShape, steps: u64) -> Result<(Counts, i32), Error> {
                 .explain(&mut ci)
                 .map(|w| format!("; {w}"))
                 .unwrap_or_default();
-            return Err(Error::Engine {
+            return Err(RunError::Engine {
                 shape: name.into(),
                 arm: "counting run (wasmi)".into(),
                 source: EngineError::Trap(format!("{m}{why}")),
-            });
+            }
+            .into());
         }
     };
     let after = read(&mut ci).map_err(ce)?;
@@ -85,7 +87,7 @@ pub fn trace_app(app: &AppShape, steps: u64) -> Result<loopbench_count::Predicto
     let before = ti.stats();
     let ret =
         crate::engines::Instance::call(&mut ti, "run", Some(steps as i32), None).map_err(|e| {
-            Error::Engine {
+            RunError::Engine {
                 shape: name.into(),
                 arm: "branch trace (wasmi)".into(),
                 source: e,

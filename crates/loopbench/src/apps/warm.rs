@@ -17,7 +17,7 @@
 
 use super::rewrite::{Additions, ElemSegment, ModuleInfo, Sig};
 use super::{AppError, AppShape};
-use crate::arm::{hook_error, skip_reason, Arm, ArmSpec, PreparedArm, Rep};
+use crate::arm::{hook_error, skip_reason, Arm, ArmSpec, PreparedArm, Rep, RunError};
 use crate::engines::{Compiled, Engine};
 use crate::error::{EngineError, Error};
 use crate::measure::Meter;
@@ -354,11 +354,11 @@ impl Arm for WarmArm {
     fn supports(&self) -> Proposals {
         self.engine.supports()
     }
-    fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error> {
+    fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, RunError> {
         let compiled = self
             .engine
             .compile(&shape.wasm)
-            .map_err(|source| Error::Engine {
+            .map_err(|source| RunError::Engine {
                 shape: shape.name().into(),
                 arm: self.label.clone(),
                 source,
@@ -417,7 +417,7 @@ impl WarmPrepared<'_> {
 }
 
 impl PreparedArm for WarmPrepared<'_> {
-    fn rep(&mut self, rep: usize) -> Result<Rep, Error> {
+    fn rep(&mut self, rep: usize) -> Result<Rep, RunError> {
         let s = self.shape;
         let arm = self.arm.clone();
         let err = |e| hook_error(s.name, &arm, rep, e);

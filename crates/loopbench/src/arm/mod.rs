@@ -8,18 +8,22 @@
 //! engine): such an arm performs the same rep remotely and returns the same
 //! [`Rep`], and the scheduler does not change.
 //!
-//! What an arm is on the command line ([`ArmSpec`], [`EngineKind`]) is in
-//! [`spec`].
+//! What an arm is on the command line is [`spec`] ([`ArmSpec`]) and, for a
+//! build arm, [`build`] (the build part); what arms fail with is [`error`].
 
+pub mod build;
+pub mod error;
 pub mod spec;
 
-pub use spec::{parse_arms, ArmError, ArmSpec, EngineKind};
+pub use error::{ArmError, RequirementError, RunError, SpecError};
+pub use spec::{parse_arms, ArmSpec};
+// Re-exported: the arm syntax names engines, and callers reach both here.
+pub use crate::engines::EngineKind;
 
-use crate::engines::{Compiled, Engine, Instance};
-use crate::error::{EngineError, Error};
+use crate::engines::{Compiled, Engine, EngineError, Instance};
 use crate::measure::{Meter, Reading};
 use crate::proposals::{self, Proposals};
-use crate::shapes::{HookError, ShapeModule};
+use crate::shapes::{HookError, ShapeError, ShapeModule};
 
 /// What the scheduler asks of every arm.
 pub trait Arm {
@@ -30,7 +34,7 @@ pub trait Arm {
     fn version(&self) -> String;
     fn supports(&self) -> Proposals;
     /// Compile and instantiate a fresh instance for `shape`, untimed.
-    fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error>;
+    fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, RunError>;
     /// The process the arm runs in, when it is not this one.
     fn pid(&self) -> Option<u32> {
         None
@@ -40,7 +44,7 @@ pub trait Arm {
 /// One arm, ready to run one shape.
 pub trait PreparedArm {
     /// Reset, timed call, verify. `rep` numbers reps for error messages.
-    fn rep(&mut self, rep: usize) -> Result<Rep, Error>;
+    fn rep(&mut self, rep: usize) -> Result<Rep, RunError>;
 }
 
 /// The outcome of one verified rep.
@@ -50,9 +54,11 @@ pub struct Rep {
 }
 
 /// Why an arm does not run a shape.
-pub fn skip_reason(arm: &dyn Arm, shape: &ShapeModule) -> Result<Option<String>, Error> {
-    let needed = proposals::required(&shape.wasm)
-        .map_err(|e| Error::Usage(format!("shape {}: {e}", shape.name())))?;
+pub fn skip_reason(arm: &dyn Arm, shape: &ShapeModule) -> Result<Option<String>, ShapeError> {
+    let needed = proposals::required(&shape.wasm).map_err(|e| ShapeError::Proposals {
+        shape: shape.name().to_string(),
+        detail: e.to_string(),
+    })?;
     Ok(proposals::first_missing(&needed, &arm.supports())
         .map(|p| format!("{} lacks {p}", arm.label())))
 }
@@ -171,8 +177,11 @@ impl InProcessArm {
 
     /// The count each rep of this arm runs on `shape`, checked: it fits
     /// `run(i32)` and keeps the shape's iteration group whole.
-    pub fn iters_for(&self, shape: &ShapeModule) -> Result<u64, Error> {
-        let usage = |m: String| Error::Usage(format!("arm {}: {m}", self.label));
+    pub fn iters_for(&self, shape: &ShapeModule) -> Result<u64, RunError> {
+        let usage = |detail: String| RunError::Iters {
+            arm: self.label.clone(),
+            detail,
+        };
         let n = self
             .iters
             .resolve(shape.iters)
@@ -192,9 +201,9 @@ impl InProcessArm {
     pub fn prepare_local<'s>(
         &self,
         shape: &'s ShapeModule,
-    ) -> Result<InProcessPrepared<'s>, Error> {
+    ) -> Result<InProcessPrepared<'s>, RunError> {
         let iters = self.iters_for(shape)?;
-        let engine_err = |source| Error::Engine {
+        let engine_err = |source| RunError::Engine {
             shape: shape.name().to_string(),
             arm: self.label.clone(),
             source,
@@ -230,19 +239,19 @@ impl Arm for InProcessArm {
     fn supports(&self) -> Proposals {
         self.engine.supports()
     }
-    fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error> {
+    fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, RunError> {
         Ok(Box::new(self.prepare_local(shape)?))
     }
 }
 
-pub fn hook_error(shape: &str, arm: &str, rep: usize, e: HookError) -> Error {
+pub fn hook_error(shape: &str, arm: &str, rep: usize, e: HookError) -> RunError {
     match e {
-        HookError::Engine(source) => Error::Engine {
+        HookError::Engine(source) => RunError::Engine {
             shape: shape.to_string(),
             arm: arm.to_string(),
             source,
         },
-        HookError::Mismatch(m) => Error::Verify {
+        HookError::Mismatch(m) => RunError::Verify {
             shape: shape.to_string(),
             arm: arm.to_string(),
             rep,
@@ -278,7 +287,7 @@ impl InProcessPrepared<'_> {
 }
 
 impl PreparedArm for InProcessPrepared<'_> {
-    fn rep(&mut self, rep: usize) -> Result<Rep, Error> {
+    fn rep(&mut self, rep: usize) -> Result<Rep, RunError> {
         let s = &self.shape;
         let n = self.iters;
         let inst = self.instance.as_mut();

@@ -1,188 +1,23 @@
-//! What an arm is, as written on the command line: [`EngineKind`] (the
-//! engines loopbench knows, with their options) and [`ArmSpec`] (an engine,
-//! its options and, for a build arm, the build).
+//! What an arm is, as written on the command line: [`ArmSpec`], an engine
+//! ([`EngineKind`]), its options and, for a build arm, the build
+//! ([`super::build`], the grammar of `@REQ`, `=path:`, `=git:`, `+SETTING`).
 //!
-//! These sit beside the arm code rather than in `engines` or `workers`: the
-//! engine adapters only take a list of options, and the worker builder only
-//! takes the build part ([`crate::workers::spec`]); this file joins the two
-//! and is the one place that turns a string into an arm ([`ArmSpec`]'s
-//! `FromStr`, [`parse_arms`]) and an arm into an engine ([`ArmSpec::build`]).
+//! This is the one place that turns a string into an arm ([`ArmSpec`]'s
+//! `FromStr`, [`parse_arms`]) and an arm into an in-process engine
+//! ([`ArmSpec::build`]). It checks the grammar only: whether a build of the
+//! engine can be made is asked of the workers (`workers::check`), which every
+//! command does before any work.
 
-use crate::engines::{self, Engine};
-use crate::error::{EngineError, Error};
-use crate::workers::{self, family, spec::BuildSpec, SpecError};
+use super::build::{self, BuildSpec};
+use super::error::ArmError;
+use crate::engines::{self, Engine, EngineError, EngineKind};
 use std::fmt;
 use std::str::FromStr;
-use thiserror::Error;
-
-/// Why an arm (or an engine name) as written does not parse.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum ArmError {
-    #[error("unknown engine `{name}` (known: {known})")]
-    UnknownEngine {
-        name: String,
-        /// The engine names, comma-separated.
-        known: String,
-    },
-    /// The build part (`@0.31`, `=path:DIR`, `+profile:lto`).
-    #[error(transparent)]
-    Build(#[from] SpecError),
-    #[error("arm `{arm}`: {engine} cannot run from a build (buildable engines: {buildable})")]
-    NotBuildable {
-        arm: String,
-        engine: String,
-        buildable: String,
-    },
-    #[error("arm `{arm}`: no {engine} adapter takes option `{option}`")]
-    NoAdapterOption {
-        arm: String,
-        engine: String,
-        option: String,
-    },
-    /// The mock engine's options (`cost=NS`, ...) do not parse.
-    #[error("arm `{arm}`: {source}")]
-    Mock {
-        arm: String,
-        #[source]
-        source: crate::engines::OptionError,
-    },
-    #[error("engine {engine} takes no options, got `{option}`")]
-    NoOptions { engine: String, option: String },
-    #[error("unknown option `{option}` for {engine} (valid: {valid})")]
-    UnknownOption {
-        engine: String,
-        option: String,
-        /// The engine's options, comma-separated.
-        valid: String,
-    },
-}
-
-/// The engines loopbench knows, compiled in or not.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum EngineKind {
-    Wasmi,
-    Tinywasm,
-    Wasm3,
-    Wasmtime,
-    Wasmer,
-    /// Synthetic costs over wasmi, for exact tests (never a default arm).
-    Mock,
-}
-
-impl EngineKind {
-    pub const ALL: [EngineKind; 6] = [
-        EngineKind::Wasmi,
-        EngineKind::Tinywasm,
-        EngineKind::Wasm3,
-        EngineKind::Wasmtime,
-        EngineKind::Wasmer,
-        EngineKind::Mock,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Wasmi => "wasmi",
-            EngineKind::Tinywasm => "tinywasm",
-            EngineKind::Wasm3 => "wasm3",
-            EngineKind::Wasmtime => "wasmtime",
-            EngineKind::Wasmer => "wasmer",
-            EngineKind::Mock => "mock",
-        }
-    }
-
-    /// The Cargo feature that compiles this engine in.
-    pub fn feature(self) -> &'static str {
-        self.name()
-    }
-
-    pub fn compiled_in(self) -> bool {
-        match self {
-            EngineKind::Wasmi | EngineKind::Mock => true,
-            EngineKind::Tinywasm => cfg!(feature = "tinywasm"),
-            EngineKind::Wasm3 => cfg!(feature = "wasm3"),
-            EngineKind::Wasmtime => cfg!(feature = "wasmtime"),
-            EngineKind::Wasmer => cfg!(feature = "wasmer"),
-        }
-    }
-
-    /// The version of this engine's crate compiled into this binary (or
-    /// locked for it, when compiled out).
-    pub fn version(self) -> &'static str {
-        match self {
-            EngineKind::Wasmi => crate::versions::WASMI,
-            EngineKind::Tinywasm => crate::versions::TINYWASM,
-            EngineKind::Wasm3 => crate::versions::WASM3,
-            EngineKind::Wasmtime => crate::versions::WASMTIME,
-            EngineKind::Wasmer => crate::versions::WASMER,
-            EngineKind::Mock => crate::versions::WASMI,
-        }
-    }
-
-    /// Configuration options this engine accepts after `:`.
-    pub fn options(self) -> &'static [(&'static str, &'static str)] {
-        match self {
-            EngineKind::Wasmi => &[
-                (
-                    "fuel",
-                    "fuel metering on (only adds work: a known-sign toggle)",
-                ),
-                (
-                    "eager",
-                    "translate every function at compile time (default: lazy, on first call)",
-                ),
-            ],
-            EngineKind::Tinywasm => &[],
-            EngineKind::Wasm3 => &[],
-            EngineKind::Wasmtime => &[
-                ("cranelift", "the optimising compiler (default)"),
-                ("winch", "the baseline compiler"),
-                ("pulley", "the Pulley interpreter (target pulley64)"),
-            ],
-            EngineKind::Wasmer => &[
-                ("singlepass", "the baseline compiler (default)"),
-                ("cranelift", "the optimising compiler"),
-            ],
-            EngineKind::Mock => engines::mock::OPTIONS,
-        }
-    }
-
-    /// The arms `--engines` uses when none are named.
-    pub fn defaults() -> Vec<ArmSpec> {
-        [EngineKind::Wasmi, EngineKind::Tinywasm, EngineKind::Wasm3]
-            .into_iter()
-            .filter(|k| k.compiled_in())
-            .map(ArmSpec::new)
-            .collect()
-    }
-}
-
-impl fmt::Display for EngineKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for EngineKind {
-    type Err = ArmError;
-    /// The engine named `name`, or an error listing the names.
-    fn from_str(name: &str) -> Result<Self, ArmError> {
-        EngineKind::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| {
-                let known: Vec<_> = EngineKind::ALL.iter().map(|k| k.name()).collect();
-                ArmError::UnknownEngine {
-                    name: name.to_string(),
-                    known: known.join(", "),
-                }
-            })
-    }
-}
 
 /// An engine plus its configuration, as written on the command line:
 /// `engine[:option[,option...]]`, e.g. `wasmi`, `wasmi:fuel`,
 /// `wasmtime:pulley`; with a build (`wasmi@0.31`, `tinywasm=path:DIR`, see
-/// [`crate::workers::spec`]) the engine runs from that build in a worker.
+/// [`super::build`]) the engine runs from that build in a worker.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ArmSpec {
     pub engine: EngineKind,
@@ -193,6 +28,15 @@ pub struct ArmSpec {
 }
 
 impl ArmSpec {
+    /// The arms `--engines` uses when none are named.
+    pub fn defaults() -> Vec<ArmSpec> {
+        [EngineKind::Wasmi, EngineKind::Tinywasm, EngineKind::Wasm3]
+            .into_iter()
+            .filter(|k| k.compiled_in())
+            .map(ArmSpec::new)
+            .collect()
+    }
+
     /// The compiled-in engine with default options.
     pub fn new(engine: EngineKind) -> Self {
         ArmSpec {
@@ -259,27 +103,16 @@ impl fmt::Display for ArmSpec {
 impl FromStr for ArmSpec {
     type Err = ArmError;
     fn from_str(s: &str) -> Result<Self, ArmError> {
-        let workers::spec::Parsed {
+        let build::Parsed {
             engine: name,
             build: worker,
             options,
-        } = workers::spec::parse(s)?;
-        let engine: EngineKind = name.parse()?;
+        } = build::parse(s)?;
+        let engine: EngineKind = name.parse().map_err(ArmError::UnknownEngine)?;
+        // Whether a build of this engine can be made, and takes these
+        // options, is the workers' question (`workers::check`, before any
+        // work): the grammar alone is checked here.
         if worker.is_some() {
-            if !family::buildable(engine) {
-                return Err(ArmError::NotBuildable {
-                    arm: s.to_string(),
-                    engine: name.to_string(),
-                    buildable: family::buildable_names(),
-                });
-            }
-            if let Some(o) = options.iter().find(|o| !family::any_accepts(engine, o)) {
-                return Err(ArmError::NoAdapterOption {
-                    arm: s.to_string(),
-                    engine: name.to_string(),
-                    option: o.clone(),
-                });
-            }
             return Ok(ArmSpec {
                 engine,
                 options,
@@ -326,7 +159,7 @@ impl FromStr for ArmSpec {
 /// on commas, and an arm's options are comma-separated too, so a piece that
 /// does not start with an engine name belongs to the arm before it:
 /// `wasmi:fuel,eager,tinywasm` is `wasmi:fuel,eager` and `tinywasm`.
-pub fn parse_arms(list: &[String]) -> Result<Vec<ArmSpec>, Error> {
+pub fn parse_arms(list: &[String]) -> Result<Vec<ArmSpec>, ArmError> {
     let mut arms: Vec<String> = Vec::new();
     for piece in list {
         let name_end = piece.find([':', '@', '=', '+']).unwrap_or(piece.len());
@@ -339,9 +172,7 @@ pub fn parse_arms(list: &[String]) -> Result<Vec<ArmSpec>, Error> {
             _ => arms.push(piece.clone()),
         }
     }
-    arms.iter()
-        .map(|s| s.parse::<ArmSpec>().map_err(Error::from))
-        .collect()
+    arms.iter().map(|s| s.parse::<ArmSpec>()).collect()
 }
 
 #[cfg(test)]

@@ -164,7 +164,7 @@ fn arm_reps(outcomes: Vec<ArmOutcome>) -> Result<Vec<Vec<Rep>>, Error> {
             ArmOutcome::Skipped(reason) => {
                 Err(Error::Usage(format!("calibration arm skipped: {reason}")))
             }
-            ArmOutcome::Failed { error, .. } => Err(error),
+            ArmOutcome::Failed { error, .. } => Err(error.into()),
         })
         .collect()
 }

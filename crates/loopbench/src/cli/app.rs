@@ -9,7 +9,7 @@ use crate::apps::{self, AppShape, AppSpec, APPS};
 use super::model::check_price_in;
 use super::run::{count_with, rerun_under_callgrind};
 use super::OutputArgs;
-use crate::arm::{parse_arms, ArmSpec, EngineKind};
+use crate::arm::{parse_arms, ArmSpec};
 use crate::error::Error;
 use crate::measure::counters::{CounterChoice, CounterKind};
 use crate::model::EngineModel;
@@ -265,7 +265,7 @@ fn app_plan(
 impl AppRunArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let apps = select(&self.apps)?;
-        let arms = self.arms.arms(EngineKind::defaults())?;
+        let arms = self.arms.arms(ArmSpec::defaults())?;
         let plan = app_plan(&apps, arms, self.arms.rounds, self.arms.warmup)?;
         let exports = self.output.exports()?;
         let report = session::run(plan, &mut Quiet)?;

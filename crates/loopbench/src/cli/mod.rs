@@ -182,7 +182,7 @@ pub struct DbArg {
 #[cfg(feature = "history")]
 impl DbArg {
     pub fn location(&self) -> Result<crate::history::Location, Error> {
-        crate::history::Location::resolve(self.db.as_deref())
+        Ok(crate::history::Location::resolve(self.db.as_deref())?)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::progress::TerminalSink;
 use super::{OutputArgs, ShapeParams};
-use crate::arm::{parse_arms, ArmSpec, EngineKind};
+use crate::arm::{parse_arms, ArmSpec};
 use crate::error::Error;
 use crate::measure::callgrind;
 use crate::measure::counters::{CounterChoice, CounterKind, CounterSet};
@@ -75,7 +75,7 @@ pub struct RunArgs {
 impl RunArgs {
     pub fn plan(&self) -> Result<Plan, Error> {
         let mut arms = if self.engines.is_empty() {
-            EngineKind::defaults()
+            ArmSpec::defaults()
         } else {
             parse_arms(&self.engines)?
         };

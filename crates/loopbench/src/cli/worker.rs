@@ -29,7 +29,7 @@ fn factory(options: &[String]) -> Result<Box<dyn Engine>, String> {
 
 impl WorkerArgs {
     pub fn execute(&self) -> Result<bool, Error> {
-        let kind: EngineKind = self.engine.parse()?;
+        let kind: EngineKind = self.engine.parse().map_err(crate::arm::ArmError::from)?;
         let _ = ENGINE.set(kind);
         Ok(crate::workers::server::main(factory) == 0)
     }

@@ -7,7 +7,7 @@
 
 use super::wasmi::WasmiInstance;
 use super::Instance;
-use crate::error::EngineError;
+use crate::engines::EngineError;
 use crate::measure::Meter;
 use wasmi::{Config, Linker, Module, Store, Val};
 
@@ -15,6 +15,13 @@ use wasmi::{Config, Linker, Module, Store, Val};
 /// module that never ends is stopped) and calls with any value types.
 pub struct CountingInstance {
     inner: WasmiInstance,
+}
+
+/// The proposals the counting engine runs: this binary's wasmi, whose
+/// in-process adapter states them.
+pub fn supports() -> Result<crate::proposals::Proposals, EngineError> {
+    let wasmi = super::wasmi::engine(&[], crate::versions::WASMI).map_err(EngineError::Config)?;
+    Ok(wasmi.supports())
 }
 
 /// Why a counting call stopped early.

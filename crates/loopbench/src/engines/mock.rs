@@ -31,7 +31,7 @@
 //! see [`OPTIONS`].
 
 use super::{Compiled, Engine, Instance, OptionError};
-use crate::error::EngineError;
+use crate::engines::EngineError;
 use crate::measure::Meter;
 use crate::proposals::Proposals;
 use std::cell::{Cell, RefCell};

@@ -18,9 +18,12 @@
 //! valid here too), takes the engine's version as an argument, and uses
 //! nothing private to this crate.
 
-use crate::error::EngineError;
+mod error;
+mod kind;
 use crate::measure::Meter;
 use crate::proposals::{Proposal, Proposals};
+pub use error::EngineError;
+pub use kind::{EngineKind, UnknownEngine};
 
 pub mod counting;
 pub mod mock;

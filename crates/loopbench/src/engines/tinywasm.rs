@@ -8,8 +8,8 @@
 //! verbatim against the requested tinywasm 0.10.x, so it names this library
 //! only as `loopbench::...` and gets the engine's version as an argument.
 
+use loopbench::engines::EngineError;
 use loopbench::engines::{check_options, Compiled, Engine, Instance};
-use loopbench::error::EngineError;
 use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
 use tinywasm::types::WasmValue;

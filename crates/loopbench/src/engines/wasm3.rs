@@ -6,7 +6,7 @@
 //! sees MVP modules plus the extensions listed here.
 
 use super::{support, Compiled, Engine, Instance};
-use crate::error::EngineError;
+use crate::engines::EngineError;
 use crate::measure::{timed, Meter};
 use crate::proposals::Proposals;
 use wasm3::{Environment, Runtime};

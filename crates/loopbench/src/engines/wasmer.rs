@@ -15,7 +15,7 @@
 //! workspace's pinned toolchain.
 
 use super::{support, Compiled, Engine, Instance};
-use crate::error::EngineError;
+use crate::engines::EngineError;
 use crate::measure::{timed, Meter};
 use crate::proposals::{Proposal, Proposals};
 use wasmer::sys::{Cranelift, Singlepass};

@@ -13,8 +13,8 @@
 //! feature: whether this build has it is asked of the engine itself (a tiny
 //! SIMD module must compile), and a worker's startup probe runs it too.
 
+use loopbench::engines::EngineError;
 use loopbench::engines::{check_options, Compiled, Engine, Instance};
-use loopbench::error::EngineError;
 use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
 use wasmi::{CompilationMode, Config, Linker, Module, Store, Val};

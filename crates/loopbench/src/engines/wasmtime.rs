@@ -21,7 +21,7 @@
 //! one wasmtime 48 that shares a Cargo.lock with wasmer.
 
 use super::{support, Compiled, Engine, Instance};
-use crate::error::EngineError;
+use crate::engines::EngineError;
 use crate::measure::{timed, Meter};
 use crate::proposals::{Proposal, Proposals};
 use std::cell::UnsafeCell;

@@ -58,7 +58,7 @@ enum Outcome {
 }
 
 fn db_error(e: StoreError) -> Error {
-    Error::Usage(e.to_string())
+    Error::Store(e)
 }
 
 /// Take and run jobs until `stop` is set (or the queue is empty, with

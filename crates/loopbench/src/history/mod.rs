@@ -41,16 +41,12 @@ pub enum Location {
 
 impl Location {
     /// `--db` if given, else `$LOOPBENCH_DB`, else the default file.
-    pub fn resolve(arg: Option<&str>) -> Result<Self, Error> {
+    pub fn resolve(arg: Option<&str>) -> Result<Self, StoreError> {
         let env = std::env::var(ENV).ok().filter(|s| !s.is_empty());
         match arg.map(str::to_string).or(env) {
             Some(s) => Ok(Location::parse(&s)),
             None => {
-                let dir = dirs::data_dir().ok_or_else(|| {
-                    Error::Usage(format!(
-                        "no data directory for the history database; name one with --db PATH or {ENV}"
-                    ))
-                })?;
+                let dir = dirs::data_dir().ok_or(StoreError::NoDataDir { var: ENV })?;
                 Ok(Location::Sqlite(
                     dir.join("loopbench").join("history.sqlite"),
                 ))
@@ -104,7 +100,9 @@ pub fn load_reference(
     }
     let location = Location::resolve(db)?;
     let mut conn = location.open()?;
-    let id = sessions::resolve(conn.as_mut(), reference)
-        .map_err(|e| Error::Usage(format!("{e} (history database {location})")))?;
+    let id = sessions::resolve(conn.as_mut(), reference).map_err(|e| StoreError::In {
+        location: location.to_string(),
+        source: Box::new(e),
+    })?;
     Ok(Some(sessions::load(conn.as_mut(), id)?))
 }

@@ -2,9 +2,9 @@
 //! read back as series, named as baselines and loaded back whole.
 
 use super::store::{transaction, Row, Sql, StoreError, Value};
+use crate::arm::build::Source;
 use crate::arm::ArmSpec;
 use crate::results::{Role, Session, ShapeResult};
-use crate::workers::spec::Source;
 
 /// Where a stored session came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

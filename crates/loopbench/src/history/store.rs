@@ -10,7 +10,6 @@
 //! own clocks) and the parameter marks. Integers are BIGINT and reals
 //! DOUBLE PRECISION on both, so one [`Value`] type fits every column.
 
-use crate::error::Error;
 use thiserror::Error as ThisError;
 
 /// What the store fails with.
@@ -27,12 +26,15 @@ pub enum StoreError {
     },
     #[error("history database is at schema version {found}, newer than this loopbench knows ({known}); upgrade loopbench")]
     TooNew { found: i64, known: i64 },
-}
-
-impl From<StoreError> for Error {
-    fn from(e: StoreError) -> Self {
-        Error::Usage(e.to_string())
-    }
+    #[error("no data directory for the history database; name one with --db PATH or {var}")]
+    NoDataDir { var: &'static str },
+    /// A failure that names the database it happened in.
+    #[error("{source} (history database {location})")]
+    In {
+        location: String,
+        #[source]
+        source: Box<StoreError>,
+    },
 }
 
 /// The two SQL dialects.

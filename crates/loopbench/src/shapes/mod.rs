@@ -20,6 +20,7 @@ mod bulk;
 mod calls;
 mod chase;
 mod dispatch;
+mod error;
 mod float;
 mod frames;
 mod locals;
@@ -30,9 +31,10 @@ mod shared;
 mod simd;
 mod skeleton;
 pub mod user;
+pub use error::{ModuleError, ShapeError};
 
+use crate::engines::EngineError;
 use crate::engines::Instance;
-use crate::error::{EngineError, Error};
 use serde::Serialize;
 use std::fmt;
 
@@ -234,12 +236,10 @@ pub fn find(name: &str) -> Option<Box<dyn Shape>> {
 
 /// The built-in shape `name`, or an error listing the valid names: the one
 /// "unknown shape" message of every command.
-pub fn lookup(name: &str) -> Result<Box<dyn Shape>, Error> {
-    find(name).ok_or_else(|| {
-        Error::Usage(format!(
-            "unknown shape `{name}` (valid: {})",
-            names().join(", ")
-        ))
+pub fn lookup(name: &str) -> Result<Box<dyn Shape>, ShapeError> {
+    find(name).ok_or_else(|| ShapeError::Unknown {
+        name: name.to_string(),
+        valid: names().join(", "),
     })
 }
 
@@ -248,7 +248,7 @@ pub fn lookup(name: &str) -> Result<Box<dyn Shape>, Error> {
 pub fn select(
     names: &[String],
     files: &[std::path::PathBuf],
-) -> Result<Vec<Box<dyn Shape>>, Error> {
+) -> Result<Vec<Box<dyn Shape>>, ShapeError> {
     let mut out: Vec<Box<dyn Shape>> = Vec::new();
     let all = names.is_empty() && files.is_empty() || names.iter().any(|n| n == "all");
     if all {
@@ -267,14 +267,13 @@ pub fn select(
     for (i, s) in out.iter().enumerate() {
         let file = i.checked_sub(out.len() - files.len()).map(|f| &files[f]);
         if let Some(f) = file.filter(|_| find(s.name()).is_some()) {
-            return Err(Error::Usage(format!(
-                "shape file {}: `{}` is the name of a built-in shape; rename the file",
-                f.display(),
-                s.name()
-            )));
+            return Err(ShapeError::ShadowsBuiltin {
+                path: f.clone(),
+                name: s.name().to_string(),
+            });
         }
         if out[..i].iter().any(|o| o.name() == s.name()) {
-            return Err(Error::Usage(format!("shape `{}` is given twice", s.name())));
+            return Err(ShapeError::Twice(s.name().to_string()));
         }
     }
     Ok(out)
@@ -282,33 +281,33 @@ pub fn select(
 
 /// The iteration count and linear memory of `shape` with `params`, or why
 /// they cannot run (each message names the option to change).
-pub fn check_params(shape: &dyn Shape, params: &Params) -> Result<(u64, u64), Error> {
+pub fn check_params(shape: &dyn Shape, params: &Params) -> Result<(u64, u64), ShapeError> {
     let declared = shape.declared(params);
     let per = declared.per.max(1);
     let iters = params.iters.unwrap_or_else(|| shape.default_iters(params));
     if iters == 0 || !iters.is_multiple_of(per) || iters > i32::MAX as u64 {
-        return Err(Error::Usage(match params.iters {
-            Some(_) => format!(
-                "shape {}: --iters must be a positive multiple of {per} below 2^31, got {iters}",
-                shape.name()
-            ),
-            None => format!(
-                "shape {}: --bytes {} gives {iters} iterations, more than 2^31 - 1; \
-                 use a smaller --bytes, or set --iters",
-                shape.name(),
-                crate::units::format_bytes(params.bytes)
-            ),
-        }));
+        return Err(match params.iters {
+            Some(_) => ShapeError::Iters {
+                shape: shape.name().to_string(),
+                option: "--iters",
+                per,
+                iters,
+            },
+            None => ShapeError::TooManyIters {
+                shape: shape.name().to_string(),
+                bytes: crate::units::format_bytes(params.bytes),
+                iters,
+            },
+        });
     }
     let mem = shape.memory_bytes(params);
     if mem > MAX_WASM32_MEMORY {
-        return Err(Error::Usage(format!(
-            "shape {} needs {} of linear memory for --bytes {}; wasm32 allows at most {}",
-            shape.name(),
-            crate::units::format_bytes(mem),
-            crate::units::format_bytes(params.bytes),
-            crate::units::format_bytes(MAX_WASM32_MEMORY)
-        )));
+        return Err(ShapeError::Memory {
+            shape: shape.name().to_string(),
+            needs: crate::units::format_bytes(mem),
+            bytes: crate::units::format_bytes(params.bytes),
+            max: crate::units::format_bytes(MAX_WASM32_MEMORY),
+        });
     }
     Ok((iters, mem))
 }
@@ -324,12 +323,13 @@ pub struct ShapeModule {
 }
 
 impl ShapeModule {
-    pub fn build(shape: Box<dyn Shape>, params: &Params) -> Result<Self, crate::error::Error> {
+    pub fn build(shape: Box<dyn Shape>, params: &Params) -> Result<Self, ShapeError> {
         let (iters, _) = check_params(shape.as_ref(), params)?;
         let declared = shape.declared(params);
-        let wasm = shape
-            .wasm(params)
-            .map_err(|e| crate::error::Error::Usage(format!("shape {}: {e}", shape.name())))?;
+        let wasm = shape.wasm(params).map_err(|detail| ShapeError::Generate {
+            shape: shape.name().to_string(),
+            detail,
+        })?;
         let declared = shape.has_declared_counts().then_some(declared);
         Ok(ShapeModule {
             shape,
@@ -346,13 +346,15 @@ impl ShapeModule {
 
     /// Run `iters` iterations per call from now on (the module bytes do not
     /// depend on it); a positive multiple of the shape's group below 2^31.
-    pub fn set_iters(&mut self, iters: u64) -> Result<(), crate::error::Error> {
+    pub fn set_iters(&mut self, iters: u64) -> Result<(), ShapeError> {
         let per = self.shape.declared(&self.params).per.max(1);
         if iters == 0 || !iters.is_multiple_of(per) || iters > i32::MAX as u64 {
-            return Err(crate::error::Error::Usage(format!(
-                "shape {}: iterations must be a positive multiple of {per} below 2^31, got {iters}",
-                self.name()
-            )));
+            return Err(ShapeError::Iters {
+                shape: self.name().to_string(),
+                option: "iterations",
+                per,
+                iters,
+            });
         }
         self.iters = iters;
         self.params.iters = Some(iters);

@@ -6,45 +6,10 @@
 //! was done). The exports are checked with wasmparser before any engine sees
 //! the module, so a missing or mistyped export is one clear line.
 
+use super::error::{ModuleError, ShapeError};
 use super::*;
-use crate::error::Error;
 use std::path::Path;
-use thiserror::Error as ThisError;
 use wasmparser::{ExternalKind, Parser, Payload, ValType};
-
-/// Why a user module is not a loop loopbench can run.
-#[derive(Debug, ThisError, Clone)]
-pub enum ShapeError {
-    /// The validator's message, on one line.
-    #[error("invalid wasm: {0}")]
-    Invalid(String),
-    #[error("{0}")]
-    Parse(#[from] wasmparser::BinaryReaderError),
-    /// The first import, as `module.name (kind)`.
-    #[error("imports are not supported in a shape (it must be self-contained); it imports {0}")]
-    Import(String),
-    #[error("missing export `run` (a function taking the iteration count as i32)")]
-    MissingRun,
-    #[error("export `run` must be (func (param i32) (result i32)?), found params {params:?} results {results:?}")]
-    BadRun {
-        params: Vec<ValType>,
-        results: Vec<ValType>,
-    },
-    #[error(
-        "export `setup` must be (func (param i32)), found params {params:?} results {results:?}"
-    )]
-    BadSetup {
-        params: Vec<ValType>,
-        results: Vec<ValType>,
-    },
-    #[error(
-        "export `verify` must be (func (result i32)), found params {params:?} results {results:?}"
-    )]
-    BadVerify {
-        params: Vec<ValType>,
-        results: Vec<ValType>,
-    },
-}
 
 pub struct UserShape {
     name: String,
@@ -55,18 +20,18 @@ pub struct UserShape {
 }
 
 /// A .wasm or .wat file as module bytes, with the WAT text when it was text.
-pub fn read_module(path: &Path) -> Result<(Vec<u8>, Option<String>), Error> {
-    let shown = path.display().to_string();
-    let bytes =
-        std::fs::read(path).map_err(|e| Error::Usage(format!("cannot read {shown}: {e}")))?;
+pub fn read_module(path: &Path) -> Result<(Vec<u8>, Option<String>), ShapeError> {
+    let bytes = std::fs::read(path).map_err(|source| ShapeError::Read {
+        path: path.to_path_buf(),
+        source: std::sync::Arc::new(source),
+    })?;
     if bytes.starts_with(b"\0asm") {
         return Ok((bytes, None));
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Error::Usage(format!("{shown}: neither a wasm binary nor UTF-8 WAT text")))?;
+    let text = String::from_utf8(bytes).map_err(|_| ShapeError::NotText(path.to_path_buf()))?;
     let wasm = wat::parse_str(&text).map_err(|mut e| {
         e.set_path(path);
-        Error::Usage(wat_error_line(&e.to_string()))
+        ShapeError::Wat(wat_error_line(&e.to_string()))
     })?;
     Ok((wasm, Some(text)))
 }
@@ -75,25 +40,28 @@ pub fn read_module(path: &Path) -> Result<(Vec<u8>, Option<String>), Error> {
 pub const DEFAULT_USER_ITERS: u64 = 1_000_000;
 
 impl UserShape {
-    pub fn load(path: &Path) -> Result<Self, Error> {
+    pub fn load(path: &Path) -> Result<Self, ShapeError> {
         let shown = path.display().to_string();
         let (wasm, text) = read_module(path)?;
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| shown.clone());
-        Self::from_wasm(name, wasm, text).map_err(|e| Error::Usage(format!("{shown}: {e}")))
+        Self::from_wasm(name, wasm, text).map_err(|source| ShapeError::Module {
+            path: path.to_path_buf(),
+            source,
+        })
     }
 
     pub fn from_wasm(
         name: String,
         wasm: Vec<u8>,
         text: Option<String>,
-    ) -> Result<Self, ShapeError> {
+    ) -> Result<Self, ModuleError> {
         let sigs = export_signatures(&wasm)?;
         // Every arm instantiates the shape with nothing to link against.
         if let Some(i) = first_import(&wasm)? {
-            return Err(ShapeError::Import(i));
+            return Err(ModuleError::Import(i));
         }
         let sig = |n: &str| {
             sigs.iter()
@@ -101,11 +69,11 @@ impl UserShape {
                 .map(|(_, p, r)| (p.clone(), r.clone()))
         };
         match sig("run") {
-            None => return Err(ShapeError::MissingRun),
+            None => return Err(ModuleError::MissingRun),
             Some((p, r))
                 if p != [ValType::I32] || r.len() > 1 || r.iter().any(|t| *t != ValType::I32) =>
             {
-                return Err(ShapeError::BadRun {
+                return Err(ModuleError::BadRun {
                     params: p,
                     results: r,
                 })
@@ -116,7 +84,7 @@ impl UserShape {
             None => false,
             Some((p, r)) if p == [ValType::I32] && r.is_empty() => true,
             Some((p, r)) => {
-                return Err(ShapeError::BadSetup {
+                return Err(ModuleError::BadSetup {
                     params: p,
                     results: r,
                 })
@@ -126,7 +94,7 @@ impl UserShape {
             None => false,
             Some((p, r)) if p.is_empty() && r == [ValType::I32] => true,
             Some((p, r)) => {
-                return Err(ShapeError::BadVerify {
+                return Err(ModuleError::BadVerify {
                     params: p,
                     results: r,
                 })
@@ -173,7 +141,7 @@ fn one_line(s: &str) -> String {
 type Signature = (String, Vec<ValType>, Vec<ValType>);
 
 /// The module's first import as `module.name (kind)`, if it has any.
-fn first_import(wasm: &[u8]) -> Result<Option<String>, ShapeError> {
+fn first_import(wasm: &[u8]) -> Result<Option<String>, ModuleError> {
     for payload in Parser::new(0).parse_all(wasm) {
         if let Payload::ImportSection(r) = payload? {
             if let Some(imp) = r.into_imports().next() {
@@ -194,11 +162,11 @@ fn first_import(wasm: &[u8]) -> Result<Option<String>, ShapeError> {
 
 /// Exported functions and their types. Validates the module first, so
 /// malformed input fails here with the validator's message.
-pub fn export_signatures(wasm: &[u8]) -> Result<Vec<Signature>, ShapeError> {
+pub fn export_signatures(wasm: &[u8]) -> Result<Vec<Signature>, ModuleError> {
     let mut validator = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all());
     validator
         .validate_all(wasm)
-        .map_err(|e| ShapeError::Invalid(one_line(&e.to_string())))?;
+        .map_err(|e| ModuleError::Invalid(one_line(&e.to_string())))?;
     let mut types: Vec<(Vec<ValType>, Vec<ValType>)> = Vec::new();
     let mut funcs: Vec<u32> = Vec::new();
     let mut out = Vec::new();

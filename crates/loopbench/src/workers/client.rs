@@ -17,8 +17,7 @@ use super::project::Built;
 use super::protocol::{fnv1a, Request, Response, ShapeSource, WireParams, PROTOCOL};
 use super::supervise::{Process, Timing, FIRST_DEADLINE};
 use super::{ArmContext, Randomise};
-use crate::arm::{Arm, ArmSpec, Iters, PreparedArm, Rep};
-use crate::error::Error;
+use crate::arm::{Arm, ArmSpec, Iters, PreparedArm, Rep, RunError};
 use crate::measure::Reading;
 use crate::proposals::{Proposal, Proposals};
 use crate::shapes::{self, ShapeModule};
@@ -45,7 +44,7 @@ impl Arm for Recorded {
     fn supports(&self) -> Proposals {
         self.inner.supports()
     }
-    fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error> {
+    fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, RunError> {
         self.timing.reset();
         let inner = self.inner.prepare(shape)?;
         Ok(Box::new(RecordedPrepared {
@@ -61,7 +60,7 @@ struct RecordedPrepared<'s> {
 }
 
 impl PreparedArm for RecordedPrepared<'_> {
-    fn rep(&mut self, rep: usize) -> Result<Rep, Error> {
+    fn rep(&mut self, rep: usize) -> Result<Rep, RunError> {
         let r = self.inner.rep(rep)?;
         self.timing.record(r.reading.ns);
         Ok(r)
@@ -180,8 +179,8 @@ impl WorkerArm {
         }
     }
 
-    fn error(&self, shape: &str, detail: String) -> Error {
-        Error::Worker {
+    fn error(&self, shape: &str, detail: String) -> RunError {
+        RunError::Worker {
             shape: shape.to_string(),
             arm: self.label.clone(),
             detail,
@@ -227,7 +226,7 @@ impl Arm for WorkerArm {
             s.proposals.clone()
         }
     }
-    fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, Error> {
+    fn prepare<'s>(&self, shape: &'s ShapeModule) -> Result<Box<dyn PreparedArm + 's>, RunError> {
         if let Some(b) = self.state.borrow().broken.clone() {
             // The whole story once; later shapes point back to it.
             let first = !self.told.replace(true);
@@ -318,9 +317,9 @@ struct WorkerPrepared<'s> {
 }
 
 impl PreparedArm for WorkerPrepared<'_> {
-    fn rep(&mut self, rep: usize) -> Result<Rep, Error> {
+    fn rep(&mut self, rep: usize) -> Result<Rep, RunError> {
         let deadline = self.timing.deadline(&self.own);
-        let error = |detail| Error::Worker {
+        let error = |detail| RunError::Worker {
             shape: self.shape.to_string(),
             arm: self.label.clone(),
             detail,

@@ -1,63 +1,15 @@
-//! What the worker side can fail with: the build part of an arm
-//! ([`SpecError`]), the adapter family ([`FamilyError`]) and everything from
+//! What the worker side can fail with: the adapter family ([`FamilyError`]) and everything from
 //! checking a build to starting its process ([`WorkerError`]).
 //!
 //! The causes that are not `Clone` (I/O, JSON) sit behind an `Arc`: a build
 //! result, failure included, is cached and shared by every arm of that build.
 
-use crate::arm::EngineKind;
+use crate::arm::RequirementError;
+use crate::engines::EngineKind;
 use semver::Version;
 use std::path::PathBuf;
 use std::sync::Arc;
 use thiserror::Error;
-
-/// A version requirement after `@` that loopbench cannot use.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum RequirementError {
-    #[error("empty version requirement after `@`")]
-    Empty,
-    #[error("`{req}` is not a version requirement: {detail}")]
-    Invalid {
-        req: String,
-        /// semver's message (its error is neither `Clone` nor `Eq`).
-        detail: String,
-    },
-    #[error("no version number in requirement `{req}`")]
-    NoVersion { req: String },
-}
-
-/// Why the build part of an arm (`@0.31`, `=path:DIR`, `+profile:lto`) does
-/// not parse.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum SpecError {
-    #[error("arm `{arm}`: {source}")]
-    Requirement {
-        arm: String,
-        #[source]
-        source: RequirementError,
-    },
-    #[error("arm `{arm}`: after `=` expected `path:DIR`, got `{got}` (registry versions use `@`, e.g. {engine}@0.31)")]
-    NotAPath {
-        arm: String,
-        engine: String,
-        got: String,
-    },
-    #[error("arm `{arm}`: empty path after `path:`")]
-    EmptyPath { arm: String },
-    #[error("arm `{arm}`: after `git:` expected DIR#REV (a repository and a revision, e.g. ../wasmi#main), got `{got}`")]
-    GitRevision { arm: String, got: String },
-    #[error("arm `{arm}`: missing engine name")]
-    MissingEngine { arm: String },
-    #[error("arm `{arm}`: unknown profile `{profile}` (valid: {valid})")]
-    UnknownProfile {
-        arm: String,
-        profile: String,
-        /// The profiles, comma-separated.
-        valid: String,
-    },
-    #[error("arm `{arm}`: unknown build setting `+{setting}` (valid: +feature:NAME, +profile:NAME, +rustflags:FLAGS, +ignore-rust-version)")]
-    UnknownSetting { arm: String, setting: String },
-}
 
 /// No adapter family builds this engine, or this version of it.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -123,6 +75,18 @@ pub enum WorkerError {
         #[source]
         source: Box<WorkerError>,
     },
+    #[error("arm `{arm}`: {engine} cannot run from a build (buildable engines: {buildable})")]
+    NotBuildable {
+        arm: String,
+        engine: String,
+        buildable: String,
+    },
+    #[error("arm `{arm}`: no {engine} adapter takes option `{option}`")]
+    NoAdapterOption {
+        arm: String,
+        engine: String,
+        option: String,
+    },
     #[error("arm {arm}: adapter family {family} takes no option `{option}` (valid: {valid})")]
     FamilyOption {
         arm: String,
@@ -138,6 +102,12 @@ pub enum WorkerError {
         #[source]
         source: Arc<std::io::Error>,
     },
+    /// An in-process arm's engine could not be made.
+    #[error("{0}")]
+    Engine(#[from] crate::engines::EngineError),
+    /// Pinning the orchestrator's thread failed.
+    #[error(transparent)]
+    Measure(#[from] crate::measure::MeasureError),
     #[error("no parent directory")]
     NoParent,
     #[error("cannot run cargo: {0}")]

@@ -153,7 +153,7 @@ mod tests {
     use super::*;
 
     fn v(s: &str) -> Version {
-        super::super::spec::lowest_version(s).unwrap()
+        crate::arm::build::lowest_version(s).unwrap()
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! is reused). The worktree is then built like a `path:` arm; the commit id
 //! is stated with the arm's version, so results and history record it.
 
-use super::project::workers_root;
+use super::cache::worktree_dir;
 use super::WorkerError;
 use crate::arm::EngineKind;
 use std::path::{Path, PathBuf};
@@ -68,11 +68,6 @@ pub fn resolve(engine: EngineKind, repo: &Path, rev: &str) -> Result<String, Wor
         rev: rev.to_string(),
         detail: "no such revision in this repository".into(),
     })
-}
-
-/// Where `commit`'s worktree lives.
-pub fn worktree_dir(commit: &str) -> PathBuf {
-    workers_root().join("git").join(commit)
 }
 
 /// A worktree of `repo` at `commit` (created once, then reused).

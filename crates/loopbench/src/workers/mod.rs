@@ -18,44 +18,69 @@
 //! | [`supervise`] | orchestrator | the child process: spawn, deadlines, kill, stderr tail |
 //! | [`protocol`] | both | the messages, one JSON object per line |
 //! | [`server`] | worker | the loop a worker binary runs |
-//! | [`project`] | build | the generated Cargo project, its cache, cargo |
+//! | [`project`] | build | the generated Cargo project and its cache key |
+//! | [`locate`] | build | where the engine's source is, which adapter family suits it |
+//! | `cargo` | build | cargo metadata and cargo build, with progress |
+//! | [`cache`] | build | where builds, git worktrees and loopbench's source are |
 //! | [`family`], `adapters/` | build | which adapter source suits which version |
-//! | [`spec`] | command line | the build part of an arm (`@0.31`, `=path:DIR`, `+profile:lto`) |
 //!
-//! `loopbench list` prints a summary of the syntax.
+//! The build part of an arm (`@0.31`, `=path:DIR`, `+profile:lto`) is
+//! parsed with the rest of the arm, in [`crate::arm::build`]; whether it can
+//! be built is [`check`]. `loopbench list` prints a summary of the syntax.
 
+pub mod cache;
+mod cargo;
 pub mod client;
 pub mod error;
 pub mod family;
 pub mod git;
 pub mod heap;
+pub mod locate;
 pub mod project;
 pub mod protocol;
 pub mod server;
-pub mod spec;
 pub mod supervise;
 
+use crate::arm::build::{self as spec, BuildSpec, Source};
 use crate::arm::{Arm, ArmSpec, CounterFactory, EngineKind, InProcessArm};
-use crate::error::Error;
 use crate::measure::counters::CounterSet;
-pub use error::{FamilyError, RequirementError, SpecError, WorkerError};
-use spec::{BuildSpec, Source};
+pub use error::{FamilyError, WorkerError};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 pub use client::{Recorded, WorkerArm};
 pub use supervise::Timing;
 
-/// Validate a build arm before any work: the engine has an adapter family
-/// for the requested version, a path holds the crate, the options suit the
+/// Validate a build arm before any work: the engine can be built at all and
+/// some adapter of it takes the options, it has an adapter family for the
+/// requested version, a path holds the crate, the options suit the
 /// family, and loopbench's own source (which a worker links) is there.
 /// Cheap (a path source runs `cargo metadata --no-deps`).
 pub fn check(spec: &ArmSpec) -> Result<(), WorkerError> {
     let Some(build) = &spec.worker else {
         return Ok(());
     };
-    project::check_source()?;
-    let (_, fam) = project::locate(spec.engine, build).map_err(|e| WorkerError::Arm {
+    let engine = spec.engine;
+    if !family::buildable(engine) {
+        return Err(WorkerError::NotBuildable {
+            arm: spec.to_string(),
+            engine: engine.to_string(),
+            buildable: family::buildable_names(),
+        });
+    }
+    if let Some(o) = spec
+        .options
+        .iter()
+        .find(|o| !family::any_accepts(engine, o))
+    {
+        return Err(WorkerError::NoAdapterOption {
+            arm: spec.to_string(),
+            engine: engine.to_string(),
+            option: o.clone(),
+        });
+    }
+    cache::check_source()?;
+    let (_, fam) = locate::locate(spec.engine, build).map_err(|e| WorkerError::Arm {
         arm: spec.to_string(),
         source: Box::new(e),
     })?;
@@ -234,7 +259,7 @@ impl ArmContext {
     /// The arm for `spec`: the engine compiled in, or a worker of its build
     /// (built or found in the cache first). A build that fails does not stop
     /// the session: the arm reports the failure on every shape.
-    pub fn make(&self, spec: &ArmSpec, label: String) -> Result<Box<dyn Arm>, Error> {
+    pub fn make(&self, spec: &ArmSpec, label: String) -> Result<Box<dyn Arm>, WorkerError> {
         self.make_with(spec, label, crate::arm::Iters::Shape)
     }
 
@@ -244,7 +269,7 @@ impl ArmContext {
         spec: &ArmSpec,
         label: String,
         iters: crate::arm::Iters,
-    ) -> Result<Box<dyn Arm>, Error> {
+    ) -> Result<Box<dyn Arm>, WorkerError> {
         let Some(build) = &spec.worker else {
             if self.isolation == Isolation::Workers {
                 let arm =
@@ -254,7 +279,7 @@ impl ArmContext {
             if let Some(cpu) = self.pin {
                 crate::measure::affinity::pin_current_thread(cpu)?;
             }
-            let arm = InProcessArm::new(spec, label).map_err(|e| Error::Usage(e.to_string()))?;
+            let arm = InProcessArm::new(spec, label)?;
             return Ok(Box::new(
                 arm.with_counters(self.counters.clone()).with_iters(iters),
             ));
@@ -376,7 +401,7 @@ pub fn help() -> String {
     );
     out.push_str(&format!(
         "  Workers are cached under {} by a hash of their inputs; the first build takes minutes.\n",
-        project::workers_root().display()
+        cache::workers_root().display()
     ));
     out.push_str("  Adapter families (picked by version):\n");
     for f in &family::FAMILIES {

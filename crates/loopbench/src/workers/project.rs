@@ -1,7 +1,7 @@
 //! Worker projects: a generated Cargo project per distinct build, built with
 //! cargo and cached.
 //!
-//! The project lives in the user's cache directory ([`workers_root`]:
+//! The project lives in the user's cache directory ([`super::cache::workers_root`]:
 //! `$LOOPBENCH_CACHE_DIR`, else `$XDG_CACHE_HOME/loopbench/workers`, else
 //! `~/.cache/loopbench/workers`), in `<key>/`, where `<key>`
 //! hashes every input that changes the binary: engine, source (requirement
@@ -19,24 +19,27 @@
 //! serde, wasmi 2 of the counting pass) compile once.
 //!
 //! The one path that comes from the build machine is this crate's source
-//! ([`source_dir`]), which a worker links: it is the checkout the running
+//! ([`super::cache::source_dir`]), which a worker links: it is the checkout the running
 //! binary was built from, overridable with `LOOPBENCH_SOURCE`, and a worker
 //! build refuses in one line when it is gone. Nothing is written there.
+//!
+//! Where the source is and which adapter family suits it is
+//! [`super::locate`]; running cargo is [`super::cargo`]; where the cache is,
+//! [`super::cache`].
 
-use super::error::{RequirementError, WorkerError};
+use super::cache::{check_source, source_dir, workers_root};
+use super::cargo::{cargo_build, metadata};
+use super::error::WorkerError;
 use super::family::{self, Family};
-use super::spec::{self, BuildSpec, Source};
-use super::supervise::{drain_lines, indent, tail};
-use crate::arm::EngineKind;
-use cargo_metadata::{Message, Metadata, MetadataCommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use super::locate::{locate, Dependency};
+use super::supervise::{indent, tail};
+use crate::arm::build::BuildSpec;
+use crate::engines::EngineKind;
+use cargo_metadata::MetadataCommand;
 use semver::Version;
-use std::io::{BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The worker's `main`: everything else is the library and the adapter.
 const MAIN_TEMPLATE: &str =
@@ -72,185 +75,6 @@ pub struct Built {
     pub seconds: f64,
     /// Whether cargo compiled anything.
     pub compiled: bool,
-}
-
-/// Overrides the worker cache directory (tests point it at a scratch
-/// directory so they never write into the user's cache).
-pub const CACHE_DIR_VAR: &str = "LOOPBENCH_CACHE_DIR";
-
-/// The directory that holds every worker project: `$LOOPBENCH_CACHE_DIR`,
-/// else the user's cache directory (`$XDG_CACHE_HOME`, else `~/.cache`, on
-/// Linux) plus `loopbench/workers`. Never a path from the build machine.
-pub fn workers_root() -> PathBuf {
-    cache_root(
-        std::env::var_os(CACHE_DIR_VAR).map(PathBuf::from),
-        dirs::cache_dir(),
-    )
-}
-
-/// [`workers_root`] from its inputs: the override, the user's cache
-/// directory. With neither (no home directory), the system's temporary
-/// directory.
-fn cache_root(overridden: Option<PathBuf>, user_cache: Option<PathBuf>) -> PathBuf {
-    match overridden.filter(|d| !d.as_os_str().is_empty()) {
-        Some(dir) => dir,
-        None => user_cache
-            .unwrap_or_else(std::env::temp_dir)
-            .join("loopbench")
-            .join("workers"),
-    }
-}
-
-/// Overrides where loopbench's source is (the `crates/loopbench` directory).
-pub const SOURCE_VAR: &str = "LOOPBENCH_SOURCE";
-
-/// This crate's source directory, which workers depend on by path: the
-/// checkout this binary was built from (the one build-time path: a worker
-/// must link the same library), or `$LOOPBENCH_SOURCE`.
-pub fn source_dir() -> PathBuf {
-    std::env::var_os(SOURCE_VAR)
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
-}
-
-/// [`source_dir`], or a one-line error when it no longer holds the crate.
-pub fn check_source() -> Result<PathBuf, WorkerError> {
-    let dir = source_dir();
-    if dir.join("Cargo.toml").is_file() && dir.join("src/lib.rs").is_file() {
-        Ok(dir)
-    } else {
-        Err(WorkerError::SourceGone {
-            dir,
-            var: SOURCE_VAR,
-        })
-    }
-}
-
-/// The engine dependency after looking at the source.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Dependency {
-    Registry(String),
-    /// The crate's directory and its declared version.
-    Path(PathBuf, Version),
-}
-
-/// Resolve the source into a dependency and pick the adapter family; for
-/// registry sources the family follows the requirement's lowest version and
-/// is checked again against the resolved version after resolution.
-pub fn locate(
-    engine: EngineKind,
-    build: &BuildSpec,
-) -> Result<(Dependency, &'static Family), WorkerError> {
-    let (dep, version) = match &build.source {
-        Source::Registry(req) => {
-            let v = spec::lowest_version(req)
-                .ok_or_else(|| RequirementError::NoVersion { req: req.clone() })?;
-            (Dependency::Registry(req.clone()), v)
-        }
-        Source::Default => {
-            let v = compiled_in_version(engine).ok_or(WorkerError::NotCompiledIn { engine })?;
-            (Dependency::Registry(format!("={v}")), v)
-        }
-        Source::Path(p) => {
-            let (dir, v) = package_in(engine, p)?;
-            (Dependency::Path(dir, v.clone()), v)
-        }
-        Source::Git { repo, rev } => {
-            let commit = super::git::resolve(engine, repo, rev)?;
-            let tree = super::git::checkout(engine, repo, rev, &commit)?;
-            let (dir, v) = package_in(engine, &tree)?;
-            (Dependency::Path(dir, v.clone()), v)
-        }
-    };
-    Ok((dep, family::pick(engine, &version)?))
-}
-
-fn compiled_in_version(engine: EngineKind) -> Option<Version> {
-    if engine == EngineKind::Mock {
-        return None;
-    }
-    Version::parse(engine.version()).ok()
-}
-
-/// Check a path source before any work: the directory exists and holds a
-/// Cargo manifest.
-pub fn check_path(engine: EngineKind, dir: &Path) -> Result<(), WorkerError> {
-    if !dir.is_dir() {
-        return Err(WorkerError::NoDirectory {
-            engine,
-            dir: dir.to_path_buf(),
-        });
-    }
-    if !dir.join("Cargo.toml").is_file() {
-        return Err(WorkerError::NoManifest {
-            engine,
-            dir: dir.to_path_buf(),
-        });
-    }
-    Ok(())
-}
-
-/// The directory and version of the package named `engine` at `dir` (the
-/// crate itself, or a member of the workspace at `dir`).
-fn package_in(engine: EngineKind, dir: &Path) -> Result<(PathBuf, Version), WorkerError> {
-    check_path(engine, dir)?;
-    let dir = dir.canonicalize().map_err(|e| WorkerError::io(dir, e))?;
-    let mut cmd = MetadataCommand::new();
-    cmd.no_deps().manifest_path(dir.join("Cargo.toml"));
-    let meta = metadata(cmd, None).map_err(|e| WorkerError::BadManifest {
-        engine,
-        dir: dir.clone(),
-        detail: tail(&e, 3).join(" | "),
-    })?;
-    let found = meta
-        .packages
-        .iter()
-        .find(|p| p.name.as_str() == engine.name())
-        .ok_or_else(|| {
-            let names: Vec<&str> = meta.packages.iter().map(|p| p.name.as_str()).collect();
-            WorkerError::NoPackage {
-                engine,
-                dir: dir.clone(),
-                found: if names.is_empty() {
-                    "none".to_string()
-                } else {
-                    names.join(", ")
-                },
-            }
-        })?;
-    let crate_dir = found
-        .manifest_path
-        .parent()
-        .map(|p| p.as_std_path().to_path_buf())
-        .unwrap_or(dir);
-    Ok((crate_dir, found.version.clone()))
-}
-
-/// Run `cargo metadata` as described by `cmd`, with the environment of
-/// [`cargo`] (and `CARGO_TARGET_DIR` = `target` if given). The error is
-/// cargo's stderr.
-fn metadata(cmd: MetadataCommand, target: Option<&Path>) -> Result<Metadata, String> {
-    let mut c = cmd.cargo_command();
-    for var in SCRUBBED_ENV {
-        c.env_remove(var);
-    }
-    if let Some(t) = target {
-        c.env("CARGO_TARGET_DIR", t);
-    }
-    let out = c
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let json = text
-        .lines()
-        .find(|l| l.starts_with('{'))
-        .unwrap_or_default();
-    MetadataCommand::parse(json).map_err(|e| format!("cargo metadata output: {e}"))
 }
 
 /// The cache key of a build: a hash of every input that changes the binary.
@@ -357,22 +181,6 @@ fn write_if_changed(path: &Path, text: &str) -> Result<(), WorkerError> {
     ));
     std::fs::write(&tmp, text).map_err(|e| WorkerError::io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| WorkerError::io(path, e))
-}
-
-/// RUSTFLAGS from the environment never reach a worker build (a build's
-/// own `+rustflags:` does).
-const SCRUBBED_ENV: [&str; 3] = [
-    "CARGO_ENCODED_RUSTFLAGS",
-    "RUSTFLAGS",
-    "CARGO_BUILD_RUSTFLAGS",
-];
-
-fn cargo() -> Command {
-    let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    for var in SCRUBBED_ENV {
-        c.env_remove(var);
-    }
-    c
 }
 
 fn profile_dir(profile: &str) -> &str {
@@ -509,156 +317,12 @@ fn resolve(engine: EngineKind, dir: &Path, target: &Path) -> Result<Version, Wor
         .ok_or_else(|| missing(&format!("no package {id}")))
 }
 
-/// Lines of cargo's stderr kept for a failed build's report.
-const CARGO_OUTPUT_KEPT: usize = 400;
-
-/// What the build reports while it runs, from cargo's JSON messages.
-enum Progress {
-    /// A crate was compiled (not found fresh).
-    Compiled(String),
-    Fresh,
-}
-
-/// Run `cargo build` with a progress line on stderr (an indicatif spinner
-/// on a terminal, one line otherwise); true when it compiled something.
-/// Cargo's build messages come as JSON on stdout (read with
-/// `cargo_metadata`), its rendered diagnostics on stderr; on failure, the
-/// error carries the tail of the latter.
-fn cargo_build(
-    dir: &Path,
-    target: &Path,
-    build: &BuildSpec,
-    label: &str,
-    what: &str,
-    started: Instant,
-) -> Result<bool, WorkerError> {
-    let mut cmd = cargo();
-    cmd.args([
-        "build",
-        "--color",
-        "never",
-        "--message-format",
-        "json-render-diagnostics",
-        "--profile",
-        &build.profile,
-        "--manifest-path",
-    ])
-    .arg(dir.join("Cargo.toml"))
-    .env("CARGO_TARGET_DIR", target)
-    .env("CARGO_TERM_PROGRESS_WHEN", "never")
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    if build.ignore_rust_version {
-        cmd.arg("--ignore-rust-version");
-    }
-    if let Some(flags) = &build.rustflags {
-        cmd.env("RUSTFLAGS", flags);
-    }
-    let mut child = cmd.spawn().map_err(|e| WorkerError::Cargo(Arc::new(e)))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| WorkerError::Build("cargo has no stdout".into()))?;
-    let stderr = child
-        .stderr
-        .take()
-        .ok_or_else(|| WorkerError::Build("cargo has no stderr".into()))?;
-    let (lines, stderr_reader) = drain_lines(stderr, CARGO_OUTPUT_KEPT);
-    let (tx, events) = mpsc::channel();
-    std::thread::spawn(move || {
-        for message in Message::parse_stream(BufReader::new(stdout)).map_while(Result::ok) {
-            let event = match message {
-                Message::CompilerArtifact(a) if !a.fresh => Progress::Compiled(a.target.name),
-                Message::CompilerArtifact(_) => Progress::Fresh,
-                _ => continue,
-            };
-            if tx.send(event).is_err() {
-                break;
-            }
-        }
-    });
-    let tty = std::io::stderr().is_terminal();
-    let mut bar: Option<ProgressBar> = None;
-    let mut compiled = false;
-    loop {
-        match events.recv_timeout(Duration::from_millis(200)) {
-            Ok(Progress::Compiled(name)) => {
-                if !compiled && !tty {
-                    crate::diag!("building worker {label} ({what}) in {}", dir.display());
-                }
-                compiled = true;
-                if tty {
-                    bar.get_or_insert_with(|| progress_bar(label, what, started))
-                        .set_message(name);
-                }
-            }
-            Ok(Progress::Fresh) | Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
-    }
-    let status = child
-        .wait()
-        .map_err(|e| WorkerError::Build(e.to_string()))?;
-    let _ = stderr_reader.join();
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    let lines: Vec<String> = lines
-        .lock()
-        .map_err(|_| WorkerError::Build("poisoned".into()))?
-        .iter()
-        .cloned()
-        .collect();
-    if !status.success() {
-        let mut msg = format!(
-            "building the worker failed (cargo {status}; project {}); last lines of cargo's output:\n{}",
-            dir.display(),
-            indent(&tail(&lines.join("\n"), 15))
-        );
-        if lines.iter().any(|l| l.contains("requires rustc")) && !build.ignore_rust_version {
-            msg.push_str(&format!(
-                "\n  hint: the crate declares a newer rustc; add +ignore-rust-version to {label} to try anyway"
-            ));
-        }
-        return Err(WorkerError::Build(msg));
-    }
-    if compiled {
-        crate::diag!(
-            "built worker {label} ({what}) in {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
-    } else {
-        crate::diag!(
-            "worker {label} ({what}) is up to date (checked in {:.1} s)",
-            started.elapsed().as_secs_f64()
-        );
-    }
-    Ok(compiled)
-}
-
-/// The spinner of a worker build on a terminal: arm, elapsed time, the
-/// crate cargo last compiled.
-fn progress_bar(label: &str, what: &str, started: Instant) -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} building worker {prefix}: {elapsed:>4}  {wide_msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    bar.set_prefix(format!("{label} ({what})"));
-    bar.set_elapsed(started.elapsed());
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn spec(s: &str) -> (EngineKind, BuildSpec) {
-        let p = spec::parse(s).unwrap();
+        let p = crate::arm::build::parse(s).unwrap();
         (p.engine.parse().unwrap(), p.build.unwrap())
     }
 
@@ -666,25 +330,6 @@ mod tests {
         let (e, b) = spec(s);
         let (dep, _) = locate(e, &b).unwrap();
         cache_key(e, &b, &dep)
-    }
-
-    #[test]
-    fn the_cache_root_is_the_override_else_the_users_cache() {
-        let user = Some(PathBuf::from("/home/u/.cache"));
-        assert_eq!(
-            cache_root(Some("/scratch".into()), user.clone()),
-            PathBuf::from("/scratch")
-        );
-        assert_eq!(
-            cache_root(None, user.clone()),
-            PathBuf::from("/home/u/.cache/loopbench/workers")
-        );
-        assert_eq!(
-            cache_root(Some("".into()), user),
-            PathBuf::from("/home/u/.cache/loopbench/workers"),
-            "an empty override is no override"
-        );
-        assert!(cache_root(None, None).ends_with("loopbench/workers"));
     }
 
     #[test]
@@ -715,25 +360,5 @@ mod tests {
         ), "{m}");
         assert!(m.contains("resolver = \"3\""));
         assert_eq!(fam.name, "tinywasm_012");
-    }
-
-    #[test]
-    fn a_directory_without_a_crate_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let e = check_path(EngineKind::Wasmi, dir.path())
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("no Cargo.toml there"), "{e}");
-        let e = check_path(EngineKind::Wasmi, &dir.path().join("missing"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("no such directory"), "{e}");
-    }
-
-    #[test]
-    fn versions_outside_the_families_are_refused_before_building() {
-        let (e, b) = spec("wasmi@0.40");
-        let err = locate(e, &b).unwrap_err().to_string();
-        assert!(err.contains("outside every adapter family"), "{err}");
     }
 }

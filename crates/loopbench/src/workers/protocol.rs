@@ -17,7 +17,8 @@
 //! catalog and regenerates the module; a hash of the module bytes proves it
 //! is identical); user shapes travel as their wasm bytes.
 
-use crate::error::{EngineError, Error};
+use crate::arm::RunError;
+use crate::engines::EngineError;
 use crate::measure::Reading;
 use crate::proposals::Proposal;
 use crate::shapes::Params;
@@ -154,13 +155,13 @@ pub enum WireEngineError {
 }
 
 impl WireError {
-    pub fn from_error(e: &Error) -> Self {
+    pub fn from_error(e: &RunError) -> Self {
         match e {
-            Error::Verify { rep, detail, .. } => WireError::Verify {
+            RunError::Verify { rep, detail, .. } => WireError::Verify {
                 rep: *rep,
                 detail: detail.clone(),
             },
-            Error::Engine { source, .. } => {
+            RunError::Engine { source, .. } => {
                 let (engine, message) = match source {
                     EngineError::Compile(m) => (WireEngineError::Compile, m.clone()),
                     EngineError::Instantiate(m) => (WireEngineError::Instantiate, m.clone()),
@@ -179,9 +180,9 @@ impl WireError {
     }
 
     /// The error as the session reports it, naming `shape` and `arm`.
-    pub fn into_error(self, shape: &str, arm: &str) -> Error {
+    pub fn into_error(self, shape: &str, arm: &str) -> RunError {
         match self {
-            WireError::Verify { rep, detail } => Error::Verify {
+            WireError::Verify { rep, detail } => RunError::Verify {
                 shape: shape.to_string(),
                 arm: arm.to_string(),
                 rep,
@@ -197,13 +198,13 @@ impl WireError {
                     WireEngineError::Memory => EngineError::Memory(message),
                     WireEngineError::Other => EngineError::Config(message),
                 };
-                Error::Engine {
+                RunError::Engine {
                     shape: shape.to_string(),
                     arm: arm.to_string(),
                     source,
                 }
             }
-            WireError::Other { message } => Error::Worker {
+            WireError::Other { message } => RunError::Worker {
                 arm: arm.to_string(),
                 shape: shape.to_string(),
                 detail: message,
@@ -287,7 +288,7 @@ mod tests {
 
     #[test]
     fn errors_keep_their_kind() {
-        let e = Error::Verify {
+        let e = RunError::Verify {
             shape: "s".into(),
             arm: "w".into(),
             rep: 4,
@@ -298,14 +299,14 @@ mod tests {
             back.to_string(),
             "verify failed: shape s, arm wasmi@0.31, rep 4: acc: expected 1, got 2"
         );
-        let e = Error::Engine {
+        let e = RunError::Engine {
             shape: "s".into(),
             arm: "w".into(),
             source: EngineError::Trap("unreachable".into()),
         };
         let back = WireError::from_error(&e).into_error("s", "a");
         assert!(
-            matches!(back, Error::Engine { source: EngineError::Trap(m), .. } if m == "unreachable")
+            matches!(back, RunError::Engine { source: EngineError::Trap(m), .. } if m == "unreachable")
         );
     }
 

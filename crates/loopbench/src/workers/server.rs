@@ -11,7 +11,6 @@
 use super::protocol::{Request, Response, ShapeSource, WireError, PROTOCOL};
 use crate::arm::{Arm, InProcessArm};
 use crate::engines::Engine;
-use crate::error::Error;
 use crate::measure::counters::{CounterChoice, CounterSet};
 use crate::proposals::{Proposal, Proposals};
 use crate::shapes::{self, user::UserShape, Params, Shape, ShapeModule};
@@ -116,9 +115,9 @@ pub fn serve(
             }) => {
                 let module = match build_module(shape, &Params::from(&params), iters, wasm_hash) {
                     Ok(m) => m,
-                    Err(e) => {
+                    Err(message) => {
                         lines.send(&Response::Failed {
-                            error: WireError::from_error(&e),
+                            error: WireError::Other { message },
                         })?;
                         pending = lines.next()?;
                         continue;
@@ -227,28 +226,26 @@ fn build_module(
     params: &Params,
     iters: u64,
     wasm_hash: u64,
-) -> Result<ShapeModule, Error> {
+) -> Result<ShapeModule, String> {
     let shape: Box<dyn Shape> = match shape {
         ShapeSource::Catalog(name) => shapes::find(&name).ok_or_else(|| {
-            Error::Usage(format!(
-                "this worker's catalog has no shape `{name}` (stale worker?)"
-            ))
+            format!("this worker's catalog has no shape `{name}` (stale worker?)")
         })?,
-        ShapeSource::Module { name, wasm } => Box::new(
-            UserShape::from_wasm(name, wasm, None).map_err(|e| Error::Usage(e.to_string()))?,
-        ),
+        ShapeSource::Module { name, wasm } => {
+            Box::new(UserShape::from_wasm(name, wasm, None).map_err(|e| e.to_string())?)
+        }
     };
-    let mut module = ShapeModule::build(shape, params)?;
+    let mut module = ShapeModule::build(shape, params).map_err(|e| e.to_string())?;
     let hash = super::protocol::fnv1a(&[&module.wasm]);
     if hash != wasm_hash {
-        return Err(Error::Usage(format!(
+        return Err(format!(
             "shape {}: the worker generated a different module; its loopbench is stale",
             module.name(),
-        )));
+        ));
     }
     // The module does not depend on the count; the session sets it (an arm
     // may run more than the shape's, e.g. a calibration effect).
-    module.set_iters(iters)?;
+    module.set_iters(iters).map_err(|e| e.to_string())?;
     Ok(module)
 }
 

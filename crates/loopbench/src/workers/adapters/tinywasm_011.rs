@@ -7,7 +7,7 @@
 //! instantiation takes imports by reference.
 
 use loopbench::engines::{check_options, Compiled, Engine, Instance};
-use loopbench::error::EngineError;
+use loopbench::engines::EngineError;
 use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
 use tinywasm::WasmValue;

@@ -7,7 +7,7 @@
 //! switched on in its `Config`.
 
 use loopbench::engines::{check_options, Compiled, Engine, Instance};
-use loopbench::error::EngineError;
+use loopbench::engines::EngineError;
 use loopbench::measure::{timed, Meter};
 use loopbench::proposals::{Proposal, Proposals};
 use wasmi::{Config, Linker, Module, Store, Value};

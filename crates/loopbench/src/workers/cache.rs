@@ -1,0 +1,89 @@
+//! Where worker builds live: the cache root (`$LOOPBENCH_CACHE_DIR`, else
+//! the user's cache directory), the git worktrees under it, and loopbench's
+//! own source, which every worker links. Paths only: the project, the git
+//! checkout and the cargo runs all ask here, so none of them asks another.
+
+use super::error::WorkerError;
+use std::path::PathBuf;
+
+/// Overrides the worker cache directory (tests point it at a scratch
+/// directory so they never write into the user's cache).
+pub const CACHE_DIR_VAR: &str = "LOOPBENCH_CACHE_DIR";
+
+/// The directory that holds every worker project: `$LOOPBENCH_CACHE_DIR`,
+/// else the user's cache directory (`$XDG_CACHE_HOME`, else `~/.cache`, on
+/// Linux) plus `loopbench/workers`. Never a path from the build machine.
+pub fn workers_root() -> PathBuf {
+    cache_root(
+        std::env::var_os(CACHE_DIR_VAR).map(PathBuf::from),
+        dirs::cache_dir(),
+    )
+}
+
+/// [`workers_root`] from its inputs: the override, the user's cache
+/// directory. With neither (no home directory), the system's temporary
+/// directory.
+fn cache_root(overridden: Option<PathBuf>, user_cache: Option<PathBuf>) -> PathBuf {
+    match overridden.filter(|d| !d.as_os_str().is_empty()) {
+        Some(dir) => dir,
+        None => user_cache
+            .unwrap_or_else(std::env::temp_dir)
+            .join("loopbench")
+            .join("workers"),
+    }
+}
+
+/// Overrides where loopbench's source is (the `crates/loopbench` directory).
+pub const SOURCE_VAR: &str = "LOOPBENCH_SOURCE";
+
+/// This crate's source directory, which workers depend on by path: the
+/// checkout this binary was built from (the one build-time path: a worker
+/// must link the same library), or `$LOOPBENCH_SOURCE`.
+pub fn source_dir() -> PathBuf {
+    std::env::var_os(SOURCE_VAR)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// [`source_dir`], or a one-line error when it no longer holds the crate.
+pub fn check_source() -> Result<PathBuf, WorkerError> {
+    let dir = source_dir();
+    if dir.join("Cargo.toml").is_file() && dir.join("src/lib.rs").is_file() {
+        Ok(dir)
+    } else {
+        Err(WorkerError::SourceGone {
+            dir,
+            var: SOURCE_VAR,
+        })
+    }
+}
+
+/// Where `commit`'s worktree of a git arm lives.
+pub fn worktree_dir(commit: &str) -> PathBuf {
+    workers_root().join("git").join(commit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_root_is_the_override_else_the_users_cache() {
+        let user = Some(PathBuf::from("/home/u/.cache"));
+        assert_eq!(
+            cache_root(Some("/scratch".into()), user.clone()),
+            PathBuf::from("/scratch")
+        );
+        assert_eq!(
+            cache_root(None, user.clone()),
+            PathBuf::from("/home/u/.cache/loopbench/workers")
+        );
+        assert_eq!(
+            cache_root(Some("".into()), user),
+            PathBuf::from("/home/u/.cache/loopbench/workers"),
+            "an empty override is no override"
+        );
+        assert!(cache_root(None, None).ends_with("loopbench/workers"));
+    }
+}

@@ -1,0 +1,202 @@
+//! Running cargo for worker builds: `cargo metadata` and `cargo build` with
+//! the environment's RUSTFLAGS scrubbed (a build's own `+rustflags:` is the
+//! only one that counts), build progress on stderr, and the tail of cargo's
+//! output kept for a failed build's report.
+
+use super::error::WorkerError;
+use super::supervise::{drain_lines, indent, tail};
+use crate::arm::build::BuildSpec;
+use cargo_metadata::{Message, Metadata, MetadataCommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::{BufReader, IsTerminal};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Run `cargo metadata` as described by `cmd`, with the environment of
+/// [`cargo`] (and `CARGO_TARGET_DIR` = `target` if given). The error is
+/// cargo's stderr.
+pub(super) fn metadata(cmd: MetadataCommand, target: Option<&Path>) -> Result<Metadata, String> {
+    let mut c = cmd.cargo_command();
+    for var in SCRUBBED_ENV {
+        c.env_remove(var);
+    }
+    if let Some(t) = target {
+        c.env("CARGO_TARGET_DIR", t);
+    }
+    let out = c
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let json = text
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_default();
+    MetadataCommand::parse(json).map_err(|e| format!("cargo metadata output: {e}"))
+}
+
+/// RUSTFLAGS from the environment never reach a worker build (a build's
+/// own `+rustflags:` does).
+const SCRUBBED_ENV: [&str; 3] = [
+    "CARGO_ENCODED_RUSTFLAGS",
+    "RUSTFLAGS",
+    "CARGO_BUILD_RUSTFLAGS",
+];
+
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    for var in SCRUBBED_ENV {
+        c.env_remove(var);
+    }
+    c
+}
+
+/// Lines of cargo's stderr kept for a failed build's report.
+const CARGO_OUTPUT_KEPT: usize = 400;
+
+/// What the build reports while it runs, from cargo's JSON messages.
+enum Progress {
+    /// A crate was compiled (not found fresh).
+    Compiled(String),
+    Fresh,
+}
+
+/// Run `cargo build` with a progress line on stderr (an indicatif spinner
+/// on a terminal, one line otherwise); true when it compiled something.
+/// Cargo's build messages come as JSON on stdout (read with
+/// `cargo_metadata`), its rendered diagnostics on stderr; on failure, the
+/// error carries the tail of the latter.
+pub(super) fn cargo_build(
+    dir: &Path,
+    target: &Path,
+    build: &BuildSpec,
+    label: &str,
+    what: &str,
+    started: Instant,
+) -> Result<bool, WorkerError> {
+    let mut cmd = cargo();
+    cmd.args([
+        "build",
+        "--color",
+        "never",
+        "--message-format",
+        "json-render-diagnostics",
+        "--profile",
+        &build.profile,
+        "--manifest-path",
+    ])
+    .arg(dir.join("Cargo.toml"))
+    .env("CARGO_TARGET_DIR", target)
+    .env("CARGO_TERM_PROGRESS_WHEN", "never")
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    if build.ignore_rust_version {
+        cmd.arg("--ignore-rust-version");
+    }
+    if let Some(flags) = &build.rustflags {
+        cmd.env("RUSTFLAGS", flags);
+    }
+    let mut child = cmd.spawn().map_err(|e| WorkerError::Cargo(Arc::new(e)))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| WorkerError::Build("cargo has no stdout".into()))?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| WorkerError::Build("cargo has no stderr".into()))?;
+    let (lines, stderr_reader) = drain_lines(stderr, CARGO_OUTPUT_KEPT);
+    let (tx, events) = mpsc::channel();
+    std::thread::spawn(move || {
+        for message in Message::parse_stream(BufReader::new(stdout)).map_while(Result::ok) {
+            let event = match message {
+                Message::CompilerArtifact(a) if !a.fresh => Progress::Compiled(a.target.name),
+                Message::CompilerArtifact(_) => Progress::Fresh,
+                _ => continue,
+            };
+            if tx.send(event).is_err() {
+                break;
+            }
+        }
+    });
+    let tty = std::io::stderr().is_terminal();
+    let mut bar: Option<ProgressBar> = None;
+    let mut compiled = false;
+    loop {
+        match events.recv_timeout(Duration::from_millis(200)) {
+            Ok(Progress::Compiled(name)) => {
+                if !compiled && !tty {
+                    crate::diag!("building worker {label} ({what}) in {}", dir.display());
+                }
+                compiled = true;
+                if tty {
+                    bar.get_or_insert_with(|| progress_bar(label, what, started))
+                        .set_message(name);
+                }
+            }
+            Ok(Progress::Fresh) | Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let status = child
+        .wait()
+        .map_err(|e| WorkerError::Build(e.to_string()))?;
+    let _ = stderr_reader.join();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let lines: Vec<String> = lines
+        .lock()
+        .map_err(|_| WorkerError::Build("poisoned".into()))?
+        .iter()
+        .cloned()
+        .collect();
+    if !status.success() {
+        let mut msg = format!(
+            "building the worker failed (cargo {status}; project {}); last lines of cargo's output:\n{}",
+            dir.display(),
+            indent(&tail(&lines.join("\n"), 15))
+        );
+        if lines.iter().any(|l| l.contains("requires rustc")) && !build.ignore_rust_version {
+            msg.push_str(&format!(
+                "\n  hint: the crate declares a newer rustc; add +ignore-rust-version to {label} to try anyway"
+            ));
+        }
+        return Err(WorkerError::Build(msg));
+    }
+    if compiled {
+        crate::diag!(
+            "built worker {label} ({what}) in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+    } else {
+        crate::diag!(
+            "worker {label} ({what}) is up to date (checked in {:.1} s)",
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(compiled)
+}
+
+/// The spinner of a worker build on a terminal: arm, elapsed time, the
+/// crate cargo last compiled.
+fn progress_bar(label: &str, what: &str, started: Instant) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} building worker {prefix}: {elapsed:>4}  {wide_msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar.set_prefix(format!("{label} ({what})"));
+    bar.set_elapsed(started.elapsed());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
