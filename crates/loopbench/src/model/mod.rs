@@ -638,7 +638,7 @@ pub fn build(report: &Session, counter: Option<&str>) -> Result<Vec<EngineModel>
 /// the prices and the pairs of an arm share them.
 fn replicates(shape: &str, arm: &str, epochs: &[Vec<f64>]) -> Vec<f64> {
     let seed = crate::workers::protocol::fnv1a(&[shape.as_bytes(), arm.as_bytes()]);
-    stats::epochs::hierarchical_bootstrap(epochs, BOOTSTRAP, seed)
+    stats::bootstrap::hierarchical_bootstrap(epochs, BOOTSTRAP, seed)
 }
 
 /// A feature's column in [`FEATURES`].
@@ -647,7 +647,7 @@ fn feature_index(name: &str) -> Option<usize> {
 }
 
 fn interval(reps: Vec<f64>) -> [f64; 2] {
-    let (lo, hi) = stats::epochs::percentile_interval(reps, 0.95);
+    let (lo, hi) = stats::bootstrap::percentile_interval(reps, 0.95);
     [lo, hi]
 }
 
