@@ -11,30 +11,34 @@
 //! inside an epoch and build intervals across epochs (Kalibera and Jones
 //! 2013; [`crate::stats::epochs`]). A shape stops taking epochs when its
 //! widest interval is as narrow as `--precision` asks, or its `--budget` is
-//! spent, and says which. After every epoch the caller receives the results
-//! so far, so an interrupted session keeps everything it completed.
+//! spent, and says which ([`crate::stats::stop::StopRule`], the plan's
+//! `stop`). After every epoch the caller receives the results so far, so an
+//! interrupted session keeps everything it completed.
+//!
+//! [`run`] is a loop over epochs; `run_epoch` starts the arms and runs each
+//! shape still taking data, `run_shape_epoch` one shape's rounds and its stop
+//! decision, and `summary.rs` reduces a shape's reps to its result.
 
 use crate::arm::ArmSpec;
 use crate::arm::{skip_reason, Arm, Iters};
 use crate::error::Error;
 use crate::machine::Machine;
 use crate::measure::counters::CounterSet;
-use crate::measure::cpu::THREAD_CPU;
-use crate::measure::rusage::INVOLUNTARY;
-use crate::measure::summary as counter_summary;
 use crate::results::{
-    paired_epochs, ArmCounters, ArmResult, Comparison, EngineInfo, EpochRecord, GitRevision,
-    IterCounts, Layout, Metric, MinMedian, NullControl, RepRecord, Role, Session, SessionInfo,
-    ShapeResult, StopSettings, Stopped, SESSION_SCHEMA,
+    EngineInfo, EpochRecord, GitRevision, IterCounts, Layout, Metric, Role, Session, SessionInfo,
+    ShapeResult, Stopped, SESSION_SCHEMA,
 };
 use crate::schedule::{self, ArmOutcome, Design, EpochOrder, Progress, Timed};
 use crate::shapes::{Declared, Params, Shape, ShapeModule};
-use crate::stats;
+use crate::stats::stop::{Decision, StopReason, StopRule};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 pub use crate::stats::LEVEL;
 pub use crate::workers::Isolation;
+
+mod summary;
+use summary::summarise;
 
 /// Everything a session needs, validated.
 pub struct Plan {
@@ -55,7 +59,7 @@ pub struct Plan {
     /// Extra counters read around every timed call (`--counters`).
     pub counters: CounterSet,
     /// When shapes stop taking epochs.
-    pub stop: StopSettings,
+    pub stop: StopRule,
     /// The order of arms in a round.
     pub order: Design,
     /// Seeds the per-epoch relabelling of the order and worker randomisation.
@@ -83,12 +87,7 @@ impl Default for Plan {
             rounds: 8,
             warmup: 1,
             counters: CounterSet::none(),
-            stop: StopSettings {
-                min_epochs: 5,
-                max_epochs: 200,
-                precision_pct: 0.5,
-                budget_s: 3.0,
-            },
+            stop: StopRule::default(),
             order: Design::Williams,
             seed: 0x6c6f_6f70,
             isolation: Isolation::Workers,
@@ -193,6 +192,16 @@ struct ArmPlan {
     iters: Iters,
 }
 
+/// What every epoch of a session shares: the plan, the arms it starts
+/// afresh in each epoch (the null control last), and how it starts them.
+struct Setup {
+    plan: Plan,
+    arms: Vec<ArmPlan>,
+    ctx: crate::workers::ArmContext,
+    /// Measured rounds per epoch, whole order designs.
+    rounds: usize,
+}
+
 /// One shape across epochs.
 struct ShapeRun {
     module: ShapeModule,
@@ -216,55 +225,298 @@ struct ShapeRun {
 
 /// Run the plan. Returns the session (complete or not); arm failures are in
 /// `errors` and do not stop other arms or shapes.
-pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
+pub fn run(mut plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
     let started = Instant::now();
-    let baseline = plan
-        .arms
-        .first()
-        .ok_or_else(|| Error::Usage("no engines given".into()))?
-        .clone();
-    // The null control is a second, separately started copy of the baseline.
-    let mut specs: Vec<ArmPlan> = plan
-        .arms
+    let shapes = std::mem::take(&mut plan.shapes);
+    let setup = Setup::new(plan)?;
+    let mut runs = shapes
+        .into_iter()
+        .map(|shape| ShapeRun::new(shape, &setup))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut report = setup.new_session();
+    let mut interrupted = false;
+    for epoch in 0..setup.plan.stop.max_epochs {
+        let active: Vec<usize> = (0..runs.len())
+            .filter(|&i| runs[i].stopped.is_none())
+            .collect();
+        if active.is_empty() {
+            break;
+        }
+        if sink.interrupted() {
+            interrupted = true;
+            break;
+        }
+        interrupted = run_epoch(&setup, epoch, &active, &mut runs, &mut report, sink)?;
+        publish(&mut report, &runs, started);
+        crate::phases::time(crate::phases::Phase::Report, || sink.update(&report))?;
+        if interrupted {
+            break;
+        }
+    }
+    let last = if interrupted {
+        "interrupted"
+    } else {
+        "epoch limit"
+    };
+    for run in runs.iter_mut().filter(|r| r.stopped.is_none()) {
+        if let Some(hw) = run.result.as_ref().map(widest_half_width) {
+            run.stop(last, hw.is_finite().then_some(hw));
+        }
+    }
+    publish(&mut report, &runs, started);
+    report.complete = !interrupted;
+    Ok(report)
+}
+
+/// One epoch: every arm a fresh worker, every `active` shape its rounds,
+/// starting at a different shape each epoch so that no shape always runs
+/// first in a fresh process. Returns whether the sink interrupted it.
+fn run_epoch(
+    setup: &Setup,
+    epoch: usize,
+    active: &[usize],
+    runs: &mut [ShapeRun],
+    report: &mut Session,
+    sink: &mut dyn Sink,
+) -> Result<bool, Error> {
+    let started = Instant::now();
+    let arms = setup.start_arms()?;
+    if report.session.engines.is_empty() {
+        report.session.engines = engine_info(&arms, &setup.arms);
+    }
+    let arm_refs: Vec<&dyn Arm> = arms.iter().map(|a| a.as_ref()).collect();
+    let plan = &setup.plan;
+    let order = EpochOrder::new(plan.order, setup.arms.len(), epoch, Some(plan.seed));
+    let mut ran = Vec::new();
+    let mut interrupted = false;
+    for j in 0..active.len() {
+        if sink.interrupted() {
+            interrupted = true;
+            break;
+        }
+        let run = &mut runs[active[(j + epoch) % active.len()]];
+        if run_shape_epoch(setup, run, epoch, &arm_refs, &order, report, sink)? {
+            ran.push(run.module.name().to_string());
+        }
+    }
+    let pids: BTreeMap<String, u32> = arms
         .iter()
-        .enumerate()
-        .map(|(i, a)| ArmPlan {
-            spec: a.clone(),
-            label: plan.labels.get(i).cloned().unwrap_or_else(|| a.to_string()),
-            role: if i == 0 {
-                Role::Baseline
-            } else {
-                Role::Candidate
-            },
-            iters: plan.arm_iters.get(i).copied().unwrap_or_default(),
-        })
+        .filter_map(|a| Some((a.label().to_string(), a.pid()?)))
         .collect();
-    let base_label = specs[0].label.clone();
-    specs.push(ArmPlan {
-        spec: baseline.clone(),
-        label: null_label(&base_label),
-        role: Role::Null,
-        iters: specs[0].iters,
+    drop(arm_refs);
+    // Dropping the arms ends their worker processes.
+    drop(arms);
+    report.epochs.push(EpochRecord {
+        epoch,
+        pids,
+        shapes: ran,
+        seconds: started.elapsed().as_secs_f64(),
     });
-    let n_arms = specs.len();
+    Ok(interrupted)
+}
 
-    let counter_set = plan.counters.clone();
-    let make_counters: crate::arm::CounterFactory = std::sync::Arc::new(move || {
-        // Outermost: started first and stopped last, so their system calls
-        // stay outside every other counter's window (callgrind's above all).
-        let mut c = crate::measure::disturbance_counters();
-        c.extend(counter_set.make());
-        c
-    });
-    let mut ctx = crate::workers::ArmContext::new(&plan.counters, make_counters).with_isolation(
-        plan.isolation,
-        plan.pin,
-        plan.seed,
+/// One shape's rounds in one epoch, its results so far, and whether it
+/// stops. Returns whether it ran (a shape that cannot run stops at once).
+fn run_shape_epoch(
+    setup: &Setup,
+    run: &mut ShapeRun,
+    epoch: usize,
+    arms: &[&dyn Arm],
+    order: &EpochOrder,
+    report: &mut Session,
+    sink: &mut dyn Sink,
+) -> Result<bool, Error> {
+    let (plan, specs) = (&setup.plan, &setup.arms);
+    let t0 = Instant::now();
+    if run.epochs == 0 {
+        for (i, a) in arms.iter().enumerate() {
+            run.skipped[i] = skip_reason(*a, &run.module)?;
+        }
+    }
+    if let Some(e) = run.broken.take() {
+        report.errors.push(e.clone());
+        run.failed = vec![Some(format!("not run: {e}")); specs.len()];
+        run.stop("failed before its first epoch", None);
+        run.result = Some(summarise(run, specs, arms, plan.metric));
+        return Ok(false);
+    }
+    let skips = run.skips();
+    if !run.iters_settled && specs.iter().all(|a| a.iters == Iters::Shape) {
+        if let Some(target) = plan.rep_target {
+            pilot(&mut run.module, arms, &skips, target)?;
+        }
+        run.iters_settled = true;
+    }
+    let running = skips.iter().filter(|s| s.is_none()).count();
+    if run.epochs == 0 && running == 0 {
+        // Nothing to measure, now or in any later epoch.
+        run.stop("skipped by every arm", None);
+        run.result = Some(summarise(run, specs, arms, plan.metric));
+        return Ok(false);
+    }
+    let reps = running * (plan.warmup + setup.rounds);
+    sink.shape_started(run.module.name(), epoch, reps);
+    let outcomes = schedule::run_shape(
+        &run.module,
+        arms,
+        &skips,
+        plan.warmup,
+        setup.rounds,
+        order,
+        sink,
     );
-    ctx.layout = crate::workers::Randomise::from_env()?;
+    run.record(epoch, outcomes, &mut report.errors);
+    run.spent += t0.elapsed();
+    run.epochs += 1;
+    let result = summarise(run, specs, arms, plan.metric);
+    run.stopped = stopped_after(&plan.stop, run, &result);
+    run.result = Some(result);
+    Ok(true)
+}
 
-    let mut runs = Vec::new();
-    for shape in plan.shapes {
+/// Whether a shape stops after the epoch that gave `result`, and why.
+fn stopped_after(rule: &StopRule, run: &ShapeRun, result: &ShapeResult) -> Option<Stopped> {
+    let hw = widest_half_width(result);
+    let decision = if result.comparisons.is_empty() && result.null_control.is_none() {
+        // Only one arm (or none) ran: its time is reported, and no
+        // interval exists to narrow.
+        Decision::Stop(StopReason::NothingToCompare)
+    } else {
+        rule.decide(hw, run.epochs, run.spent.as_secs_f64())
+    };
+    let Decision::Stop(reason) = decision else {
+        return None;
+    };
+    let narrowed = hw.is_finite() && reason != StopReason::NothingToCompare;
+    Some(run.stopped_now(reason.to_string(), narrowed.then_some(hw)))
+}
+
+impl Setup {
+    /// The arms of the plan with their labels and roles, and the null
+    /// control: a second, separately started copy of the baseline.
+    fn new(plan: Plan) -> Result<Self, Error> {
+        let baseline = plan
+            .arms
+            .first()
+            .ok_or_else(|| Error::Usage("no engines given".into()))?
+            .clone();
+        let mut arms: Vec<ArmPlan> = plan
+            .arms
+            .iter()
+            .enumerate()
+            .map(|(i, a)| ArmPlan {
+                spec: a.clone(),
+                label: plan.labels.get(i).cloned().unwrap_or_else(|| a.to_string()),
+                role: if i == 0 {
+                    Role::Baseline
+                } else {
+                    Role::Candidate
+                },
+                iters: plan.arm_iters.get(i).copied().unwrap_or_default(),
+            })
+            .collect();
+        arms.push(ArmPlan {
+            spec: baseline,
+            label: null_label(&arms[0].label),
+            role: Role::Null,
+            iters: arms[0].iters,
+        });
+        let counter_set = plan.counters.clone();
+        let make_counters: crate::arm::CounterFactory = std::sync::Arc::new(move || {
+            // Outermost: started first and stopped last, so their system calls
+            // stay outside every other counter's window (callgrind's above all).
+            let mut c = crate::measure::disturbance_counters();
+            c.extend(counter_set.make());
+            c
+        });
+        let mut ctx = crate::workers::ArmContext::new(&plan.counters, make_counters)
+            .with_isolation(plan.isolation, plan.pin, plan.seed);
+        ctx.layout = crate::workers::Randomise::from_env()?;
+        let rounds = schedule::complete_rounds(plan.rounds, arms.len());
+        Ok(Setup {
+            plan,
+            arms,
+            ctx,
+            rounds,
+        })
+    }
+
+    /// Fresh arms: with worker isolation, each one a new process. The
+    /// baseline's reps are recorded (they set the workers' deadlines).
+    fn start_arms(&self) -> Result<Vec<Box<dyn Arm>>, Error> {
+        let mut arms: Vec<Box<dyn Arm>> = Vec::with_capacity(self.arms.len());
+        for (i, a) in self.arms.iter().enumerate() {
+            let arm = self.ctx.make_with(&a.spec, a.label.clone(), a.iters)?;
+            arms.push(if i == 0 { self.ctx.record(arm) } else { arm });
+        }
+        Ok(arms)
+    }
+
+    /// The session's record before its first epoch: what the plan asked.
+    fn new_session(&self) -> Session {
+        let plan = &self.plan;
+        Session {
+            schema: SESSION_SCHEMA.to_string(),
+            id: Some(crate::results::new_session_id()),
+            command: std::env::args().collect(),
+            machine: Machine::read(),
+            session: SessionInfo {
+                rounds: self.rounds,
+                warmup: plan.warmup,
+                baseline: self.arms[0].spec.to_string(),
+                null_arm: null_label(&self.arms[0].label),
+                bytes: plan.params.bytes,
+                k: plan.params.k,
+                iters_override: plan.params.iters,
+                engines: Vec::new(),
+                build_profile: crate::versions::BUILD_PROFILE.to_string(),
+                confidence_level: LEVEL,
+                rotation: format!(
+                    "{} design over all arms, null control included, relabelled per epoch",
+                    plan.order.name()
+                ),
+                order: Some(plan.order),
+                seed: Some(plan.seed),
+                isolation: Some(plan.isolation.name().to_string()),
+                randomised: (plan.isolation == Isolation::Workers)
+                    .then(|| self.ctx.layout.describe()),
+                pinned_cpu: plan.pin,
+                metric: plan.metric,
+                stop_rule: Some(plan.stop.clone()),
+                rep_ms: plan.rep_target.map(|d| d.as_secs_f64() * 1e3),
+            },
+            counters: plan.counters.status().to_vec(),
+            results: Vec::new(),
+            complete: false,
+            errors: Vec::new(),
+            wall_seconds: 0.0,
+            epochs: Vec::new(),
+        }
+    }
+}
+
+/// Each arm's engine version, and its source revision when it runs from a
+/// local checkout.
+fn engine_info(arms: &[Box<dyn Arm>], specs: &[ArmPlan]) -> Vec<EngineInfo> {
+    arms.iter()
+        .zip(specs)
+        .map(|(a, p)| EngineInfo {
+            arm: a.label().to_string(),
+            version: a.version(),
+            git: match p.spec.worker.as_ref().map(|w| &w.source) {
+                Some(crate::arm::build::Source::Path(dir)) => GitRevision::of(dir),
+                _ => None,
+            },
+        })
+        .collect()
+}
+
+impl ShapeRun {
+    /// The shape built with the plan's parameters, and its counts from the
+    /// counting run (a failed count breaks this shape only).
+    fn new(shape: Box<dyn Shape>, setup: &Setup) -> Result<Self, Error> {
+        let plan = &setup.plan;
+        let n_arms = setup.arms.len();
         let module = ShapeModule::build(shape, &plan.params)?;
         let (counts, broken) = match crate::phases::time(crate::phases::Phase::CountingRun, || {
             shape_counts(&module)
@@ -272,7 +524,7 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
             Ok(c) => (c, None),
             Err(e) => (None, Some(e.to_string())),
         };
-        runs.push(ShapeRun {
+        Ok(ShapeRun {
             module,
             counts,
             broken,
@@ -284,226 +536,56 @@ pub fn run(plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
             epochs: 0,
             stopped: None,
             result: None,
-        });
+        })
     }
 
-    let rounds = schedule::complete_rounds(plan.rounds, n_arms);
-    let mut report = Session {
-        schema: SESSION_SCHEMA.to_string(),
-        id: Some(crate::results::new_session_id()),
-        command: std::env::args().collect(),
-        machine: Machine::read(),
-        session: SessionInfo {
-            rounds,
-            warmup: plan.warmup,
-            baseline: baseline.to_string(),
-            null_arm: null_label(&specs[0].label),
-            bytes: plan.params.bytes,
-            k: plan.params.k,
-            iters_override: plan.params.iters,
-            engines: Vec::new(),
-            build_profile: crate::versions::BUILD_PROFILE.to_string(),
-            confidence_level: LEVEL,
-            rotation: format!(
-                "{} design over all arms, null control included, relabelled per epoch",
-                plan.order.name()
-            ),
-            order: Some(plan.order),
-            seed: Some(plan.seed),
-            isolation: Some(plan.isolation.name().to_string()),
-            randomised: (plan.isolation == Isolation::Workers).then(|| ctx.layout.describe()),
-            pinned_cpu: plan.pin,
-            metric: plan.metric,
-            stop_rule: Some(plan.stop.clone()),
-            rep_ms: plan.rep_target.map(|d| d.as_secs_f64() * 1e3),
-        },
-        counters: plan.counters.status().to_vec(),
-        results: Vec::new(),
-        complete: false,
-        errors: Vec::new(),
-        wall_seconds: 0.0,
-        epochs: Vec::new(),
-    };
-    let rule = stats::epochs::StopRule {
-        precision_pct: plan.stop.precision_pct,
-        min_epochs: plan.stop.min_epochs,
-    };
-
-    let mut interrupted = false;
-    for epoch in 0..plan.stop.max_epochs {
-        let active: Vec<usize> = (0..runs.len())
-            .filter(|&i| runs[i].stopped.is_none())
-            .collect();
-        if active.is_empty() {
-            break;
-        }
-        if sink.interrupted() {
-            interrupted = true;
-            break;
-        }
-        let epoch_started = Instant::now();
-        // Fresh arms: with worker isolation, each one a new process.
-        let mut arms: Vec<Box<dyn Arm>> = Vec::with_capacity(n_arms);
-        for (i, a) in specs.iter().enumerate() {
-            let arm = ctx.make_with(&a.spec, a.label.clone(), a.iters)?;
-            arms.push(if i == 0 { ctx.record(arm) } else { arm });
-        }
-        if report.session.engines.is_empty() {
-            report.session.engines = arms
-                .iter()
-                .zip(&specs)
-                .map(|(a, p)| EngineInfo {
-                    arm: a.label().to_string(),
-                    version: a.version(),
-                    git: match p.spec.worker.as_ref().map(|w| &w.source) {
-                        Some(crate::arm::build::Source::Path(dir)) => GitRevision::of(dir),
-                        _ => None,
-                    },
-                })
-                .collect();
-        }
-        let arm_refs: Vec<&dyn Arm> = arms.iter().map(|a| a.as_ref()).collect();
-        let order = EpochOrder::new(plan.order, n_arms, epoch, Some(plan.seed));
-        let mut ran = Vec::new();
-        // Shapes start at a different place in every epoch, so no shape
-        // always runs first in a fresh process.
-        for j in 0..active.len() {
-            if sink.interrupted() {
-                interrupted = true;
-                break;
-            }
-            let run = &mut runs[active[(j + epoch) % active.len()]];
-            let t0 = Instant::now();
-            if run.epochs == 0 {
-                for (i, a) in arm_refs.iter().enumerate() {
-                    run.skipped[i] = skip_reason(*a, &run.module)?;
-                }
-            }
-            if let Some(e) = run.broken.take() {
-                report.errors.push(e.clone());
-                run.failed = vec![Some(format!("not run: {e}")); n_arms];
-                run.stopped = Some(Stopped {
-                    reason: "failed before its first epoch".into(),
-                    epochs: 0,
-                    seconds: 0.0,
-                    half_width_pct: None,
-                });
-                run.result = Some(summarise(run, &specs, &arm_refs, plan.metric));
-                continue;
-            }
-            let skips: Vec<Option<String>> = (0..n_arms)
-                .map(|i| {
-                    run.skipped[i].clone().or_else(|| {
-                        run.failed[i]
-                            .as_ref()
-                            .map(|_| "failed in an earlier epoch".to_string())
-                    })
-                })
-                .collect();
-            if !run.iters_settled && specs.iter().all(|a| a.iters == Iters::Shape) {
-                if let Some(target) = plan.rep_target {
-                    pilot(&mut run.module, &arm_refs, &skips, target)?;
-                }
-                run.iters_settled = true;
-            }
-            let running = skips.iter().filter(|s| s.is_none()).count();
-            if run.epochs == 0 && running == 0 {
-                // Nothing to measure, now or in any later epoch.
-                run.stopped = Some(Stopped {
-                    reason: "skipped by every arm".into(),
-                    epochs: 0,
-                    seconds: 0.0,
-                    half_width_pct: None,
-                });
-                run.result = Some(summarise(run, &specs, &arm_refs, plan.metric));
-                continue;
-            }
-            sink.shape_started(run.module.name(), epoch, running * (plan.warmup + rounds));
-            let outcomes = schedule::run_shape(
-                &run.module,
-                &arm_refs,
-                &skips,
-                plan.warmup,
-                rounds,
-                &order,
-                sink,
-            );
-            for (i, outcome) in outcomes.into_iter().enumerate() {
-                let (reps, error) = match outcome {
-                    ArmOutcome::Ran(reps) => (reps, None),
-                    ArmOutcome::Skipped(_) => (Vec::new(), None),
-                    ArmOutcome::Failed { error, completed } => (completed, Some(error)),
-                };
-                run.reps[i].extend(reps.into_iter().map(|r| (epoch as u32, r)));
-                if let Some(e) = error {
-                    let e = format!("{e} (epoch {epoch})");
-                    report.errors.push(e.clone());
-                    run.failed[i] = Some(e);
-                }
-            }
-            run.spent += t0.elapsed();
-            run.epochs += 1;
-            ran.push(run.module.name().to_string());
-            let result = summarise(run, &specs, &arm_refs, plan.metric);
-            let hw = widest_half_width(&result);
-            let decision = if result.comparisons.is_empty() && result.null_control.is_none() {
-                // Only one arm (or none) ran: its time is reported, and no
-                // interval exists to narrow.
-                stats::epochs::Decision::Stop(stats::epochs::StopReason::NothingToCompare)
-            } else if run.epochs < 2 {
-                stats::epochs::Decision::Continue
-            } else {
-                rule.decide(hw, run.epochs, run.spent.as_secs_f64(), plan.stop.budget_s)
-            };
-            if let stats::epochs::Decision::Stop(reason) = decision {
-                run.stopped = Some(Stopped {
-                    reason: reason.to_string(),
-                    epochs: run.epochs,
-                    seconds: run.spent.as_secs_f64(),
-                    half_width_pct: (hw.is_finite()
-                        && reason != stats::epochs::StopReason::NothingToCompare)
-                        .then_some(hw),
-                });
-            }
-            run.result = Some(result);
-        }
-        let pids: BTreeMap<String, u32> = arms
+    /// Per arm, why it does not run this epoch: it skips the shape, or it
+    /// failed in an earlier epoch.
+    fn skips(&self) -> Vec<Option<String>> {
+        self.skipped
             .iter()
-            .filter_map(|a| Some((a.label().to_string(), a.pid()?)))
-            .collect();
-        drop(arm_refs);
-        // Dropping the arms ends their worker processes.
-        drop(arms);
-        report.epochs.push(EpochRecord {
-            epoch,
-            pids,
-            shapes: ran,
-            seconds: epoch_started.elapsed().as_secs_f64(),
-        });
-        publish(&mut report, &runs, started);
-        crate::phases::time(crate::phases::Phase::Report, || sink.update(&report))?;
-        if interrupted {
-            break;
+            .zip(&self.failed)
+            .map(|(skipped, failed)| {
+                skipped.clone().or_else(|| {
+                    failed
+                        .as_ref()
+                        .map(|_| "failed in an earlier epoch".to_string())
+                })
+            })
+            .collect()
+    }
+
+    /// The epoch's verified reps, and each arm's failure (into `errors`
+    /// too: the session reports it and goes on).
+    fn record(&mut self, epoch: usize, outcomes: Vec<ArmOutcome>, errors: &mut Vec<String>) {
+        for (i, outcome) in outcomes.into_iter().enumerate() {
+            let (reps, error) = match outcome {
+                ArmOutcome::Ran(reps) => (reps, None),
+                ArmOutcome::Skipped(_) => (Vec::new(), None),
+                ArmOutcome::Failed { error, completed } => (completed, Some(error)),
+            };
+            self.reps[i].extend(reps.into_iter().map(|r| (epoch as u32, r)));
+            if let Some(e) = error {
+                let e = format!("{e} (epoch {epoch})");
+                errors.push(e.clone());
+                self.failed[i] = Some(e);
+            }
         }
     }
-    for run in &mut runs {
-        if run.stopped.is_none() && run.result.is_some() {
-            let hw = run.result.as_ref().map(widest_half_width);
-            run.stopped = Some(Stopped {
-                reason: if interrupted {
-                    "interrupted".into()
-                } else {
-                    "epoch limit".into()
-                },
-                epochs: run.epochs,
-                seconds: run.spent.as_secs_f64(),
-                half_width_pct: hw.filter(|h| h.is_finite()),
-            });
+
+    /// A stop now, after the epochs and seconds spent so far.
+    fn stopped_now(&self, reason: String, half_width_pct: Option<f64>) -> Stopped {
+        Stopped {
+            reason,
+            epochs: self.epochs,
+            seconds: self.spent.as_secs_f64(),
+            half_width_pct,
         }
     }
-    publish(&mut report, &runs, started);
-    report.complete = !interrupted;
-    Ok(report)
+
+    fn stop(&mut self, reason: &str, half_width_pct: Option<f64>) {
+        self.stopped = Some(self.stopped_now(reason.to_string(), half_width_pct));
+    }
 }
 
 /// The results so far into the report.
@@ -573,118 +655,4 @@ fn pilot(
         module.set_iters(n.clamp(per, i32::MAX as u64 / per * per))?;
     }
     Ok(())
-}
-
-fn summarise(run: &ShapeRun, specs: &[ArmPlan], arms: &[&dyn Arm], metric: Metric) -> ShapeResult {
-    let module = &run.module;
-    let counts = run.counts.clone();
-    let mut results = Vec::new();
-    for (i, a) in specs.iter().enumerate() {
-        let (label, role) = (&a.label, &a.role);
-        // The count this arm's reps ran (an override scales the shape's).
-        let n = a.iters.resolve(module.iters).unwrap_or(module.iters);
-        let iters = n as f64;
-        let reps = &run.reps[i];
-        let value = |t: &Timed| match metric {
-            Metric::Wall => Some(t.rep.reading.ns),
-            Metric::ThreadCpu => t.rep.reading.counters.get(THREAD_CPU).copied(),
-        };
-        // A rep without the metric (a CPU clock that failed) is left out.
-        let kept: Vec<&(u32, Timed)> = reps.iter().filter(|(_, t)| value(t).is_some()).collect();
-        let samples: Vec<f64> = kept
-            .iter()
-            .filter_map(|(_, t)| value(t).map(|v| v / iters))
-            .collect();
-        let records: Vec<RepRecord> = kept
-            .iter()
-            .map(|(e, t)| RepRecord {
-                epoch: *e,
-                round: t.round as u32,
-                slot: t.slot as u32,
-                iters: n,
-                ns: t.rep.reading.ns,
-                cpu_ns: t.rep.reading.counters.get(THREAD_CPU).copied(),
-                involuntary_switches: t.rep.reading.counters.get(INVOLUNTARY).map(|v| *v as u64),
-            })
-            .collect();
-        let switches: Vec<u64> = records
-            .iter()
-            .filter_map(|r| r.involuntary_switches)
-            .collect();
-        let ns = (!samples.is_empty()).then(|| MinMedian {
-            min: stats::min(&samples),
-            median: stats::median(&samples),
-        });
-        let ns_per_op = match (&ns, &counts) {
-            (Some(t), Some(c)) if c.ops > 0.0 => Some(t.median / c.ops),
-            _ => None,
-        };
-        let mb_per_s = match (&ns, &counts) {
-            (Some(t), Some(c)) if c.bytes > 0.0 => Some(c.bytes / t.median * 1e3),
-            _ => None,
-        };
-        let readings: Vec<&crate::measure::Reading> =
-            kept.iter().map(|(_, t)| &t.rep.reading).collect();
-        results.push(ArmResult {
-            counters: counter_summary::summarise_arm(
-                &readings,
-                iters,
-                counts.as_ref().map(|c| c.ops),
-            ),
-            arm: label.clone(),
-            role: *role,
-            version: arms[i].version(),
-            ns_per_iter: ns,
-            ns_per_op,
-            mb_per_s,
-            verified_reps: reps.len(),
-            skipped: run.skipped[i].as_ref().map(|r| format!("skipped: {r}")),
-            error: run.failed[i].clone(),
-            samples_ns_per_iter: samples,
-            preempted_reps: (!switches.is_empty())
-                .then(|| switches.iter().filter(|&&s| s > 0).count()),
-            reps: records,
-        });
-    }
-    let base = results
-        .iter()
-        .find(|r| r.role == Role::Baseline)
-        .map(|r| r.samples_by_epoch());
-    let compare = |r: &ArmResult, null: Option<&stats::EpochChange>| {
-        let (c, b) = paired_epochs(&r.samples_by_epoch(), base.as_ref()?);
-        stats::compare(&c, &b, null, LEVEL)
-    };
-    let null_change = results
-        .iter()
-        .find(|r| r.role == Role::Null)
-        .and_then(|r| compare(r, None))
-        .map(|c| c.change);
-    let baseline_label = results.first().map(|r| r.arm.clone()).unwrap_or_default();
-    let comparisons = results
-        .iter()
-        .filter(|r| r.role != Role::Baseline)
-        .filter_map(|r| {
-            let c = compare(r, null_change.as_ref())?;
-            Some(Comparison::of(&r.arm, &baseline_label, &c))
-        })
-        .collect();
-    let counter_arms: Vec<(&str, Role, &ArmCounters, &[RepRecord])> = results
-        .iter()
-        .map(|r| (r.arm.as_str(), r.role, &r.counters, r.reps.as_slice()))
-        .collect();
-    let (counter_comparisons, counter_null_control) = counter_summary::compare(&counter_arms);
-    ShapeResult {
-        counter_comparisons,
-        counter_null_control,
-        shape: module.name().to_string(),
-        app_steps: module.shape.app_steps(),
-        prices: module.shape.prices().to_string(),
-        iters: module.iters,
-        bytes_per_iter: counts.as_ref().map(|c| c.bytes),
-        counts_per_iter: counts,
-        arms: results,
-        comparisons,
-        null_control: null_change.as_ref().map(NullControl::of),
-        stopped: None,
-    }
 }

@@ -13,13 +13,26 @@
 //!
 //! Minima are reported beside medians because contention only ever adds
 //! time: the minimum is the least disturbed rep.
+//!
+//! Beside this file: [`epochs`] builds intervals across layout epochs (the
+//! one [`compare`] every command makes), [`bootstrap`] the resampling
+//! intervals measured against them, [`stop`] the rule that says when a
+//! shape has enough epochs, and [`dist`] the normal, t and chi-square
+//! functions they rest on.
 
+pub mod bootstrap;
+pub mod dist;
 pub mod epochs;
+#[cfg(test)]
+mod simulate;
+pub mod stop;
 
 /// Confidence level of every interval loopbench prints.
 pub const LEVEL: f64 = 0.95;
 
 use serde::{Deserialize, Serialize};
+
+use dist::ln_gamma;
 
 /// Median of a non-empty slice (mean of the middle two for even lengths).
 pub fn median(xs: &[f64]) -> f64 {
@@ -41,7 +54,7 @@ pub fn min(xs: &[f64]) -> f64 {
 }
 
 /// `P(B <= k)` for `B ~ Binomial(n, 1/2)` (the test oracle of the
-/// log-space sum in [`epochs::median_interval`]).
+/// log-space sum in [`median_interval`]).
 #[cfg(test)]
 fn binom_half_cdf(n: usize, k: usize) -> f64 {
     let mut term = 0.5f64.powi(n as i32); // C(n,0) / 2^n
@@ -64,12 +77,40 @@ pub struct Interval {
 }
 
 /// Order-statistics interval for the median of `xs` at `level` (e.g. 0.95),
-/// exact for any number of rounds (see [`epochs::median_interval`]: the
-/// binomial tail is summed in logs, since `0.5^n` underflows past n = 1074).
+/// exact for any number of rounds: the binomial probabilities are summed in
+/// logs, since `0.5^n` underflows to zero beyond n = 1074, which would
+/// collapse the interval to the middle two values with "confidence 1".
 pub fn median_interval(xs: &[f64], level: f64) -> Option<Interval> {
-    epochs::median_interval(xs, level)
+    let n = xs.len();
+    if n == 0 {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    // cdf[k] = P(B <= k), B ~ Binomial(n, 1/2), for k < ceil(n/2).
+    let ln_n1 = ln_gamma(n as f64 + 1.0);
+    let ln_half_n = n as f64 * std::f64::consts::LN_2;
+    let mut cdf = 0.0;
+    let mut k = 1;
+    let mut confidence = 0.0;
+    for cand in 1..=n.div_ceil(2) {
+        let i = (cand - 1) as f64;
+        cdf += (ln_n1 - ln_gamma(i + 1.0) - ln_gamma(n as f64 - i + 1.0) - ln_half_n).exp();
+        let coverage = (1.0 - 2.0 * cdf).max(0.0);
+        if cand == 1 || coverage >= level {
+            k = cand;
+            confidence = coverage;
+        }
+        if coverage < level {
+            break;
+        }
+    }
+    Some(Interval {
+        lo: v[k - 1],
+        hi: v[n - k],
+        confidence,
+    })
 }
-
 /// Per-round ratios `candidate[i] / baseline[i]`.
 pub fn paired_ratios(candidate: &[f64], baseline: &[f64]) -> Vec<f64> {
     candidate.iter().zip(baseline).map(|(c, b)| c / b).collect()
@@ -238,6 +279,33 @@ mod tests {
         let iv = median_interval(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.95).unwrap();
         assert_eq!((iv.lo, iv.hi), (1.0, 5.0));
         assert!((iv.confidence - 0.9375).abs() < 1e-12);
+    }
+
+    /// The log-space sum gives the interval the direct sum gives where that
+    /// does not underflow, and order statistics far beyond it.
+    #[test]
+    fn median_interval_survives_many_rounds() {
+        let same = |xs: &[f64]| {
+            let mut v = xs.to_vec();
+            v.sort_by(f64::total_cmp);
+            let n = v.len();
+            let coverage = |k: usize| (1.0 - 2.0 * binom_half_cdf(n, k - 1)).max(0.0);
+            let k = (1..=n.div_ceil(2))
+                .take_while(|&k| k == 1 || coverage(k) >= 0.95)
+                .last()
+                .unwrap();
+            let iv = median_interval(xs, 0.95).unwrap();
+            assert_eq!((iv.lo, iv.hi), (v[k - 1], v[n - k]));
+            assert!((iv.confidence - coverage(k)).abs() < 1e-12);
+        };
+        same(&(1..=12).map(f64::from).collect::<Vec<_>>());
+        same(&[1.0, 2.0, 3.0, 4.0, 5.0]);
+        same(&(0..300).map(|i| ((i * 7) % 300) as f64).collect::<Vec<_>>());
+        // n = 2000: k = 957 (normal approximation: n/2 - 1.96 sqrt(n)/2).
+        let xs: Vec<f64> = (0..2000).map(f64::from).collect();
+        let iv = median_interval(&xs, 0.95).unwrap();
+        assert!((950.0..=960.0).contains(&iv.lo), "{iv:?}");
+        assert!(iv.confidence >= 0.95 && iv.confidence < 0.96, "{iv:?}");
     }
 
     /// A known 5% shift under deterministic noise is recovered, the interval

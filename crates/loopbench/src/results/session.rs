@@ -274,14 +274,8 @@ pub struct SessionInfo {
     pub rep_ms: Option<f64>,
 }
 
-/// When a shape stops taking epochs.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct StopSettings {
-    pub min_epochs: usize,
-    pub max_epochs: usize,
-    pub precision_pct: f64,
-    pub budget_s: f64,
-}
+/// When a shape stops taking epochs: the stop rule, recorded as it ran.
+pub use crate::stats::stop::StopRule as StopSettings;
 
 /// Why a shape stopped, after how much.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
