@@ -46,6 +46,8 @@ pub enum Error {
     #[error(transparent)]
     Effect(#[from] crate::calibrate::effect::EffectError),
     #[error(transparent)]
+    Calibrate(#[from] crate::calibrate::CalibrateError),
+    #[error(transparent)]
     Size(#[from] crate::units::SizeError),
     /// Pinning failed, or `--counters callgrind` could not re-execute.
     #[error(transparent)]

@@ -6,10 +6,9 @@
 //! direction).
 //!
 //! Run with `cargo test --release --features wasmtime,wasmer --test
-//! optional_engines` (release: the engines' debug builds are slow to
-//! compile and to run).
-
-#![cfg(any(feature = "wasmtime", feature = "wasmer"))]
+//! integration optional_engines::` (release: the engines' debug builds are
+//! slow to compile and to run). Without either feature the module is
+//! compiled out (tests/tests.rs).
 
 use loopbench::arm::ArmSpec;
 use loopbench::arm::{self, Arm, InProcessArm};

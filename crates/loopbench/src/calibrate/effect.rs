@@ -126,3 +126,37 @@ impl Effect {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effects_parse_exactly() {
+        assert_eq!("0.5".parse::<Effect>().unwrap().bp(), 50);
+        assert_eq!("1".parse::<Effect>().unwrap().bp(), 100);
+        assert_eq!("+2.25%".parse::<Effect>().unwrap().bp(), 225);
+        assert_eq!(".5".parse::<Effect>().unwrap().bp(), 50);
+        assert_eq!("0".parse::<Effect>().unwrap(), Effect::NULL);
+        for bad in ["", "x", "0.125", "-1", "1.2.3", "2000", "."] {
+            assert!(bad.parse::<Effect>().is_err(), "{bad}");
+        }
+        assert_eq!(Effect::from_bp(50).to_string(), "+0.5%");
+        assert_eq!(Effect::from_bp(225).to_string(), "+2.25%");
+        assert_eq!(Effect::from_bp(500).to_string(), "+5%");
+    }
+
+    #[test]
+    fn scaling_is_exact_or_refused() {
+        let half = Effect::from_bp(50);
+        assert_eq!(half.unit(1), 200);
+        assert_eq!(half.scale(200), Some(201));
+        assert_eq!(half.scale(100), None);
+        assert_eq!(Effect::from_bp(100).scale(524_200), Some(529_442));
+        assert_eq!(Effect::NULL.scale(7), Some(7));
+        // A shape whose counts repeat every 8 iterations: both counts stay multiples of 8.
+        let u = Effect::from_bp(100).unit(8);
+        assert_eq!(u % 8, 0);
+        assert_eq!(Effect::from_bp(100).scale(u).unwrap() % 8, 0);
+    }
+}

@@ -3,7 +3,7 @@
 //! setup and verify). The callgrind tests are small because valgrind is
 //! slow; they skip, saying why, only when valgrind is not installed.
 
-use crate::util::{assert_one_line_error, loopbench};
+use super::util::{assert_one_line_error, loopbench};
 use serde_json::Value;
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-use crate::util::{assert_one_line_error, loopbench, SMALL};
+use super::util::{assert_one_line_error, loopbench, SMALL};
 
 fn fails_with(args: &[&str], needle: &str) {
     let (mut cmd, _dir) = loopbench();

@@ -1,4 +1,4 @@
-use crate::util::{loopbench, SMALL};
+use super::util::{loopbench, SMALL};
 use serde_json::Value;
 
 #[test]

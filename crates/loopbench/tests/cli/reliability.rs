@@ -1,7 +1,7 @@
 //! Issue 12: nothing lost, nothing hangs, no wrong number. Each test holds
 //! one fault a new user met, through the real binary.
 
-use crate::util::{assert_one_line_error, loopbench};
+use super::util::{assert_one_line_error, loopbench};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};

@@ -1,4 +1,4 @@
-use crate::util::{loopbench, SMALL};
+use super::util::{loopbench, SMALL};
 
 /// A real session (wasmi and tinywasm, two epochs) written with every
 /// shorthand, then reported again and compared with itself.
@@ -121,10 +121,10 @@ fn report_and_compare_refuse_what_is_not_a_session() {
     let (mut cmd, dir) = loopbench();
     std::fs::write(dir.path().join("x.csv"), "a,b\n1,2\n").unwrap();
     let out = cmd.args(["compare", "x.csv", "x.csv"]).assert().failure();
-    let e = crate::util::assert_one_line_error(&out.get_output().stderr);
+    let e = super::util::assert_one_line_error(&out.get_output().stderr);
     assert!(e.contains("x.csv: not JSON"), "{e}");
     let (mut cmd, _d) = loopbench();
     let out = cmd.args(["report", "missing.json"]).assert().failure();
-    let e = crate::util::assert_one_line_error(&out.get_output().stderr);
+    let e = super::util::assert_one_line_error(&out.get_output().stderr);
     assert!(e.contains("cannot read missing.json"), "{e}");
 }
