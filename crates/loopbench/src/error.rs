@@ -85,6 +85,9 @@ pub enum Error {
     /// Pinning failed, or `--counters callgrind` could not re-execute.
     #[error(transparent)]
     Measure(#[from] crate::measure::MeasureError),
+    /// A format, an output target or an encoding refused by report/.
+    #[error(transparent)]
+    Report(#[from] crate::report::ReportError),
     /// SIGINT stopped the session; what completed was reported.
     #[error("interrupted: the results cover the {completed} of {planned} shapes that ran before the interrupt")]
     Interrupted { completed: usize, planned: usize },
