@@ -56,6 +56,9 @@ pub enum Error {
     #[cfg(feature = "history")]
     #[error(transparent)]
     Store(#[from] crate::history::store::StoreError),
+    /// A format, an output target or an encoding refused by report/.
+    #[error(transparent)]
+    Report(#[from] crate::report::ReportError),
     /// SIGINT stopped the session; what completed was reported.
     #[error("interrupted: the results cover the {completed} of {planned} shapes that ran before the interrupt")]
     Interrupted { completed: usize, planned: usize },

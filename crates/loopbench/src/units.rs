@@ -1,4 +1,9 @@
-//! Sizes on the command line (`8m`, `64k`, `1g`, `4096`) and back.
+//! Sizes on the command line (`8m`, `64k`, `1g`, `4096`) and back, and
+//! the numbers every report prints.
+//!
+//! One formatter for measured values ([`significant`]) and one for changes
+//! ([`percent`], [`interval`]), so the terminal table, the Markdown and the
+//! HTML print the same number the same way.
 
 use thiserror::Error;
 
@@ -69,8 +74,77 @@ pub fn format_bytes(b: u64) -> String {
     }
 }
 
+/// A measured value (ns, ops, bytes, counts) as reports print it: four
+/// significant digits, except that the integer part is never rounded
+/// (`1234`, `123.4`, `12.34`, `1.234`, `0.123`). A rep's median is rarely
+/// better than a few parts in ten thousand, so a fifth digit would be noise;
+/// below 1 three decimals keep the sub-nanosecond prices readable. The
+/// decimals follow the rounded value, so 99.996 reads `100.0`, not `100.00`.
+/// Not finite (no value): `-`.
+pub fn significant(x: f64) -> String {
+    fn decimals(x: f64) -> usize {
+        match x.abs() {
+            a if a >= 1000.0 => 0,
+            a if a >= 100.0 => 1,
+            a if a >= 10.0 => 2,
+            _ => 3,
+        }
+    }
+    if !x.is_finite() {
+        return "-".into();
+    }
+    let d = decimals(x);
+    let text = format!("{x:.d$}");
+    // Rounding may carry into the next decade (9.9996 -> 10.000).
+    match text.parse::<f64>().map(decimals) {
+        Ok(fewer) if fewer < d => format!("{x:.fewer$}"),
+        _ => text,
+    }
+}
+
+/// A change in percent, signed, one decimal (`+2.5%`, `-0.3%`): intervals
+/// on a shared machine are seldom tighter than a tenth of a percent.
+pub fn percent(x: f64) -> String {
+    format!("{x:+.1}%")
+}
+
+/// A change with its interval: `+2.5% [+1.9%, +3.1%]`.
+pub fn interval(median: f64, ci: [f64; 2]) -> String {
+    format!(
+        "{} [{}, {}]",
+        percent(median),
+        percent(ci[0]),
+        percent(ci[1])
+    )
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn measured_values_keep_four_significant_digits() {
+        use super::significant;
+        assert_eq!(significant(12345.6), "12346");
+        assert_eq!(significant(1234.5), "1234");
+        assert_eq!(significant(123.45), "123.5");
+        assert_eq!(significant(12.345), "12.35");
+        assert_eq!(significant(8.0), "8.000");
+        assert_eq!(significant(0.1406), "0.141");
+        assert_eq!(significant(-123.45), "-123.5");
+        assert_eq!(significant(f64::NAN), "-");
+        assert_eq!(significant(f64::INFINITY), "-");
+        // A carry into the next decade takes the next decade's decimals.
+        assert_eq!(significant(9.9996), "10.00");
+        assert_eq!(significant(99.996), "100.0");
+        assert_eq!(significant(999.96), "1000");
+    }
+
+    #[test]
+    fn changes_read_in_percent_with_their_interval() {
+        assert_eq!(super::percent(2.54), "+2.5%");
+        assert_eq!(super::percent(-0.04), "-0.0%");
+        assert_eq!(super::interval(25.0, [-1.26, 3.0]), "+25.0% [-1.3%, +3.0%]");
+    }
+
     #[test]
     fn sizes_over_a_gib_read_in_whole_units() {
         assert_eq!(

@@ -1,8 +1,10 @@
 //! `loopbench compare` in the terminal: the warnings first (they decide
 //! how much the numbers mean), then one row per shape and arm.
 
+use super::markup::{Column, Markup, Text};
 use crate::results::compare::SessionComparison;
 use crate::stats::Verdict;
+use crate::units::{interval, significant};
 use std::fmt::Write;
 
 /// The verdict of a between-session change, in words.
@@ -38,32 +40,31 @@ pub fn render(c: &SessionComparison) -> String {
         let _ = writeln!(out, "warning: {w}");
     }
     let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "{:<20} {:<18} {:>11} {:>11}  {:<30} {:>9}  verdict",
-        "shape",
-        "arm",
-        "A ns/iter",
-        "B ns/iter",
-        format!("B vs A [{:.0}% CI]", c.confidence * 100.0),
-        "units"
-    );
-    for r in &c.rows {
-        let _ = writeln!(
-            out,
-            "{:<20} {:<18} {:>11.3} {:>11.3}  {:<30} {:>9}  {}",
-            r.shape,
-            r.arm,
-            r.a_ns_per_iter,
-            r.b_ns_per_iter,
-            format!(
-                "{:+.1}% [{:+.1}%, {:+.1}%]",
-                r.median_pct, r.ci_pct[0], r.ci_pct[1]
-            ),
-            format!("{}+{} {}", r.a_units, r.b_units, r.units),
-            verdict_words(r.verdict)
-        );
-    }
+    let columns = [
+        Column::left("shape", 20),
+        Column::left("arm", 18),
+        Column::right("A ns/iter", 11),
+        Column::right("B ns/iter", 11),
+        Column::left(format!("B vs A [{:.0}% CI]", c.confidence * 100.0), 30).gap(2),
+        Column::right("units", 9),
+        Column::left("verdict", 0).gap(2),
+    ];
+    let rows: Vec<Vec<String>> = c
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.shape.clone(),
+                r.arm.clone(),
+                significant(r.a_ns_per_iter),
+                significant(r.b_ns_per_iter),
+                interval(r.median_pct, r.ci_pct),
+                format!("{}+{} {}", r.a_units, r.b_units, r.units),
+                verdict_words(r.verdict).to_string(),
+            ]
+        })
+        .collect();
+    out.push_str(&Text.table(&columns, &rows));
     for u in &c.unmatched {
         let _ = writeln!(out, "not compared: {u}");
     }

@@ -9,21 +9,8 @@ use crate::measure::summary::{metric, METRICS};
 use crate::results::CounterComparison;
 use crate::results::{Role, Session, ShapeResult};
 use crate::stats::Verdict;
+use crate::units::{percent, significant as num};
 use std::fmt::Write;
-
-fn num(x: f64) -> String {
-    if !x.is_finite() {
-        "-".into()
-    } else if x.abs() >= 1000.0 {
-        format!("{x:.0}")
-    } else if x.abs() >= 100.0 {
-        format!("{x:.1}")
-    } else if x.abs() >= 10.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
-}
 
 /// Metrics that have a value for at least one arm of this shape, in
 /// display order.
@@ -41,7 +28,7 @@ fn pct(x: f64) -> String {
     if x != 0.0 && x.abs() < 0.05 {
         format!("{x:+.3}%")
     } else {
-        format!("{x:+.1}%")
+        percent(x)
     }
 }
 

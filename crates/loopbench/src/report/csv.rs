@@ -7,35 +7,32 @@
 //! without reps have their own rows: a calibration one row per effect and
 //! repetition, a comparison one row per shape and arm.
 
-use super::Exporter;
-use crate::error::Error;
+use super::{Exporter, ReportError};
 use crate::measure::summary::METRICS;
 use crate::results::{Document, Role, Session};
 
 pub struct Csv;
 
 impl Exporter for Csv {
-    fn render(&self, doc: &Document) -> Result<Vec<u8>, Error> {
+    fn render(&self, doc: &Document) -> Result<Vec<u8>, ReportError> {
         match doc {
             Document::Session(s) => session(s),
             Document::Model(m) => session(&m.session),
             Document::Calibration(c) => calibration(c),
             Document::Compare(c) => comparison(c),
-            other => Err(Error::Usage(format!(
-                "CSV holds sessions, calibrations and comparisons, not a {} document",
-                other.kind()
-            ))),
+            other => Err(ReportError::NotTabular { kind: other.kind() }),
         }
     }
 }
 
-fn err(e: csv::Error) -> Error {
-    Error::Usage(format!("cannot write CSV: {e}"))
+fn err(source: csv::Error) -> ReportError {
+    ReportError::Csv { source }
 }
 
-fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, Error> {
-    w.into_inner()
-        .map_err(|e| Error::Usage(format!("cannot write CSV: {e}")))
+fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, ReportError> {
+    w.into_inner().map_err(|e| ReportError::CsvFlush {
+        source: e.into_error(),
+    })
 }
 
 fn opt<T: ToString>(x: Option<T>) -> String {
@@ -64,7 +61,7 @@ fn counter_keys(s: &Session) -> Vec<&'static str> {
 }
 
 /// Every timed rep of every arm of every shape.
-pub fn session(s: &Session) -> Result<Vec<u8>, Error> {
+pub fn session(s: &Session) -> Result<Vec<u8>, ReportError> {
     let keys = counter_keys(s);
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header = vec![
@@ -140,7 +137,7 @@ pub fn session(s: &Session) -> Result<Vec<u8>, Error> {
     finish(w)
 }
 
-fn calibration(c: &crate::results::calibration::Calibration) -> Result<Vec<u8>, Error> {
+fn calibration(c: &crate::results::calibration::Calibration) -> Result<Vec<u8>, ReportError> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "repetition",
@@ -190,7 +187,7 @@ fn calibration(c: &crate::results::calibration::Calibration) -> Result<Vec<u8>, 
     finish(w)
 }
 
-fn comparison(c: &crate::results::compare::SessionComparison) -> Result<Vec<u8>, Error> {
+fn comparison(c: &crate::results::compare::SessionComparison) -> Result<Vec<u8>, ReportError> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "a_session",

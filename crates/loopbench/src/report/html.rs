@@ -13,28 +13,27 @@
 //! [`sessions_page`] builds the page for one or more sessions, for any
 //! page that lists sessions side by side.
 
-use super::svg::{self, esc, Bars, DotChart, Row};
-use super::Exporter;
-use crate::error::Error;
+use super::markup::{escape_html as esc, Column, Html as Syntax, Markup};
+use super::svg::{self, Bars, DotChart, Row};
+use super::{Exporter, ReportError};
 use crate::measure::summary::{metric, METRICS};
 use crate::results::calibration::Calibration;
 use crate::results::compare::SessionComparison;
 use crate::results::{paired_epochs, Document, Role, Session, ShapeResult};
 use crate::stats::Verdict;
+use crate::units::{interval, significant as num};
 use std::fmt::Write;
 
 pub struct Html;
 
 impl Exporter for Html {
-    fn render(&self, doc: &Document) -> Result<Vec<u8>, Error> {
+    fn render(&self, doc: &Document) -> Result<Vec<u8>, ReportError> {
         let text = match doc {
             Document::Session(s) => sessions_page(&[("session", s)]),
             Document::Model(m) => {
                 let body = session_section("session", &m.session)
-                    + &format!(
-                        "<h2>Prices per primitive</h2><pre>{}</pre>",
-                        esc(&super::model::render(&m.models))
-                    );
+                    + &Syntax.heading(2, "Prices per primitive")
+                    + &format!("<pre>{}</pre>", esc(&super::model::render(&m.models)));
                 page("loopbench model", &body)
             }
             Document::Calibration(c) => page("loopbench calibrate", &calibration_section(c)),
@@ -109,26 +108,11 @@ pub(crate) fn verdict_legend() -> Vec<(String, &'static str)> {
         .collect()
 }
 
-fn num(x: f64) -> String {
-    if !x.is_finite() {
-        "-".into()
-    } else if x.abs() >= 100.0 {
-        format!("{x:.1}")
-    } else if x.abs() >= 10.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
-fn interval(m: f64, ci: [f64; 2]) -> String {
-    format!("{m:+.1}% [{:+.1}%, {:+.1}%]", ci[0], ci[1])
-}
-
 /// One session: what it ran on, the forest plot, every shape.
 pub fn session_section(label: &str, s: &Session) -> String {
     let mut o = String::new();
-    let _ = write!(o, "<section><h2>{}</h2>", esc(label));
+    o.push_str("<section>");
+    o.push_str(&Syntax.heading(2, label));
     let _ = write!(
         o,
         "<p class=\"meta\">Machine: {}<br>Baseline {}, null control {}; {} epochs x {} rounds, {}; build {}{}</p>",
@@ -270,12 +254,16 @@ fn shape_section(o: &mut String, s: &Session, r: &ShapeResult) {
         o.push_str(&chart.svg());
     }
     let app = r.app_steps;
-    let _ = write!(
-        o,
-        "<table><tr><th>arm</th><th>{}</th><th>min</th><th>ns/op</th><th>reps</th><th>change vs {}</th><th>verdict</th></tr>",
-        if app.is_some() { "ms/rep" } else { "ns/iter" },
-        esc(&base)
-    );
+    let columns = [
+        Column::left("arm", 0),
+        Column::right(if app.is_some() { "ms/rep" } else { "ns/iter" }, 0),
+        Column::right("min", 0),
+        Column::right("ns/op", 0),
+        Column::right("reps", 0),
+        Column::left(format!("change vs {base}"), 0),
+        Column::left("verdict", 0),
+    ];
+    o.push_str(&Syntax.table_start(&columns));
     let scale = app.map(|n| n as f64 / 1e6).unwrap_or(1.0);
     for a in &r.arms {
         let (med, min) = a
@@ -300,17 +288,20 @@ fn shape_section(o: &mut String, s: &Session, r: &ShapeResult) {
                 ),
             }
         };
-        let _ = write!(
-            o,
-            "<tr><td>{}</td><td>{med}</td><td>{min}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            esc(&a.arm),
-            a.ns_per_op.map(num).unwrap_or_else(|| "-".into()),
-            a.verified_reps,
-            esc(&change),
-            esc(&verdict)
-        );
+        o.push_str(&Syntax.table_row(
+            &columns,
+            &[
+                &a.arm,
+                &med,
+                &min,
+                &a.ns_per_op.map(num).unwrap_or_else(|| "-".into()),
+                &a.verified_reps.to_string(),
+                &change,
+                &verdict,
+            ],
+        ));
     }
-    o.push_str("</table>");
+    o.push_str(&Syntax.table_end());
     counters_table(o, r);
 }
 
@@ -330,21 +321,17 @@ fn counters_table(o: &mut String, r: &ShapeResult) {
         .iter()
         .flat_map(|a| a.counters.values.values())
         .all(|s| s.per_op.is_some());
-    let _ = write!(
-        o,
-        "<table><tr><th>counters, per {}</th>",
-        if per_op { "op" } else { "iteration" }
+    let mut columns = vec![Column::left(
+        format!("counters, per {}", if per_op { "op" } else { "iteration" }),
+        0,
+    )];
+    columns.extend(
+        keys.iter()
+            .map(|k| Column::right(metric(k).map(|m| m.word).unwrap_or(k), 0)),
     );
-    for k in &keys {
-        let _ = write!(
-            o,
-            "<th>{}</th>",
-            esc(metric(k).map(|m| m.word).unwrap_or(k))
-        );
-    }
-    o.push_str("</tr>");
+    o.push_str(&Syntax.table_start(&columns));
     for a in r.arms.iter().filter(|a| !a.counters.is_empty()) {
-        let _ = write!(o, "<tr><td>{}</td>", esc(&a.arm));
+        let mut cells = vec![a.arm.clone()];
         for k in &keys {
             let cell = a.counters.values.get(*k).map(|s| {
                 let v = if per_op {
@@ -363,11 +350,12 @@ fn counters_table(o: &mut String, r: &ShapeResult) {
                     _ => num(v),
                 }
             });
-            let _ = write!(o, "<td>{}</td>", esc(&cell.unwrap_or_else(|| "-".into())));
+            cells.push(cell.unwrap_or_else(|| "-".into()));
         }
-        o.push_str("</tr>");
+        let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
+        o.push_str(&Syntax.table_row(&columns, &cells));
     }
-    o.push_str("</table>");
+    o.push_str(&Syntax.table_end());
 }
 
 /// True effect against every measured interval, per repetition.
@@ -418,15 +406,25 @@ pub fn calibration_section(c: &Calibration) -> String {
             .svg(),
         );
     }
-    o.push_str("<table><tr><th>true effect</th><th>median measured</th><th>coverage</th><th>detected</th></tr>");
-    for e in &c.effects {
-        let _ = write!(
-            o,
-            "<tr><td>{:+}%</td><td>{:+.2}%</td><td>{}/{}</td><td>{}/{}</td></tr>",
-            e.true_pct, e.median_pct, e.covered, e.repetitions, e.detected, e.repetitions
-        );
-    }
-    o.push_str("</table>");
+    let columns = [
+        Column::right("true effect", 0),
+        Column::right("median measured", 0),
+        Column::right("coverage", 0),
+        Column::right("detected", 0),
+    ];
+    let rows: Vec<Vec<String>> = c
+        .effects
+        .iter()
+        .map(|e| {
+            vec![
+                format!("{:+}%", e.true_pct),
+                format!("{:+.2}%", e.median_pct),
+                format!("{}/{}", e.covered, e.repetitions),
+                format!("{}/{}", e.detected, e.repetitions),
+            ]
+        })
+        .collect();
+    o.push_str(&Syntax.table(&columns, &rows));
     o
 }
 
@@ -481,27 +479,31 @@ pub fn compare_section(c: &SessionComparison) -> String {
             .svg(),
         );
     }
-    let _ = write!(
-        o,
-        "<table><tr><th>shape</th><th>arm</th><th>A ns/iter</th><th>B ns/iter</th><th>B vs A [{:.0}% CI]</th><th>units</th><th>verdict</th></tr>",
-        c.confidence * 100.0
-    );
-    for r in &c.rows {
-        let _ = write!(
-            o,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}+{} {}</td><td>{}</td></tr>",
-            esc(&r.shape),
-            esc(&r.arm),
-            num(r.a_ns_per_iter),
-            num(r.b_ns_per_iter),
-            esc(&interval(r.median_pct, r.ci_pct)),
-            r.a_units,
-            r.b_units,
-            r.units,
-            super::compare::verdict_words(r.verdict)
-        );
-    }
-    o.push_str("</table>");
+    let columns = [
+        Column::left("shape", 0),
+        Column::left("arm", 0),
+        Column::right("A ns/iter", 0),
+        Column::right("B ns/iter", 0),
+        Column::left(format!("B vs A [{:.0}% CI]", c.confidence * 100.0), 0),
+        Column::right("units", 0),
+        Column::left("verdict", 0),
+    ];
+    let rows: Vec<Vec<String>> = c
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.shape.clone(),
+                r.arm.clone(),
+                num(r.a_ns_per_iter),
+                num(r.b_ns_per_iter),
+                interval(r.median_pct, r.ci_pct),
+                format!("{}+{} {}", r.a_units, r.b_units, r.units),
+                super::compare::verdict_words(r.verdict).to_string(),
+            ]
+        })
+        .collect();
+    o.push_str(&Syntax.table(&columns, &rows));
     for u in &c.unmatched {
         let _ = write!(o, "<p class=\"meta\">Not compared: {}</p>", esc(u));
     }
@@ -533,7 +535,7 @@ fn profile_bars(name: &str, classes: &serde_json::Value, total: f64) -> String {
     .svg()
 }
 
-fn text_block(doc: &Document) -> Result<String, Error> {
+fn text_block(doc: &Document) -> Result<String, ReportError> {
     Ok(format!(
         "<pre>{}</pre>",
         esc(&String::from_utf8_lossy(&super::table::Table.render(doc)?))
@@ -543,7 +545,7 @@ fn text_block(doc: &Document) -> Result<String, Error> {
 /// App documents, by their schema: the profile as bars, the projection as
 /// predicted against measured (with the measured session), anything else
 /// as its text.
-fn app_section(json: &serde_json::Value, doc: &Document) -> Result<String, Error> {
+fn app_section(json: &serde_json::Value, doc: &Document) -> Result<String, ReportError> {
     let schema = json.get("schema").and_then(|s| s.as_str()).unwrap_or("");
     let mut o = String::new();
     match schema {

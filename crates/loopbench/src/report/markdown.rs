@@ -5,17 +5,18 @@
 //! -3.2% instructions, ..."); the machine fingerprint in one line; and the
 //! exact command that reproduces the session.
 
-use super::Exporter;
-use crate::error::Error;
+use super::markup::{self, Column, Markup};
+use super::{Exporter, ReportError};
 use crate::results::calibration::Calibration;
 use crate::results::compare::SessionComparison;
 use crate::results::{Document, Role, Session, ShapeResult};
+use crate::units::{interval, percent as pct, significant as num};
 use std::fmt::Write;
 
 pub struct Markdown;
 
 impl Exporter for Markdown {
-    fn render(&self, doc: &Document) -> Result<Vec<u8>, Error> {
+    fn render(&self, doc: &Document) -> Result<Vec<u8>, ReportError> {
         let text = match doc {
             Document::Session(s) => session(s),
             Document::Model(m) => {
@@ -36,36 +37,20 @@ fn code_block(text: &str) -> String {
     format!("```text\n{}\n```\n", text.trim_end())
 }
 
-/// A table cell: `|` would end it.
+/// The Markdown syntax of the shared markup layer.
+const MD: markup::Markdown = markup::Markdown;
+
+/// Text from a results value (an arm, an error, a warning) made safe for
+/// Markdown.
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|")
-}
-
-fn num(x: f64) -> String {
-    if !x.is_finite() {
-        "-".into()
-    } else if x.abs() >= 100.0 {
-        format!("{x:.1}")
-    } else if x.abs() >= 10.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
-fn pct(x: f64) -> String {
-    format!("{x:+.1}%")
-}
-
-fn interval(median: f64, ci: [f64; 2]) -> String {
-    format!("{} [{}, {}]", pct(median), pct(ci[0]), pct(ci[1]))
+    MD.escape(s)
 }
 
 /// The whole session.
 pub fn session(s: &Session) -> String {
     let mut o = String::new();
     let shapes: Vec<&str> = s.results.iter().map(|r| r.shape.as_str()).collect();
-    let _ = writeln!(o, "### loopbench: {}\n", shapes.join(", "));
+    o.push_str(&MD.heading(3, &format!("loopbench: {}", shapes.join(", "))));
     let level = s.session.confidence_level * 100.0;
     let epochs = s.epochs.len().max(1);
     let _ = writeln!(
@@ -140,33 +125,28 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
             .map(|r| r.trim_start_matches("skipped: ").to_string())
             .collect();
         reasons.dedup();
-        let _ = writeln!(
-            o,
-            "#### {}\n\nNot measured: {}.\n",
-            r.shape,
-            cell(&reasons.join("; "))
-        );
+        o.push_str(&MD.heading(4, &r.shape));
+        let _ = writeln!(o, "Not measured: {}.\n", cell(&reasons.join("; ")));
         return;
     }
-    let _ = writeln!(
-        o,
-        "#### {}{}\n",
-        r.shape,
-        ops.map(|n| format!(" ({n} wasm ops per iteration)"))
-            .unwrap_or_default()
-    );
+    let ops = ops
+        .map(|n| format!(" ({n} wasm ops per iteration)"))
+        .unwrap_or_default();
+    o.push_str(&MD.heading(4, &format!("{}{ops}", r.shape)));
     let base = r
         .arms
         .iter()
         .find(|a| a.role == Role::Baseline)
         .map(|a| a.arm.as_str())
         .unwrap_or("baseline");
-    let _ = writeln!(
-        o,
-        "| arm | ns/op | ns/iter | change vs {} [{level:.0}% CI] | verdict |",
-        cell(base)
-    );
-    let _ = writeln!(o, "|---|--:|--:|---|---|");
+    let columns = [
+        Column::left("arm", 0),
+        Column::right("ns/op", 0),
+        Column::right("ns/iter", 0),
+        Column::left(format!("change vs {base} [{level:.0}% CI]"), 0),
+        Column::left("verdict", 0),
+    ];
+    o.push_str(&MD.table_start(&columns));
     for a in r.arms.iter().filter(|a| a.role != Role::Null) {
         let (per_op, per_iter) = match &a.ns_per_iter {
             Some(t) => (
@@ -192,13 +172,9 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
                     .unwrap_or_default(),
             ),
         };
-        let _ = writeln!(
-            o,
-            "| {} | {per_op} | {per_iter} | {change} | {} |",
-            cell(&a.arm),
-            cell(&verdict)
-        );
+        o.push_str(&MD.table_row(&columns, &[&a.arm, &per_op, &per_iter, &change, &verdict]));
     }
+    o.push_str(&MD.table_end());
     match &r.null_control {
         Some(n) => {
             let floor = n.ci_pct[0].abs().max(n.ci_pct[1].abs());
@@ -229,29 +205,35 @@ fn stopped(r: &ShapeResult) -> String {
 fn calibration(c: &Calibration) -> String {
     let mut o = String::new();
     let s = &c.settings;
-    let _ = writeln!(
-        o,
-        "### loopbench calibrate: {} on {} ({})\n",
-        s.shape, s.engine, s.version
-    );
-    let _ = writeln!(
-        o,
-        "| true effect | measured (median over {} repetitions) | coverage | detected |",
-        s.repeat
-    );
-    let _ = writeln!(o, "|--:|--:|--:|--:|");
-    for e in &c.effects {
-        let _ = writeln!(
-            o,
-            "| {} | {} | {}/{} | {}/{} |",
-            pct(e.true_pct),
-            pct(e.median_pct),
-            e.covered,
-            e.repetitions,
-            e.detected,
-            e.repetitions
-        );
-    }
+    o.push_str(&MD.heading(
+        3,
+        &format!(
+            "loopbench calibrate: {} on {} ({})",
+            s.shape, s.engine, s.version
+        ),
+    ));
+    let columns = [
+        Column::right("true effect", 0),
+        Column::right(
+            format!("measured (median over {} repetitions)", s.repeat),
+            0,
+        ),
+        Column::right("coverage", 0),
+        Column::right("detected", 0),
+    ];
+    let rows: Vec<Vec<String>> = c
+        .effects
+        .iter()
+        .map(|e| {
+            vec![
+                pct(e.true_pct),
+                pct(e.median_pct),
+                format!("{}/{}", e.covered, e.repetitions),
+                format!("{}/{}", e.detected, e.repetitions),
+            ]
+        })
+        .collect();
+    o.push_str(&MD.table(&columns, &rows));
     match &c.smallest_reliable {
         Some(r) => {
             let _ = writeln!(
@@ -272,32 +254,36 @@ fn calibration(c: &Calibration) -> String {
 
 fn comparison(c: &SessionComparison) -> String {
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "### loopbench compare: {} against {}\n",
-        c.b.label, c.a.label
-    );
+    o.push_str(&MD.heading(
+        3,
+        &format!("loopbench compare: {} against {}", c.b.label, c.a.label),
+    ));
     for w in &c.warnings {
         let _ = writeln!(o, "> **Warning:** {}\n", cell(w));
     }
-    let _ = writeln!(
-        o,
-        "| shape | arm | A ns/iter | B ns/iter | B vs A [{:.0}% CI] | verdict |",
-        c.confidence * 100.0
-    );
-    let _ = writeln!(o, "|---|---|--:|--:|---|---|");
-    for r in &c.rows {
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} | {} |",
-            cell(&r.shape),
-            cell(&r.arm),
-            num(r.a_ns_per_iter),
-            num(r.b_ns_per_iter),
-            interval(r.median_pct, r.ci_pct),
-            super::compare::verdict_words(r.verdict)
-        );
-    }
+    let columns = [
+        Column::left("shape", 0),
+        Column::left("arm", 0),
+        Column::right("A ns/iter", 0),
+        Column::right("B ns/iter", 0),
+        Column::left(format!("B vs A [{:.0}% CI]", c.confidence * 100.0), 0),
+        Column::left("verdict", 0),
+    ];
+    let rows: Vec<Vec<String>> = c
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.shape.clone(),
+                r.arm.clone(),
+                num(r.a_ns_per_iter),
+                num(r.b_ns_per_iter),
+                interval(r.median_pct, r.ci_pct),
+                super::compare::verdict_words(r.verdict).to_string(),
+            ]
+        })
+        .collect();
+    o.push_str(&MD.table(&columns, &rows));
     if !c.unmatched.is_empty() {
         let _ = writeln!(o, "\nNot compared:\n");
         for u in &c.unmatched {

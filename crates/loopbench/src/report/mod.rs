@@ -24,9 +24,14 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod markup;
 pub mod model;
 pub mod svg;
 pub mod table;
+
+mod error;
+
+pub use error::ReportError;
 
 use crate::error::Error;
 use crate::results::Document;
@@ -44,7 +49,7 @@ pub const LIMITS: &[&str] = &[
 /// One output format.
 pub trait Exporter {
     /// `doc` in this format.
-    fn render(&self, doc: &Document) -> Result<Vec<u8>, Error>;
+    fn render(&self, doc: &Document) -> Result<Vec<u8>, ReportError>;
 }
 
 /// A format as the command line names it.
@@ -84,14 +89,14 @@ pub const FORMATS: &[Format] = &[
 ];
 
 /// The format named `name`, or the list of names.
-pub fn format(name: &str) -> Result<&'static Format, Error> {
-    FORMATS.iter().find(|f| f.name == name).ok_or_else(|| {
-        let names: Vec<_> = FORMATS.iter().map(|f| f.name).collect();
-        Error::Usage(format!(
-            "unknown format `{name}` (valid: {})",
-            names.join(", ")
-        ))
-    })
+pub fn format(name: &str) -> Result<&'static Format, ReportError> {
+    FORMATS
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| ReportError::UnknownFormat {
+            name: name.to_string(),
+            valid: FORMATS.iter().map(|f| f.name).collect(),
+        })
 }
 
 /// Where one format goes.
@@ -128,23 +133,20 @@ pub struct Exports {
 impl Exports {
     /// The usual outputs of a command: each `(format, target)` requested,
     /// plus the table on stdout unless another format already takes stdout.
-    pub fn new(requested: &[(&str, Target)]) -> Result<Self, Error> {
+    pub fn new(requested: &[(&str, Target)]) -> Result<Self, ReportError> {
         let mut outputs = Vec::new();
         for (name, target) in requested {
             let f = format(name)?;
             if *target == Target::Stdout
                 && outputs.iter().any(|o: &Output| o.target == Target::Stdout)
             {
-                return Err(Error::Usage(format!(
-                    "only one format can go to stdout (`-`); {name} is the second"
-                )));
+                return Err(ReportError::SecondOnStdout {
+                    format: name.to_string(),
+                });
             }
             if let Target::File(p) = target {
                 if outputs.iter().any(|o: &Output| o.target == *target) {
-                    return Err(Error::Usage(format!(
-                        "{} is named for two formats",
-                        p.display()
-                    )));
+                    return Err(ReportError::NamedTwice { path: p.clone() });
                 }
             }
             outputs.push(Output {
@@ -223,7 +225,10 @@ impl Exports {
 fn check_writable(path: &Path) -> Result<(), Error> {
     let dir = parent(path);
     if path.is_dir() {
-        return Err(Error::Usage(format!("{} is a directory", path.display())));
+        return Err(ReportError::IsADirectory {
+            path: path.to_path_buf(),
+        }
+        .into());
     }
     temp_beside(path).map_err(|e| {
         Error::io(
@@ -359,15 +364,12 @@ impl OutputLock {
                 Err(std::fs::TryLockError::WouldBlock) => {
                     let mut holder = String::new();
                     let _ = std::io::Read::read_to_string(&mut file, &mut holder);
-                    let holder = match holder.trim() {
-                        "" => String::new(),
-                        pid => format!(" (pid {pid})"),
-                    };
-                    return Err(Error::Usage(format!(
-                        "{} is being written by another loopbench session{holder}; \
-                         wait for it to finish or write to another file",
-                        target.display()
-                    )));
+                    let holder = Some(holder.trim().to_string()).filter(|pid| !pid.is_empty());
+                    return Err(ReportError::Locked {
+                        path: target.to_path_buf(),
+                        holder,
+                    }
+                    .into());
                 }
                 Err(std::fs::TryLockError::Error(e)) => return Err(cannot(e)),
             }
@@ -378,10 +380,10 @@ impl OutputLock {
             write!(file, "{}", std::process::id()).map_err(cannot)?;
             return Ok(OutputLock { file, path });
         }
-        Err(Error::Usage(format!(
-            "cannot lock {}: its lock file keeps changing",
-            target.display()
-        )))
+        Err(ReportError::LockKeepsChanging {
+            path: target.to_path_buf(),
+        }
+        .into())
     }
 }
 

@@ -23,13 +23,8 @@ pub const GREY: &str = "#8C8C8C";
 /// Colours for a list of series, in order.
 pub const SERIES: &[&str] = &[BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, YELLOW, BLACK];
 
-/// Escape text for HTML and SVG.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+/// Escape text for HTML and SVG (the markup layer owns it).
+pub use super::markup::escape_html as esc;
 
 /// One row of a dot chart.
 #[derive(Clone, Debug, Default)]

@@ -1,16 +1,17 @@
 //! The terminal table, in the reference harness's spirit: one row per shape
 //! and arm, the null floor beside every shape, verdicts in words.
 
-use super::Exporter;
-use crate::error::Error;
+use super::markup::{Column, Markup, Text};
+use super::{Exporter, ReportError};
 use crate::results::{Document, Layout, Role, Session, ShapeResult};
+use crate::units::{interval, significant as num};
 use std::fmt::Write;
 
 /// The terminal table of any document.
 pub struct Table;
 
 impl Exporter for Table {
-    fn render(&self, doc: &Document) -> Result<Vec<u8>, Error> {
+    fn render(&self, doc: &Document) -> Result<Vec<u8>, ReportError> {
         let text = match doc {
             Document::Session(s) if s.results.iter().any(|r| r.app_steps.is_some()) => s
                 .results
@@ -40,22 +41,23 @@ impl Exporter for Table {
     }
 }
 
-fn num(x: f64) -> String {
-    if !x.is_finite() {
-        "-".into()
-    } else if x >= 1000.0 {
-        format!("{x:.0}")
-    } else if x >= 100.0 {
-        format!("{x:.1}")
-    } else if x >= 10.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
-fn pct(x: f64) -> String {
-    format!("{x:+.1}%")
+/// The table's columns: a shape's name on its first row only, then the
+/// arm, its times and counts, its change and verdict. Notes under a shape
+/// are rows of two cells (an empty shape cell, then the note).
+fn columns() -> Vec<Column> {
+    vec![
+        Column::left("shape", 20),
+        Column::left("arm", 18),
+        Column::right("ns/iter", 11),
+        Column::right("min", 11),
+        Column::right("ns/op", 8),
+        Column::right("ops/it", 7),
+        Column::right("B/it", 6),
+        Column::right("MB/s", 9),
+        Column::right("ratio", 7),
+        Column::left("change vs baseline [95% CI]", 28).gap(2),
+        Column::left("verdict", 0),
+    ]
 }
 
 /// Render the whole report.
@@ -96,23 +98,12 @@ pub fn render(report: &Session) -> String {
         .collect();
     let _ = writeln!(out, "engines: {}", versions.join("; "));
     let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "{:<20} {:<18} {:>11} {:>11} {:>8} {:>7} {:>6} {:>9} {:>7}  {:<28} verdict",
-        "shape",
-        "arm",
-        "ns/iter",
-        "min",
-        "ns/op",
-        "ops/it",
-        "B/it",
-        "MB/s",
-        "ratio",
-        "change vs baseline [95% CI]"
-    );
+    let columns = columns();
+    out.push_str(&Text.table_start(&columns));
     for r in &report.results {
-        render_shape(&mut out, r);
+        render_shape(&mut out, &columns, r);
     }
+    out.push_str(&Text.table_end());
     let _ = writeln!(out);
     render_disturbances(&mut out, report);
     crate::report::counters::render_footer(&mut out, report);
@@ -161,7 +152,7 @@ fn render_disturbances(out: &mut String, report: &Session) {
 
 /// A change with its interval, and the layout spread when it has one.
 fn change_text(median: f64, ci: [f64; 2], l: &Layout) -> String {
-    let mut t = format!("{} [{}, {}]", pct(median), pct(ci[0]), pct(ci[1]));
+    let mut t = interval(median, ci);
     if l.layout_sensitive {
         t.push_str(" L");
     }
@@ -202,22 +193,19 @@ fn interval_note(r: &ShapeResult) -> String {
     }
 }
 
-fn render_shape(out: &mut String, r: &ShapeResult) {
+fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
+    let row = |out: &mut String, cells: &[&str]| out.push_str(&Text.table_row(columns, cells));
     let counts = r.counts_per_iter.as_ref();
     for (i, a) in r.arms.iter().enumerate() {
         let name = if i == 0 { r.shape.as_str() } else { "" };
         let cmp = r.comparisons.iter().find(|c| c.arm == a.arm);
         if let Some(reason) = &a.skipped {
-            let _ = writeln!(out, "{name:<20} {:<18} {reason}", a.arm);
+            row(out, &[name, &a.arm, reason]);
             continue;
         }
         let Some(t) = &a.ns_per_iter else {
-            let _ = writeln!(
-                out,
-                "{name:<20} {:<18} failed: {}",
-                a.arm,
-                a.error.clone().unwrap_or_default()
-            );
+            let failed = format!("failed: {}", a.error.clone().unwrap_or_default());
+            row(out, &[name, &a.arm, &failed]);
             continue;
         };
         let ops = counts.map(|c| num(c.ops)).unwrap_or_else(|| "?".into());
@@ -244,32 +232,34 @@ fn render_shape(out: &mut String, r: &ShapeResult) {
             .as_ref()
             .map(|e| format!("  (failed after {} reps: {e})", a.verified_reps))
             .unwrap_or_default();
-        let _ = writeln!(
+        row(
             out,
-            "{name:<20} {:<18} {:>11} {:>11} {:>8} {:>7} {:>6} {:>9} {:>7}  {:<28} {verdict}{failed}",
-            a.arm,
-            num(t.median),
-            num(t.min),
-            a.ns_per_op.map(num).unwrap_or_else(|| "-".into()),
-            ops,
-            bytes,
-            a.mb_per_s.map(|m| format!("{m:.0}")).unwrap_or_else(|| "-".into()),
-            ratio,
-            change,
+            &[
+                name,
+                &a.arm,
+                &num(t.median),
+                &num(t.min),
+                &a.ns_per_op.map(num).unwrap_or_else(|| "-".into()),
+                &ops,
+                &bytes,
+                &a.mb_per_s
+                    .map(|m| format!("{m:.0}"))
+                    .unwrap_or_else(|| "-".into()),
+                &ratio,
+                &change,
+                &format!("{verdict}{failed}"),
+            ],
         );
     }
     if let Some(n) = &r.null_control {
         let floor = n.ci_pct[0].abs().max(n.ci_pct[1].abs());
-        let _ = writeln!(
-            out,
-            "{:<20} null floor: {} [{}, {}], changes inside ±{floor:.1}% are within noise",
-            "",
-            pct(n.median_pct),
-            pct(n.ci_pct[0]),
-            pct(n.ci_pct[1])
+        let note = format!(
+            "null floor: {}, changes inside ±{floor:.1}% are within noise",
+            interval(n.median_pct, n.ci_pct)
         );
+        row(out, &["", &note]);
     }
-    let _ = writeln!(out, "{:<20} {}", "", interval_note(r));
+    row(out, &["", &interval_note(r)]);
     let sensitive: Vec<String> = r
         .comparisons
         .iter()
@@ -284,12 +274,11 @@ fn render_shape(out: &mut String, r: &ShapeResult) {
         })
         .collect();
     if !sensitive.is_empty() {
-        let _ = writeln!(
-            out,
-            "{:<20} L layout-sensitive: {}; a single process would have misled",
-            "",
+        let note = format!(
+            "L layout-sensitive: {}; a single process would have misled",
             sensitive.join(", ")
         );
+        row(out, &["", &note]);
     }
     crate::report::counters::render_shape(out, r);
 }
