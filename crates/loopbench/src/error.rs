@@ -80,6 +80,9 @@ pub enum Error {
     Workers(#[from] crate::workers::WorkerError),
     #[error(transparent)]
     Effect(#[from] crate::calibrate::effect::EffectError),
+    /// An app cannot be found, built, prepared or counted.
+    #[error(transparent)]
+    App(#[from] crate::apps::AppError),
     #[error(transparent)]
     Size(#[from] crate::units::SizeError),
     /// Pinning failed, or `--counters callgrind` could not re-execute.
