@@ -45,6 +45,9 @@ pub enum Error {
     Workers(#[from] crate::workers::WorkerError),
     #[error(transparent)]
     Effect(#[from] crate::calibrate::effect::EffectError),
+    /// An app cannot be found, built, prepared or counted.
+    #[error(transparent)]
+    App(#[from] crate::apps::AppError),
     #[error(transparent)]
     Calibrate(#[from] crate::calibrate::CalibrateError),
     #[error(transparent)]

@@ -1,13 +1,69 @@
-//! What preparing an app module can fail with: reading it, rewriting its
-//! imports into stubs, adding the driver, injecting a shape (warm mode).
+//! What an app can fail with before it runs: finding its recipe, building
+//! and reading its module, rewriting its imports into stubs, adding the
+//! driver, injecting a shape (warm mode); and its untimed counting run.
 
 use super::rewrite::Sig;
+use crate::error::EngineError;
+use std::path::PathBuf;
 use thiserror::Error;
 use wasmparser::BinaryReaderError;
 
 /// Why an app module (or a shape injected into it) cannot be prepared.
 #[derive(Debug, Error)]
 pub enum AppError {
+    #[error("unknown app `{name}` (valid: {valid})")]
+    UnknownApp { name: String, valid: String },
+    #[error(
+        "app {app} is not built ({} missing) and {} was not found; set LOOPBENCH_ROOT to the loopbench source tree",
+        artifact.display(),
+        script.display()
+    )]
+    NotBuilt {
+        app: &'static str,
+        artifact: PathBuf,
+        script: PathBuf,
+    },
+    /// The recipe's own one-line error (it names what to install).
+    #[error("building app {app} failed: {why}")]
+    BuildFailed { app: &'static str, why: String },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The module does not prepare (the causes below).
+    #[error("app {app}: {source}")]
+    Prepare {
+        app: &'static str,
+        #[source]
+        source: Box<AppError>,
+    },
+    /// Warm mode: the app with the shape injected does not load.
+    #[error("warm mode, shape {shape}: {source}")]
+    Warm {
+        shape: String,
+        #[source]
+        source: Box<AppError>,
+    },
+    /// The engine of an arm cannot be built.
+    #[error(transparent)]
+    Engine(EngineError),
+    /// The untimed counting or tracing engine failed.
+    #[error("counting run: {0}")]
+    CountingRun(#[source] EngineError),
+    #[error("app {app}: run({steps}) did not finish within {fuel} units of fuel")]
+    OutOfFuel {
+        app: &'static str,
+        steps: u64,
+        fuel: u64,
+    },
+    #[error("app {app}: cannot trace its branches: {source}")]
+    Trace {
+        app: &'static str,
+        #[source]
+        source: loopbench_count::CountError,
+    },
     /// wasmparser's reading of a section or item.
     #[error("{0}")]
     Wasm(#[from] BinaryReaderError),
@@ -57,4 +113,13 @@ pub enum AppError {
     /// Warm mode: what keeps the shape from being injected into the app.
     #[error("{0}")]
     NotInjectable(&'static str),
+}
+
+impl AppError {
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        AppError::Io {
+            context: context.into(),
+            source,
+        }
+    }
 }

@@ -8,28 +8,42 @@
 //! counters are read after the untimed setup and again after the run, and
 //! the difference is the workload (setup and allocation excluded).
 
-use super::AppShape;
+use super::{AppError, AppShape};
 use crate::arm::RunError;
 use crate::count::instrumented;
 use crate::engines::counting::{CountingInstance, Stopped};
 use crate::error::{EngineError, Error};
+pub use crate::results::app::HotClass;
+use crate::results::app::{AppProfile, PROFILE_SCHEMA};
+pub use crate::results::app::{HOT_SHARE, SHAPE_SHARE};
 use crate::shapes::{self, Params, ShapeModule};
 use loopbench_count::{Counts, Instrumented, OpClass};
 use serde::Serialize;
-use std::fmt::Write;
 
 /// Fuel for an app's counting run: far above any recipe's workload
 /// (a few hundred million ops), low enough to stop a runaway.
 pub const APP_FUEL: u64 = 1 << 40;
 
-/// A shape prices a class well when the class is at least this share of
-/// the shape's ops; below it the profile says the match is weak.
-const SHAPE_SHARE: f64 = 0.15;
-/// Classes listed in the profile's "priced by" part: at least this share of the app.
-const HOT_SHARE: f64 = 0.03;
-
 fn ce(e: EngineError) -> Error {
-    Error::Usage(format!("counting run: {e}"))
+    AppError::CountingRun(e).into()
+}
+
+/// The profile of one `run(spec.steps)` of the app: its exact counts and,
+/// for its hot classes, the built-in shapes that price them.
+pub fn profile(app: &AppShape) -> Result<AppProfile, Error> {
+    let steps = app.spec.steps;
+    let (counts, _) = count_app(app, steps)?;
+    let (mixes, skipped) = shape_mixes();
+    let hot_classes = hot_classes(&counts, &mixes);
+    Ok(AppProfile {
+        schema: PROFILE_SCHEMA.to_string(),
+        app: app.spec.name.to_string(),
+        steps,
+        counts,
+        hot_classes,
+        about: Some(app.spec.about.to_string()),
+        skipped,
+    })
 }
 
 /// Exact counts of one `run(steps)` of the app, verified like a rep.
@@ -50,9 +64,12 @@ pub fn count_app(app: &AppShape, steps: u64) -> Result<(Counts, i32), Error> {
     {
         Ok(v) => v.first().and_then(wasmi::Val::i32),
         Err(Stopped::OutOfFuel) => {
-            return Err(Error::Usage(format!(
-                "app {name}: run({steps}) did not finish within {APP_FUEL} units of fuel"
-            )))
+            return Err(AppError::OutOfFuel {
+                app: name,
+                steps,
+                fuel: APP_FUEL,
+            }
+            .into())
         }
         Err(Stopped::Trap(m)) => {
             let why = app
@@ -80,7 +97,7 @@ pub fn trace_app(app: &AppShape, steps: u64) -> Result<loopbench_count::Predicto
     let name = app.spec.name;
     let hook = |e| crate::arm::hook_error(name, "branch trace (wasmi)", 0, e);
     let traced = loopbench_count::trace_branches(&app.prepared.wasm)
-        .map_err(|e| Error::Usage(format!("app {name}: cannot trace its branches: {e}")))?;
+        .map_err(|source| AppError::Trace { app: name, source })?;
     let mut ti = TracingInstance::new(traced, APP_FUEL).map_err(ce)?;
     app.setup(&mut ti).map_err(hook)?;
     app.before_rep(&mut ti).map_err(hook)?;
@@ -149,15 +166,6 @@ pub fn shape_mixes() -> (Vec<ShapeMix>, Vec<String>) {
     (mixes, skipped)
 }
 
-/// A hot class of the app and the shapes that price it.
-#[derive(Clone, Debug, Serialize)]
-pub struct HotClass {
-    pub class: OpClass,
-    pub app_share: f64,
-    /// (shape, that class's share of the shape), best first.
-    pub priced_by: Vec<(String, f64)>,
-}
-
 /// For every class with at least [`HOT_SHARE`] of the app, the three shapes
 /// in which that class has the largest share of the ops.
 pub fn hot_classes(app: &Counts, mixes: &[ShapeMix]) -> Vec<HotClass> {
@@ -187,67 +195,6 @@ pub fn hot_classes(app: &Counts, mixes: &[ShapeMix]) -> Vec<HotClass> {
         .collect();
     hot.sort_by(|a, b| b.app_share.total_cmp(&a.app_share));
     hot
-}
-
-/// The profile as text: the exact mix, then the shapes that price the hot classes.
-pub fn render(
-    app: &AppShape,
-    steps: u64,
-    counts: &Counts,
-    hot: &[HotClass],
-    skipped: &[String],
-) -> String {
-    let mut out = crate::report::counts::render(
-        &format!(
-            "app {} ({}): exact counts of run({steps}), setup excluded",
-            app.spec.name, app.spec.about
-        ),
-        counts,
-        Some(steps),
-    );
-    let per_op = |x: u64| x as f64 / counts.total_ops.max(1) as f64;
-    let _ = writeln!(
-        out,
-        "\n  per executed op: {:.3} taken branches, {:.3} calls, {:.3} transfers, {:.3} bytes loaded, {:.3} bytes stored",
-        per_op(counts.taken_branches),
-        per_op(counts.calls),
-        per_op(counts.transfers),
-        per_op(counts.bytes_loaded),
-        per_op(counts.bytes_stored)
-    );
-    let _ = writeln!(
-        out,
-        "\n  hot classes (>= {:.0}% of the app) and the shapes that price them:",
-        HOT_SHARE * 100.0
-    );
-    for h in hot {
-        let list = h
-            .priced_by
-            .iter()
-            .map(|(s, v)| format!("{s} ({:.0}% of its ops)", v * 100.0))
-            .collect::<Vec<_>>();
-        let by = match h.priced_by.first() {
-            None => "no built-in shape executes this class".to_string(),
-            Some((_, best)) if *best < SHAPE_SHARE => {
-                format!(
-                    "weakly (no shape has it as {:.0}% of its ops): {}",
-                    SHAPE_SHARE * 100.0,
-                    list.join(", ")
-                )
-            }
-            Some(_) => list.join(", "),
-        };
-        let _ = writeln!(
-            out,
-            "    {:<14} {:>5.1}% of the app   priced by: {by}",
-            h.class.name(),
-            h.app_share * 100.0
-        );
-    }
-    if !skipped.is_empty() {
-        let _ = writeln!(out, "    (shapes not counted: {})", skipped.join(", "));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -18,44 +18,17 @@
 //! could not price, and op classes no shape exercises, are listed with
 //! their share of the app: the prediction says nothing about them.
 
+use super::profile::{count_app, trace_app};
+use super::{AppShape, AppSpec};
+use crate::error::Error;
+use crate::model::instructions::COUNTER as INSTRUCTIONS;
+use crate::model::EngineModel;
+use crate::results::app::is_class;
+use crate::results::app::{AppProjected, FromInstructions, PairProjection};
+pub use crate::results::app::{Coverage, Prices, Projection, Term};
+use crate::results::{Session, ShapeResult};
 use loopbench_count::{Counts, OpClass};
-use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// Per-unit prices of one arm, by feature name (see [`crate::model::FEATURES`]).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Prices {
-    pub arm: String,
-    /// ns per unit, for identifiable features only.
-    pub ns: BTreeMap<String, f64>,
-    /// Bootstrap replicates of `ns` (same features), for the projection's
-    /// interval; empty when the prices came without them.
-    #[serde(skip)]
-    pub replicates: Vec<BTreeMap<String, f64>>,
-}
-
-impl Prices {
-    /// The identifiable prices of a model fit.
-    pub fn from_model(m: &crate::model::EngineModel) -> Self {
-        let priced = |values: &dyn Fn(usize) -> f64| -> BTreeMap<String, f64> {
-            m.prices
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| p.identifiable)
-                .map(|(j, p)| (p.feature.to_string(), values(j)))
-                .collect()
-        };
-        Prices {
-            arm: m.arm.clone(),
-            ns: priced(&|j| m.prices[j].ns),
-            replicates: m
-                .price_replicates
-                .iter()
-                .map(|r| priced(&|j| r.get(j).copied().unwrap_or(f64::NAN)))
-                .collect(),
-        }
-    }
-}
 
 /// The app's feature counts for one rep, named like the model's features
 /// (`mispredicts`: the simulated predictor's count for the same rep).
@@ -89,26 +62,8 @@ pub fn app_features(
     x
 }
 
-/// Where an arm's prices fall short of an app's measured time: the share
-/// they reproduce, and the op classes that carry no time in the model
-/// (unpriced, or priced at zero by the fit) ranked by their share of the
-/// app's ops. When the share is low, the missing time is in those classes
-/// or in effects no feature has (cache misses, dispatch the catalog's loops
-/// predict better than the app's code).
-#[derive(Clone, Debug, Serialize)]
-pub struct Coverage {
-    pub arm: String,
-    pub measured_ns: f64,
-    pub reproduced_ns: f64,
-    /// `reproduced / measured`.
-    pub share: f64,
-    /// (class, share of the app's ops) with no price or a zero price.
-    pub unpriced: Vec<(String, f64)>,
-    /// What every op would have to cost on top of its price to close the
-    /// gap, if the gap were spread evenly: ns per op.
-    pub gap_ns_per_op: f64,
-}
-
+/// What `p` reproduces of `measured_ns`, the app's measured time per rep
+/// (see [`Coverage`]).
 pub fn coverage(p: &Prices, x: &BTreeMap<String, f64>, measured_ns: f64) -> Coverage {
     let total_ops: f64 = x.iter().filter(|(f, _)| is_class(f)).map(|(_, v)| *v).sum();
     let reproduced: f64 = x
@@ -129,44 +84,6 @@ pub fn coverage(p: &Prices, x: &BTreeMap<String, f64>, measured_ns: f64) -> Cove
         unpriced,
         gap_ns_per_op: (measured_ns - reproduced) / total_ops.max(1.0),
     }
-}
-
-/// One feature's part of the prediction.
-#[derive(Clone, Debug, Serialize)]
-pub struct Term {
-    pub feature: String,
-    pub count: f64,
-    pub price_a: f64,
-    pub price_b: f64,
-    pub delta_ns: f64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Projection {
-    /// Sum of the terms, ns per rep.
-    pub predicted_delta_ns: f64,
-    /// The model's reproduction of A's time on the app, ns per rep.
-    pub predicted_a_ns: f64,
-    /// Measured median time of A on the app, ns per rep.
-    pub measured_a_ns: f64,
-    /// `predicted_delta_ns / measured_a_ns`, in percent.
-    pub predicted_pct: f64,
-    /// 95% interval of `predicted_pct` over the prices' bootstrap
-    /// replicates (epochs and rounds of the pricing session), when both
-    /// arms carry them.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub predicted_ci_pct: Option<[f64; 2]>,
-    /// Terms, largest |delta| first.
-    pub terms: Vec<Term>,
-    /// Op classes with ops in the app and no price in one of the arms,
-    /// with their share of the app's ops.
-    pub unpriced: Vec<(String, f64)>,
-}
-
-/// Instructions are ops (`operand` included); taken branches, bulk bytes
-/// and mispredictions are extra dynamic quantities on top of them.
-fn is_class(feature: &str) -> bool {
-    !crate::model::EXTRA.contains(&feature)
 }
 
 /// The projection arithmetic (see the module docs).
@@ -233,6 +150,107 @@ pub fn project(
         terms,
         unpriced,
     }
+}
+
+/// An arm's median per iteration (per app step): the time, or `counter`.
+pub fn median_of(r: &ShapeResult, arm: &str, counter: Option<&str>) -> Option<f64> {
+    let a = r.arms.iter().find(|a| a.arm == arm)?;
+    match counter {
+        None => a.ns_per_iter.as_ref().map(|t| t.median),
+        Some(c) => a.counters.values.get(c).map(|v| v.per_iter.median),
+    }
+}
+
+/// One app measured in `r` (the app session's result for it): what each
+/// arm's prices reproduce of its measurement, optionally the time its host
+/// instructions reproduce (the instruction session of the apps, and every
+/// arm's model with its instruction fit), and for every pair of arms the
+/// projected change beside the measured one. `prices` are in arm order,
+/// the baseline first; `counter` is what was priced (`None`: time).
+pub fn project_app(
+    r: &ShapeResult,
+    spec: &'static AppSpec,
+    prices: &[Prices],
+    counter: Option<&str>,
+    by_instructions: Option<(&Session, &[&EngineModel])>,
+) -> Result<AppProjected, Error> {
+    let app = AppShape::load(spec)?;
+    let (counts, _) = count_app(&app, spec.steps)?;
+    let predictor = trace_app(&app, spec.steps)?;
+    let x = app_features(&counts, Some(&predictor));
+    let per_rep = |per_step: f64| per_step * spec.steps as f64;
+    let measured: Vec<Option<f64>> = prices
+        .iter()
+        .map(|p| median_of(r, &p.arm, counter).map(per_rep))
+        .collect();
+    let coverage = prices
+        .iter()
+        .zip(&measured)
+        .filter_map(|(p, m)| m.map(|m| self::coverage(p, &x, m)))
+        .collect();
+    let mut from_instructions = Vec::new();
+    if let Some((apps_ir, models)) = by_instructions {
+        let counted = apps_ir.results.iter().find(|i| i.shape == r.shape);
+        for ((p, m), model) in prices.iter().zip(&measured).zip(models) {
+            let fit = model.from_instructions.as_ref();
+            let ir = counted.and_then(|c| median_of(c, &p.arm, Some(INSTRUCTIONS)));
+            let (Some(m), Some(fit), Some(ir)) = (m, fit, ir) else {
+                continue;
+            };
+            let instructions = per_rep(ir);
+            let reproduced = crate::model::instructions::time(
+                [fit.ns_per_instruction, fit.ns_per_mispredict],
+                instructions,
+                predictor.mispredicts as f64,
+            );
+            from_instructions.push(FromInstructions {
+                arm: p.arm.clone(),
+                measured_ns: *m,
+                instructions,
+                ns_per_instruction: fit.ns_per_instruction,
+                mispredicts: predictor.mispredicts,
+                ns_per_mispredict: fit.ns_per_mispredict,
+                reproduced_ns: reproduced,
+                share: reproduced / m,
+            });
+        }
+    }
+    let mut pairs = Vec::new();
+    for i in 0..prices.len() {
+        for j in i + 1..prices.len() {
+            let Some(ma) = measured[i] else { continue };
+            let (a, b) = (&prices[i], &prices[j]);
+            let p = project(a, b, &x, ma);
+            // Against the baseline, the session's paired comparison (with
+            // its interval); between two candidates, the ratio of medians.
+            let measured_pct = if i == 0 && counter.is_none() {
+                r.comparisons
+                    .iter()
+                    .find(|c| c.arm == b.arm)
+                    .map(|c| (c.median_pct, Some(c.ci_pct)))
+            } else {
+                measured[j].map(|mb| (100.0 * (mb / ma - 1.0), None))
+            };
+            pairs.push(PairProjection {
+                a: a.arm.clone(),
+                b: b.arm.clone(),
+                projected_pct: p.predicted_pct,
+                projected_ci_pct: p.predicted_ci_pct,
+                measured_pct: measured_pct.map(|m| m.0),
+                measured_ci_pct: measured_pct.and_then(|m| m.1),
+                projection: p,
+            });
+        }
+    }
+    Ok(AppProjected {
+        app: spec.name.to_string(),
+        steps: spec.steps,
+        features: x,
+        predictor,
+        coverage,
+        from_instructions,
+        pairs,
+    })
 }
 
 #[cfg(test)]

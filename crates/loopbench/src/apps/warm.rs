@@ -17,11 +17,12 @@
 
 use super::rewrite::{Additions, ElemSegment, ModuleInfo, Sig};
 use super::{AppError, AppShape};
-use crate::arm::{hook_error, skip_reason, Arm, ArmSpec, PreparedArm, Rep, RunError};
+use crate::arm::{hook_error, skip_reason, timed_rep, Arm, ArmSpec, PreparedArm, Rep, RunError};
 use crate::engines::{Compiled, Engine};
 use crate::error::{EngineError, Error};
 use crate::measure::Meter;
 use crate::proposals::Proposals;
+pub use crate::results::app::WarmResult;
 use crate::shapes::{pages_for, HookError, Mismatch, ShapeModule, ShapeRef};
 use crate::stats;
 use crate::stats::LEVEL;
@@ -300,8 +301,10 @@ pub fn setup(spec: &'static super::AppSpec, shape: ShapeModule) -> Result<WarmSe
         let err_global = info.globals - add.globals.len() as u32;
         inject_shape(&shape_wasm, info, err_global, add)
     };
-    let app = AppShape::load_with(spec, Some(&inject))
-        .map_err(|e| Error::Usage(format!("warm mode, shape {}: {e}", shape.name())))?;
+    let app = AppShape::load_with(spec, Some(&inject)).map_err(|e| AppError::Warm {
+        shape: shape.name().to_string(),
+        source: Box::new(e),
+    })?;
     let mut module = shape;
     module.wasm = app.prepared.wasm.clone();
     Ok(WarmSetup {
@@ -332,7 +335,7 @@ impl WarmArm {
         after: u64,
         prefix: Arc<Mutex<Option<i32>>>,
     ) -> Result<Self, Error> {
-        let engine = spec.build().map_err(|e| Error::Usage(e.to_string()))?;
+        let engine = spec.build().map_err(AppError::Engine)?;
         Ok(WarmArm {
             label,
             engine,
@@ -416,6 +419,17 @@ impl WarmPrepared<'_> {
     }
 }
 
+/// Why the last call on a warm instance failed, when the stubs or the
+/// entry point say.
+fn why(app: &AppShape, inst: &mut dyn crate::engines::Instance) -> Option<String> {
+    let code = inst
+        .call(super::stub::ERROR_EXPORT, None, None)
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+    explain(code).or_else(|| super::stub::explain(code, &app.prepared.imports))
+}
+
 impl PreparedArm for WarmPrepared<'_> {
     fn rep(&mut self, rep: usize) -> Result<Rep, RunError> {
         let s = self.shape;
@@ -428,25 +442,17 @@ impl PreparedArm for WarmPrepared<'_> {
             .map_err(|e| err(HookError::Engine(e)))?;
         self.instances.fetch_add(1, Ordering::SeqCst);
         let inst = inst.as_mut();
-        let explained = |inst: &mut dyn crate::engines::Instance, e: EngineError| -> HookError {
-            let code = inst
-                .call(super::stub::ERROR_EXPORT, None, None)
-                .ok()
-                .flatten()
-                .unwrap_or(0);
-            let why =
-                explain(code).or_else(|| super::stub::explain(code, &self.app.prepared.imports));
-            HookError::Engine(match why {
-                Some(w) => EngineError::Trap(format!("{e}; {w}")),
-                None => e,
-            })
-        };
         self.app.setup(inst).map_err(err)?;
         if self.after > 0 {
             self.app.before_rep(inst).map_err(err)?;
             let ret = match inst.call("run", Some(self.after as i32), None) {
                 Ok(r) => r,
-                Err(e) => return Err(err(explained(inst, e))),
+                Err(e) => {
+                    return Err(err(HookError::Engine(match why(&self.app, inst) {
+                        Some(w) => EngineError::Trap(format!("{e}; {w}")),
+                        None => e,
+                    })))
+                }
             };
             self.check_prefix(ret).map_err(err)?;
         }
@@ -464,30 +470,19 @@ impl PreparedArm for WarmPrepared<'_> {
             ))));
         }
         s.shape.init(s.params, inst).map_err(err)?;
-        s.shape.reset(s.params, s.iters, inst).map_err(err)?;
-        let ret = match inst.call(WARM_RUN, Some(s.iters as i32), Some(&mut self.meter)) {
-            Ok(r) => r,
-            Err(e) => return Err(err(explained(inst, e))),
-        };
-        let reading = self.meter.take();
-        s.shape.verify(s.params, s.iters, ret, inst).map_err(err)?;
+        let app = &self.app;
+        let explain = |inst: &mut dyn crate::engines::Instance| why(app, inst);
+        let (reading, _) = timed_rep(
+            &s,
+            &arm,
+            rep,
+            (WARM_RUN, s.iters),
+            inst,
+            &mut self.meter,
+            &explain,
+        )?;
         Ok(Rep { reading })
     }
-}
-
-/// Outcome of one warm-mode comparison on one engine.
-#[derive(serde::Serialize)]
-pub struct WarmResult {
-    pub engine: String,
-    pub shape: String,
-    pub iters: u64,
-    /// (label, samples ns per iteration, skipped reason)
-    pub arms: Vec<(String, Vec<f64>, Option<String>)>,
-    pub change: Option<stats::EpochChange>,
-    pub null: Option<stats::EpochChange>,
-    pub verdict: Option<stats::Verdict>,
-    /// Instances created per arm (one per rep, warm-up included).
-    pub instances: Vec<usize>,
 }
 
 /// Cold (baseline), warm and a second cold copy (null control) on one

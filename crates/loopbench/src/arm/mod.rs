@@ -288,26 +288,51 @@ impl InProcessPrepared<'_> {
 
 impl PreparedArm for InProcessPrepared<'_> {
     fn rep(&mut self, rep: usize) -> Result<Rep, RunError> {
-        let s = &self.shape;
-        let n = self.iters;
-        let inst = self.instance.as_mut();
-        let err = |e| hook_error(s.name, &self.arm, rep, e);
-        use crate::phases::{record, time, Phase};
-        time(Phase::Setup, || s.shape.reset(s.params, n, inst)).map_err(err)?;
-        self.meter.context(s.name, &self.arm, rep);
-        let ret = inst
-            .call("run", Some(n as i32), Some(&mut self.meter))
-            .map_err(|e| match s.shape.explain_failure(&mut *inst) {
+        let s = self.shape;
+        let explain = |inst: &mut dyn Instance| s.shape.explain_failure(inst);
+        let (reading, ret) = timed_rep(
+            &s,
+            &self.arm,
+            rep,
+            ("run", self.iters),
+            self.instance.as_mut(),
+            &mut self.meter,
+            &explain,
+        )?;
+        self.last_return = ret;
+        Ok(Rep { reading })
+    }
+}
+
+/// One rep on a ready instance, shared by every in-process arm: the
+/// shape's reset (untimed), the one timed call `entry.0(entry.1)`, the
+/// shape's verify of that count (untimed). `explain` says why a failed
+/// call failed, when the module can tell. Returns the reading and what the
+/// call returned.
+pub(crate) fn timed_rep(
+    s: &crate::shapes::ShapeRef,
+    arm: &str,
+    rep: usize,
+    (entry, n): (&str, u64),
+    inst: &mut dyn Instance,
+    meter: &mut Meter,
+    explain: &dyn Fn(&mut dyn Instance) -> Option<String>,
+) -> Result<(Reading, Option<i32>), RunError> {
+    let err = |e| hook_error(s.name, arm, rep, e);
+    use crate::phases::{record, time, Phase};
+    time(Phase::Setup, || s.shape.reset(s.params, n, inst)).map_err(err)?;
+    meter.context(s.name, arm, rep);
+    let ret =
+        inst.call(entry, Some(n as i32), Some(meter))
+            .map_err(|e| match explain(&mut *inst) {
                 Some(why) => err(HookError::Engine(EngineError::Trap(format!("{e}; {why}")))),
                 None => err(HookError::Engine(e)),
             })?;
-        let reading = self.meter.take();
-        record(
-            Phase::TimedRun,
-            std::time::Duration::from_nanos(reading.ns as u64),
-        );
-        self.last_return = ret;
-        time(Phase::Verify, || s.shape.verify(s.params, n, ret, inst)).map_err(err)?;
-        Ok(Rep { reading })
-    }
+    let reading = meter.take();
+    record(
+        Phase::TimedRun,
+        std::time::Duration::from_nanos(reading.ns as u64),
+    );
+    time(Phase::Verify, || s.shape.verify(s.params, n, ret, inst)).map_err(err)?;
+    Ok((reading, ret))
 }

@@ -1,8 +1,7 @@
 //! `loopbench app ...`: list, run, profile, project and warm mode for the
 //! real workloads in `apps/`.
 
-use crate::apps::profile::{count_app, hot_classes, shape_mixes, trace_app};
-use crate::apps::project::{app_features, coverage, project, Prices};
+use crate::apps::project::project_app;
 use crate::apps::warm;
 use crate::apps::{self, AppShape, AppSpec, APPS};
 
@@ -13,14 +12,12 @@ use crate::arm::{parse_arms, ArmSpec};
 use crate::error::Error;
 use crate::measure::counters::{CounterChoice, CounterKind};
 use crate::model::EngineModel;
-use crate::report;
-use crate::results::Document;
-use crate::results::{Session, ShapeResult, APP_PROJECT_SCHEMA as PROJECT_SCHEMA};
+use crate::results::app::{AppProjection, AppWarm, Prices, PROJECT_SCHEMA, WARM_SCHEMA};
+use crate::results::{Document, Session};
 use crate::session::{self, Plan};
 use crate::shapes::{self, Params, ShapeModule};
 
 use clap::{Args, Subcommand};
-use std::fmt::Write;
 
 #[derive(Args, Debug)]
 pub struct AppArgs {
@@ -202,7 +199,10 @@ fn select(names: &[String]) -> Result<Vec<&'static AppSpec>, Error> {
     if names.iter().any(|n| n == "all") {
         return Ok(APPS.iter().collect());
     }
-    names.iter().map(|n| apps::find(n)).collect()
+    Ok(names
+        .iter()
+        .map(|n| apps::find(n))
+        .collect::<Result<_, _>>()?)
 }
 
 fn list() -> Result<bool, Error> {
@@ -280,59 +280,12 @@ impl AppRunArgs {
 
 impl AppProfileArgs {
     pub fn execute(&self) -> Result<bool, Error> {
-        let spec = apps::find(&self.app)?;
-        let app = AppShape::load(spec)?;
-        let (counts, _) = count_app(&app, spec.steps)?;
-        let (mixes, skipped) = shape_mixes();
-        let hot = hot_classes(&counts, &mixes);
-        #[derive(serde::Serialize)]
-        struct Profile<'a> {
-            schema: &'static str,
-            app: &'a str,
-            steps: u64,
-            counts: &'a loopbench_count::Counts,
-            hot_classes: &'a [apps::profile::HotClass],
-        }
-        let json = serde_json::to_value(Profile {
-            schema: "loopbench-app-profile/1",
-            app: spec.name,
-            steps: spec.steps,
-            counts: &counts,
-            hot_classes: &hot,
-        })
-        .map_err(|e| Error::Usage(format!("cannot encode JSON: {e}")))?;
-        let text = apps::profile::render(&app, spec.steps, &counts, &hot, &skipped);
+        let app = AppShape::load(apps::find(&self.app)?)?;
+        let profile = apps::profile::profile(&app)?;
         self.output
             .exports()?
-            .finish(&Document::Text { json, text })?;
+            .finish(&Document::AppProfile(profile))?;
         Ok(true)
-    }
-}
-
-/// An arm's median per iteration (per app step): the time, or `counter`.
-fn median_of(r: &ShapeResult, arm: &str, counter: Option<&str>) -> Option<f64> {
-    let a = r.arms.iter().find(|a| a.arm == arm)?;
-    match counter {
-        None => a.ns_per_iter.as_ref().map(|t| t.median),
-        Some(c) => a.counters.values.get(c).map(|v| v.per_iter.median),
-    }
-}
-
-/// A per-rep amount in the projection's unit: ms of time, or millions of
-/// the counter's units.
-fn amount(v: f64, counter: Option<&str>) -> String {
-    match counter {
-        None => format!("{:.3} ms", v / 1e6),
-        Some(c) => format!("{:.3}M {c}", v / 1e6),
-    }
-}
-
-fn signed(v: f64, counter: Option<&str>) -> String {
-    let a = amount(v, counter);
-    if v >= 0.0 {
-        format!("+{a}")
-    } else {
-        a
     }
 }
 
@@ -340,12 +293,8 @@ fn signed(v: f64, counter: Option<&str>) -> String {
 /// `--counters callgrind`: the shapes' and the apps' host instructions.
 fn instruction_sessions(from: &str) -> Result<(Session, Session), Error> {
     let bad = |why: String| Error::Usage(format!("--instructions-from {from}: {why}"));
-    let json = match crate::results::read(std::path::Path::new(from))? {
-        Document::Text { json, .. }
-            if json.get("schema").and_then(|s| s.as_str()) == Some(PROJECT_SCHEMA) =>
-        {
-            json
-        }
+    let doc = match crate::results::read(std::path::Path::new(from))? {
+        Document::AppProject(doc) if doc.schema == PROJECT_SCHEMA => doc,
         other => {
             return Err(bad(format!(
                 "a {} document, not the JSON of `app project --counters callgrind`",
@@ -353,11 +302,11 @@ fn instruction_sessions(from: &str) -> Result<(Session, Session), Error> {
             )))
         }
     };
-    let session = |key: &str| -> Result<Session, Error> {
-        serde_json::from_value(json.get(key).cloned().unwrap_or_default())
-            .map_err(|e| bad(format!("its {key} does not read: {e}")))
-    };
-    let (shapes, apps) = (session("pricing_session")?, session("app_session")?);
+    let AppProjection {
+        pricing_session: shapes,
+        app_session: apps,
+        ..
+    } = *doc;
     if let Some(what) = crate::model::missing_counter(&apps, INSTRUCTIONS) {
         return Err(bad(format!(
             "the app session has no `{INSTRUCTIONS}` {what}"
@@ -468,250 +417,32 @@ impl AppProjectArgs {
         plan.stop = stop;
         count_with(&mut plan, &self.counters);
         let report = session::run(plan, &mut Quiet)?;
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "prices ({} per unit; least-squares fit over the shapes, this session):",
-            counter.unwrap_or("ns")
-        );
-        let mut head = format!("  {:<14}", "feature");
-        for l in &labels {
-            head += &format!(" {l:>12}");
-        }
-        let _ = writeln!(out, "{head}");
-        for f in crate::model::FEATURES {
-            let mut row = format!("  {f:<14}");
-            for p in &prices {
-                row += &match p.ns.get(*f) {
-                    Some(v) => format!(" {v:>12.3}"),
-                    None => format!(" {:>12}", "-"),
-                };
-            }
-            let _ = writeln!(out, "{row}");
-        }
-        for l in labels.iter().filter(|l| crate::model::is_compiler(l)) {
-            let _ = writeln!(out, "  caveat ({l}): {}", crate::model::JIT_CAVEAT);
-        }
-        let mut projections = Vec::new();
-        for (r, spec) in report.results.iter().zip(&apps) {
-            let _ = writeln!(out);
-            let by_instructions = from_instructions
-                .as_ref()
-                .map(|(_, apps_ir)| (apps_ir, arm_models.as_slice()));
-            let (text, json) = project_app(r, spec, &labels, &prices, counter, by_instructions)?;
-            out += &text;
-            projections.push(json);
-        }
-        let json = serde_json::json!({
-            "schema": PROJECT_SCHEMA,
-            "unit": counter.unwrap_or("ns"),
-            "pricing_session": price_report,
-            "app_session": report,
-            "projections": projections,
-        });
+        let by_instructions = from_instructions
+            .as_ref()
+            .map(|(_, apps_ir)| (apps_ir, arm_models.as_slice()));
+        let projections = report
+            .results
+            .iter()
+            .zip(&apps)
+            .map(|(r, spec)| project_app(r, spec, &prices, counter, by_instructions))
+            .collect::<Result<Vec<_>, Error>>()?;
         let mut errors = price_report.errors.clone();
         errors.extend(report.errors.iter().cloned());
-        exports.finish(&Document::Text { json, text: out })?;
+        let doc = AppProjection {
+            schema: PROJECT_SCHEMA.to_string(),
+            unit: counter.unwrap_or("ns").to_string(),
+            pricing_session: price_report,
+            app_session: report,
+            projections,
+            prices,
+            from_instructions: from_instructions.is_some(),
+        };
+        exports.finish(&Document::AppProject(Box::new(doc)))?;
         for e in &errors {
             crate::diag!("error: {e}");
         }
         Ok(errors.is_empty())
     }
-}
-
-/// Below this share of an app's time, the prices do not explain the app,
-/// and the projection says where the time is missing.
-const EXPLAINED: f64 = 0.8;
-
-/// One app: what each arm's prices reproduce of its measured time, and for
-/// every pair of arms the projected change beside the measured one.
-fn project_app(
-    r: &ShapeResult,
-    spec: &AppSpec,
-    labels: &[String],
-    prices: &[Prices],
-    counter: Option<&str>,
-    by_instructions: Option<(&Session, &[&EngineModel])>,
-) -> Result<(String, serde_json::Value), Error> {
-    let mut out = String::new();
-    let app = AppShape::load(apps::find(spec.name)?)?;
-    let (counts, _) = count_app(&app, spec.steps)?;
-    let predictor = trace_app(&app, spec.steps)?;
-    let x = app_features(&counts, Some(&predictor));
-    let _ = writeln!(
-        out,
-        "app {} (one rep = run({}), {} wasm ops, {} simulated mispredictions of {} decisions)",
-        spec.name,
-        spec.steps,
-        counts.total_ops,
-        predictor.mispredicts,
-        predictor.conditional + predictor.multiway
-    );
-    let measured: Vec<Option<f64>> = labels
-        .iter()
-        .map(|l| median_of(r, l, counter).map(|per_step| per_step * spec.steps as f64))
-        .collect();
-    let mut coverages = Vec::new();
-    let _ = writeln!(
-        out,
-        "  share of the app's {} the prices reproduce:",
-        counter.unwrap_or("time")
-    );
-    for (p, m) in prices.iter().zip(&measured) {
-        let Some(m) = m else {
-            let _ = writeln!(
-                out,
-                "    {:<18} not measured (the arm did not run the app)",
-                p.arm
-            );
-            continue;
-        };
-        let c = coverage(p, &x, *m);
-        let _ = writeln!(
-            out,
-            "    {:<18} {:>5.0}%  ({} of {} per rep)",
-            p.arm,
-            100.0 * c.share,
-            amount(c.reproduced_ns, counter),
-            amount(*m, counter)
-        );
-        if c.share < EXPLAINED {
-            let classes: Vec<String> = c
-                .unpriced
-                .iter()
-                .take(5)
-                .map(|(f, s)| format!("{f} {:.1}%", s * 100.0))
-                .collect();
-            let _ = writeln!(
-                out,
-                "      unexplained {} ({:+.2} {} per op if spread evenly); ops with no time in the model: {}",
-                amount(m - c.reproduced_ns, counter),
-                c.gap_ns_per_op,
-                counter.unwrap_or("ns"),
-                if classes.is_empty() { "none".to_string() } else { classes.join(", ") }
-            );
-        }
-        coverages.push(c);
-    }
-    let mut from_instructions = Vec::new();
-    if let Some((apps_ir, models)) = &by_instructions {
-        let counted = apps_ir.results.iter().find(|i| i.shape == r.shape);
-        let _ = writeln!(
-            out,
-            "  share of the app's time its host instructions reproduce (ns per instruction and per misprediction from the shapes):"
-        );
-        for ((l, m), model) in labels.iter().zip(&measured).zip(models.iter()) {
-            let fit = model.from_instructions.as_ref();
-            let ir = counted.and_then(|c| median_of(c, l, Some(INSTRUCTIONS)));
-            let (Some(m), Some(fit), Some(ir)) = (m, fit, ir) else {
-                let _ = writeln!(
-                    out,
-                    "    {l:<18} unavailable (no time, no instruction fit or no instruction count for this arm)"
-                );
-                continue;
-            };
-            let instructions = ir * spec.steps as f64;
-            let reproduced = crate::model::instructions::time(
-                [fit.ns_per_instruction, fit.ns_per_mispredict],
-                instructions,
-                predictor.mispredicts as f64,
-            );
-            let _ = writeln!(
-                out,
-                "    {l:<18} {:>5.0}%  ({} of {} per rep: {:.1}M instructions x {:.4} ns, {} mispredictions x {:.2} ns)",
-                100.0 * reproduced / m,
-                amount(reproduced, None),
-                amount(*m, None),
-                instructions / 1e6,
-                fit.ns_per_instruction,
-                predictor.mispredicts,
-                fit.ns_per_mispredict
-            );
-            from_instructions.push(serde_json::json!({
-                "arm": l,
-                "measured_ns": m,
-                "instructions": instructions,
-                "ns_per_instruction": fit.ns_per_instruction,
-                "mispredicts": predictor.mispredicts,
-                "ns_per_mispredict": fit.ns_per_mispredict,
-                "reproduced_ns": reproduced,
-                "share": reproduced / m,
-            }));
-        }
-    }
-    let _ = writeln!(out, "  projected vs measured change, every pair (B vs A):");
-    let mut pairs = Vec::new();
-    for i in 0..labels.len() {
-        for j in i + 1..labels.len() {
-            let (a, b) = (&labels[i], &labels[j]);
-            let Some(ma) = measured[i] else { continue };
-            let p = project(&prices[i], &prices[j], &x, ma);
-            // Against the baseline, the session's paired comparison (with
-            // its interval); between two candidates, the ratio of medians.
-            let measured_pct = if i == 0 && counter.is_none() {
-                r.comparisons
-                    .iter()
-                    .find(|c| &c.arm == b)
-                    .map(|c| (c.median_pct, Some(c.ci_pct)))
-            } else {
-                measured[j].map(|mb| (100.0 * (mb / ma - 1.0), None))
-            };
-            let shown = match measured_pct {
-                Some((v, Some(ci))) => format!("{v:+7.1}% [{:+.1}%, {:+.1}%]", ci[0], ci[1]),
-                Some((v, None)) => format!("{v:+7.1}% (ratio of medians)"),
-                None => "unavailable".to_string(),
-            };
-            let top: Vec<String> = p
-                .terms
-                .iter()
-                .take(3)
-                .map(|t| format!("{} {}", t.feature, signed(t.delta_ns, counter)))
-                .collect();
-            let projected = match p.predicted_ci_pct {
-                Some([lo, hi]) => format!("{:+7.1}% [{lo:+.1}%, {hi:+.1}%]", p.predicted_pct),
-                None => format!("{:+7.1}%", p.predicted_pct),
-            };
-            let _ = writeln!(
-                out,
-                "    {b:>18} vs {a:<18} projected {projected}  measured {shown}  (largest terms: {})",
-                top.join(", ")
-            );
-            pairs.push(serde_json::json!({
-                "a": a,
-                "b": b,
-                "projected_pct": p.predicted_pct,
-                "projected_ci_pct": p.predicted_ci_pct,
-                "measured_pct": measured_pct.map(|m| m.0),
-                "measured_ci_pct": measured_pct.and_then(|m| m.1),
-                "projection": p,
-            }));
-        }
-    }
-    // The null control of what was priced: the time, or the counter.
-    let null = match counter {
-        None => r.null_control.as_ref(),
-        Some(c) => r.counter_null_control.get(c),
-    };
-    if let Some(n) = null {
-        let _ = writeln!(
-            out,
-            "  null control ({}): {:+.1}% [{:+.1}%, {:+.1}%]",
-            counter.unwrap_or("time"),
-            n.median_pct,
-            n.ci_pct[0],
-            n.ci_pct[1]
-        );
-    }
-    let json = serde_json::json!({
-        "app": spec.name,
-        "steps": spec.steps,
-        "features": x,
-        "predictor": predictor,
-        "coverage": coverages,
-        "from_instructions": from_instructions,
-        "pairs": pairs,
-    });
-    Ok((out, json))
 }
 
 impl AppWarmArgs {
@@ -737,7 +468,6 @@ impl AppWarmArgs {
         let exports = self.output.exports()?;
         let mut errors = Vec::new();
         let mut results = Vec::new();
-        let mut text = String::new();
         for spec_arm in &arms {
             let (result, e) = warm::run_warm(
                 &setup,
@@ -746,17 +476,15 @@ impl AppWarmArgs {
                 self.arms.rounds,
                 self.arms.warmup,
             )?;
-            text += &report::app::render_warm(&result, spec.name, self.after);
             results.push(result);
             errors.extend(e);
         }
-        let json = serde_json::json!({
-            "schema": "loopbench-app-warm/1",
-            "app": spec.name,
-            "after": self.after,
-            "results": results,
-        });
-        exports.finish(&Document::Text { json, text })?;
+        exports.finish(&Document::AppWarm(AppWarm {
+            schema: WARM_SCHEMA.to_string(),
+            app: spec.name.to_string(),
+            after: self.after,
+            results,
+        }))?;
         for e in &errors {
             crate::diag!("error: {e}");
         }

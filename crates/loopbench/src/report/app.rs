@@ -1,6 +1,9 @@
-//! Apps in the terminal: whole-app A/B and warm mode.
+//! Apps in the terminal: whole-app A/B, an app's profile, the projection
+//! of primitive prices onto apps, and warm mode.
 
-use crate::apps::warm::WarmResult;
+use crate::results::app::{
+    AppProfile, AppProjected, AppProjection, AppWarm, Coverage, WarmResult, HOT_SHARE, SHAPE_SHARE,
+};
 use crate::results::ShapeResult;
 use crate::stats;
 use std::fmt::Write;
@@ -70,6 +73,14 @@ pub fn render_app(r: &ShapeResult, steps: u64) -> String {
     out
 }
 
+/// `app warm`: every engine's comparison.
+pub fn render_warm_doc(w: &AppWarm) -> String {
+    w.results
+        .iter()
+        .map(|r| render_warm(r, &w.app, w.after))
+        .collect()
+}
+
 pub fn render_warm(r: &WarmResult, app: &str, after: u64) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -113,4 +124,258 @@ pub fn render_warm(r: &WarmResult, app: &str, after: u64) -> String {
         );
     }
     out
+}
+
+/// The profile as text: the exact mix, then the shapes that price the hot
+/// classes.
+pub fn render_profile(p: &AppProfile) -> String {
+    let (steps, counts) = (p.steps, &p.counts);
+    let title = match &p.about {
+        Some(about) => format!(
+            "app {} ({about}): exact counts of run({steps}), setup excluded",
+            p.app
+        ),
+        None => format!(
+            "app {}: exact counts of run({steps}), setup excluded",
+            p.app
+        ),
+    };
+    let mut out = super::counts::render(&title, counts, Some(steps));
+    let per_op = |x: u64| x as f64 / counts.total_ops.max(1) as f64;
+    let _ = writeln!(
+        out,
+        "\n  per executed op: {:.3} taken branches, {:.3} calls, {:.3} transfers, {:.3} bytes loaded, {:.3} bytes stored",
+        per_op(counts.taken_branches),
+        per_op(counts.calls),
+        per_op(counts.transfers),
+        per_op(counts.bytes_loaded),
+        per_op(counts.bytes_stored)
+    );
+    let _ = writeln!(
+        out,
+        "\n  hot classes (>= {:.0}% of the app) and the shapes that price them:",
+        HOT_SHARE * 100.0
+    );
+    for h in &p.hot_classes {
+        let list = h
+            .priced_by
+            .iter()
+            .map(|(s, v)| format!("{s} ({:.0}% of its ops)", v * 100.0))
+            .collect::<Vec<_>>();
+        let by = match h.priced_by.first() {
+            None => "no built-in shape executes this class".to_string(),
+            Some((_, best)) if *best < SHAPE_SHARE => {
+                format!(
+                    "weakly (no shape has it as {:.0}% of its ops): {}",
+                    SHAPE_SHARE * 100.0,
+                    list.join(", ")
+                )
+            }
+            Some(_) => list.join(", "),
+        };
+        let _ = writeln!(
+            out,
+            "    {:<14} {:>5.1}% of the app   priced by: {by}",
+            h.class.name(),
+            h.app_share * 100.0
+        );
+    }
+    if !p.skipped.is_empty() {
+        let _ = writeln!(out, "    (shapes not counted: {})", p.skipped.join(", "));
+    }
+    out
+}
+
+/// Below this share of an app's time, the prices do not explain the app,
+/// and the projection says where the time is missing.
+const EXPLAINED: f64 = 0.8;
+
+/// A per-rep amount in the projection's unit: ms of time, or millions of
+/// the counter's units.
+fn amount(v: f64, counter: Option<&str>) -> String {
+    match counter {
+        None => format!("{:.3} ms", v / 1e6),
+        Some(c) => format!("{:.3}M {c}", v / 1e6),
+    }
+}
+
+fn signed(v: f64, counter: Option<&str>) -> String {
+    let a = amount(v, counter);
+    if v >= 0.0 {
+        format!("+{a}")
+    } else {
+        a
+    }
+}
+
+/// `app project`: the prices (when the document has them), then per app
+/// what they reproduce and project beside what was measured.
+pub fn render_projection(d: &AppProjection) -> String {
+    let counter = d.counter();
+    let arms = d.arms();
+    let mut out = String::new();
+    if !d.prices.is_empty() {
+        let _ = writeln!(
+            out,
+            "prices ({} per unit; least-squares fit over the shapes, this session):",
+            counter.unwrap_or("ns")
+        );
+        let mut head = format!("  {:<14}", "feature");
+        for l in &arms {
+            head += &format!(" {l:>12}");
+        }
+        let _ = writeln!(out, "{head}");
+        for f in crate::model::FEATURES {
+            let mut row = format!("  {f:<14}");
+            for p in &d.prices {
+                row += &match p.ns.get(*f) {
+                    Some(v) => format!(" {v:>12.3}"),
+                    None => format!(" {:>12}", "-"),
+                };
+            }
+            let _ = writeln!(out, "{row}");
+        }
+        for l in arms.iter().filter(|l| crate::model::is_compiler(l)) {
+            let _ = writeln!(out, "  caveat ({l}): {}", crate::model::JIT_CAVEAT);
+        }
+    }
+    for p in &d.projections {
+        let _ = writeln!(out);
+        let measured = d.app_session.results.iter().find(|r| r.shape == p.app);
+        out += &render_projected(p, measured, &arms, counter, d.from_instructions);
+    }
+    out
+}
+
+/// One app of a projection; `r` is its result in the app session.
+fn render_projected(
+    p: &AppProjected,
+    r: Option<&ShapeResult>,
+    arms: &[&str],
+    counter: Option<&str>,
+    from_instructions: bool,
+) -> String {
+    let mut out = String::new();
+    let predictor = &p.predictor;
+    let _ = writeln!(
+        out,
+        "app {} (one rep = run({}), {} wasm ops, {} simulated mispredictions of {} decisions)",
+        p.app,
+        p.steps,
+        p.total_ops(),
+        predictor.mispredicts,
+        predictor.conditional + predictor.multiway
+    );
+    let _ = writeln!(
+        out,
+        "  share of the app's {} the prices reproduce:",
+        counter.unwrap_or("time")
+    );
+    for arm in arms {
+        match p.coverage.iter().find(|c| c.arm == *arm) {
+            Some(c) => render_coverage(&mut out, c, counter),
+            None => {
+                let _ = writeln!(
+                    out,
+                    "    {arm:<18} not measured (the arm did not run the app)"
+                );
+            }
+        }
+    }
+    if from_instructions || !p.from_instructions.is_empty() {
+        let _ = writeln!(
+            out,
+            "  share of the app's time its host instructions reproduce (ns per instruction and per misprediction from the shapes):"
+        );
+        for l in arms {
+            let Some(row) = p.from_instructions.iter().find(|i| i.arm == *l) else {
+                let _ = writeln!(
+                    out,
+                    "    {l:<18} unavailable (no time, no instruction fit or no instruction count for this arm)"
+                );
+                continue;
+            };
+            let _ = writeln!(
+                out,
+                "    {l:<18} {:>5.0}%  ({} of {} per rep: {:.1}M instructions x {:.4} ns, {} mispredictions x {:.2} ns)",
+                100.0 * row.reproduced_ns / row.measured_ns,
+                amount(row.reproduced_ns, None),
+                amount(row.measured_ns, None),
+                row.instructions / 1e6,
+                row.ns_per_instruction,
+                row.mispredicts,
+                row.ns_per_mispredict
+            );
+        }
+    }
+    let _ = writeln!(out, "  projected vs measured change, every pair (B vs A):");
+    for pair in &p.pairs {
+        let shown = match (pair.measured_pct, pair.measured_ci_pct) {
+            (Some(v), Some(ci)) => format!("{v:+7.1}% [{:+.1}%, {:+.1}%]", ci[0], ci[1]),
+            (Some(v), None) => format!("{v:+7.1}% (ratio of medians)"),
+            (None, _) => "unavailable".to_string(),
+        };
+        let top: Vec<String> = pair
+            .projection
+            .terms
+            .iter()
+            .take(3)
+            .map(|t| format!("{} {}", t.feature, signed(t.delta_ns, counter)))
+            .collect();
+        let projected = match pair.projected_ci_pct {
+            Some([lo, hi]) => format!("{:+7.1}% [{lo:+.1}%, {hi:+.1}%]", pair.projected_pct),
+            None => format!("{:+7.1}%", pair.projected_pct),
+        };
+        let _ = writeln!(
+            out,
+            "    {:>18} vs {:<18} projected {projected}  measured {shown}  (largest terms: {})",
+            pair.b,
+            pair.a,
+            top.join(", ")
+        );
+    }
+    // The null control of what was priced: the time, or the counter.
+    let null = r.and_then(|r| match counter {
+        None => r.null_control.as_ref(),
+        Some(c) => r.counter_null_control.get(c),
+    });
+    if let Some(n) = null {
+        let _ = writeln!(
+            out,
+            "  null control ({}): {:+.1}% [{:+.1}%, {:+.1}%]",
+            counter.unwrap_or("time"),
+            n.median_pct,
+            n.ci_pct[0],
+            n.ci_pct[1]
+        );
+    }
+    out
+}
+
+fn render_coverage(out: &mut String, c: &Coverage, counter: Option<&str>) {
+    let m = c.measured_ns;
+    let _ = writeln!(
+        out,
+        "    {:<18} {:>5.0}%  ({} of {} per rep)",
+        c.arm,
+        100.0 * c.share,
+        amount(c.reproduced_ns, counter),
+        amount(m, counter)
+    );
+    if c.share < EXPLAINED {
+        let classes: Vec<String> = c
+            .unpriced
+            .iter()
+            .take(5)
+            .map(|(f, s)| format!("{f} {:.1}%", s * 100.0))
+            .collect();
+        let _ = writeln!(
+            out,
+            "      unexplained {} ({:+.2} {} per op if spread evenly); ops with no time in the model: {}",
+            amount(m - c.reproduced_ns, counter),
+            c.gap_ns_per_op,
+            counter.unwrap_or("ns"),
+            if classes.is_empty() { "none".to_string() } else { classes.join(", ") }
+        );
+    }
 }

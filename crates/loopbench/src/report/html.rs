@@ -17,6 +17,7 @@ use super::markup::{escape_html as esc, Column, Html as Syntax, Markup};
 use super::svg::{self, Bars, DotChart, Row};
 use super::{Exporter, ReportError};
 use crate::measure::summary::{metric, METRICS};
+use crate::results::app::{AppProfile, AppProjection};
 use crate::results::calibration::Calibration;
 use crate::results::compare::SessionComparison;
 use crate::results::{paired_epochs, Document, Role, Session, ShapeResult};
@@ -44,7 +45,9 @@ impl Exporter for Html {
                     + &text_block(doc)?;
                 page("loopbench count", &body)
             }
-            Document::Text { json, .. } => page("loopbench app", &app_section(json, doc)?),
+            Document::AppProfile(p) => page("loopbench app", &app_profile_section(p, doc)?),
+            Document::AppProject(p) => page("loopbench app", &app_projection_section(p, doc)?),
+            Document::AppWarm(_) => page("loopbench app", &text_block(doc)?),
         };
         Ok(text.into_bytes())
     }
@@ -542,72 +545,48 @@ fn text_block(doc: &Document) -> Result<String, ReportError> {
     ))
 }
 
-/// App documents, by their schema: the profile as bars, the projection as
-/// predicted against measured (with the measured session), anything else
-/// as its text.
-fn app_section(json: &serde_json::Value, doc: &Document) -> Result<String, ReportError> {
-    let schema = json.get("schema").and_then(|s| s.as_str()).unwrap_or("");
+/// An app's profile: its op classes as bars, then its text.
+fn app_profile_section(p: &AppProfile, doc: &Document) -> Result<String, ReportError> {
+    let classes = serde_json::to_value(&p.counts.classes).unwrap_or_default();
+    Ok(profile_bars(&p.app, &classes, p.counts.total_ops as f64) + &text_block(doc)?)
+}
+
+/// A projection: predicted against measured change for every app and
+/// pair of arms, the measured app session, then the text.
+fn app_projection_section(d: &AppProjection, doc: &Document) -> Result<String, ReportError> {
+    let what = d.counter().unwrap_or("time");
     let mut o = String::new();
-    match schema {
-        "loopbench-app-profile/1" => {
-            let name = json.get("app").and_then(|a| a.as_str()).unwrap_or("app");
-            let counts = &json["counts"];
-            let total = counts["total_ops"].as_f64().unwrap_or(0.0);
-            o.push_str(&profile_bars(name, &counts["classes"], total));
-        }
-        "loopbench-app-project/2" | crate::results::APP_PROJECT_SCHEMA => {
-            // /3 adds `unit` (a counter under --price-in) and the
-            // instruction-based shares; /2 is always in time.
-            let unit = json["unit"].as_str().unwrap_or("ns");
-            let what = if unit == "ns" {
-                "time".to_string()
-            } else {
-                unit.to_string()
-            };
-            // One row per app and pair of arms: measured change (with the
-            // session's interval where it has one) and the projection.
-            let mut rows: Vec<Row> = Vec::new();
-            for app in json["projections"].as_array().into_iter().flatten() {
-                let name = app["app"].as_str().unwrap_or("app");
-                for p in app["pairs"].as_array().into_iter().flatten() {
-                    let ci = p["measured_ci_pct"]
-                        .as_array()
-                        .and_then(|c| Some([c.first()?.as_f64()?, c.get(1)?.as_f64()?]));
-                    rows.push(Row {
-                        label: format!(
-                            "{name}: {} vs {}",
-                            p["b"].as_str().unwrap_or("?"),
-                            p["a"].as_str().unwrap_or("?")
-                        ),
-                        point: p["measured_pct"].as_f64(),
-                        interval: ci,
-                        marker: p["projected_pct"].as_f64(),
-                        color: svg::BLUE,
-                        ..Default::default()
-                    });
-                }
+    // One row per app and pair of arms: measured change (with the
+    // session's interval where it has one) and the projection.
+    let rows: Vec<Row> = d
+        .projections
+        .iter()
+        .flat_map(|app| {
+            app.pairs.iter().map(move |p| Row {
+                label: format!("{}: {} vs {}", app.app, p.b, p.a),
+                point: p.measured_pct,
+                interval: p.measured_ci_pct,
+                marker: Some(p.projected_pct).filter(|v| v.is_finite()),
+                color: svg::BLUE,
+                ..Default::default()
+            })
+        })
+        .collect();
+    if !rows.is_empty() {
+        o.push_str(
+            &DotChart {
+                title: "App change: predicted from primitive prices against measured".into(),
+                x_label: format!("change in {what} per rep (%)"),
+                rows,
+                reference: Some(0.0),
+                legend: vec![("measured (with interval)".into(), svg::BLUE)],
+                marker_label: Some("predicted".into()),
+                ..Default::default()
             }
-            if !rows.is_empty() {
-                o.push_str(
-                    &DotChart {
-                        title: "App change: predicted from primitive prices against measured"
-                            .into(),
-                        x_label: format!("change in {what} per rep (%)"),
-                        rows,
-                        reference: Some(0.0),
-                        legend: vec![("measured (with interval)".into(), svg::BLUE)],
-                        marker_label: Some("predicted".into()),
-                        ..Default::default()
-                    }
-                    .svg(),
-                );
-            }
-            if let Ok(s) = serde_json::from_value::<Session>(json["app_session"].clone()) {
-                o.push_str(&session_section("apps, measured", &s));
-            }
-        }
-        _ => {}
+            .svg(),
+        );
     }
+    o.push_str(&session_section("apps, measured", &d.app_session));
     o.push_str(&text_block(doc)?);
     Ok(o)
 }
@@ -615,21 +594,29 @@ fn app_section(json: &serde_json::Value, doc: &Document) -> Result<String, Repor
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::app::{tests::projection, AppProfile};
 
-    fn render(json: serde_json::Value) -> String {
-        let doc = Document::Text {
-            json,
-            text: "the text".into(),
-        };
-        String::from_utf8(Html.render(&doc).unwrap()).unwrap()
+    fn render(doc: &Document) -> String {
+        String::from_utf8(Html.render(doc).unwrap()).unwrap()
     }
 
     #[test]
     fn an_app_profile_is_bars_of_its_op_classes() {
-        let page = render(serde_json::json!({
-            "schema": "loopbench-app-profile/1",
-            "app": "zlib",
-            "counts": {"total_ops": 200, "classes": {"load": 50, "int": 150, "call": 0}},
+        let mut counts = loopbench_count::Counts {
+            total_ops: 200,
+            ..Default::default()
+        };
+        for (class, n) in [("load", 50), ("int", 150), ("call", 0)] {
+            counts.classes.insert(class.parse().unwrap(), n);
+        }
+        let page = render(&Document::AppProfile(AppProfile {
+            schema: crate::results::app::PROFILE_SCHEMA.into(),
+            app: "zlib".into(),
+            steps: 2,
+            counts,
+            hot_classes: Vec::new(),
+            about: Some("the about text".into()),
+            skipped: Vec::new(),
         }));
         assert_eq!(page.matches("<svg class=\"chart\"").count(), 1);
         // Shares of all ops, largest first; a class that never ran is left out.
@@ -638,40 +625,24 @@ mod tests {
         );
         assert!(page.find("int: 75") < page.find("load: 25"));
         assert!(!page.contains("call:"));
-        assert!(page.contains("the text"));
+        assert!(page.contains("the about text"));
     }
 
     #[test]
     fn an_app_projection_plots_predicted_against_measured() {
-        let page = render(serde_json::json!({
-            "schema": "loopbench-app-project/2",
-            "projections": [
-                {"app": "zlib", "pairs": [
-                    {"a": "wasmi", "b": "wasm3", "projected_pct": 12.0, "measured_pct": 9.5, "measured_ci_pct": [8.0, 11.0]},
-                ]},
-                {"app": "lua", "pairs": [
-                    {"a": "wasmi", "b": "wasm3", "projected_pct": 3.0, "measured_pct": null, "measured_ci_pct": null},
-                ]},
-            ],
-        }));
-        assert_eq!(page.matches("<svg class=\"chart\"").count(), 1);
+        let mut doc = projection();
+        let page = render(&Document::AppProject(Box::new(doc.clone())));
+        // The chart, then the measured session's own charts.
+        assert!(page.matches("<svg class=\"chart\"").count() >= 1);
         assert!(
             page.contains(">zlib: wasm3 vs wasmi</text>")
                 && page.contains(">lua: wasm3 vs wasmi</text>")
         );
         assert!(page.contains(">predicted</text>"));
         assert!(page.contains("change in time per rep (%)"));
-        // /3 under --price-in: the same chart, in the counter's unit.
-        let page = render(serde_json::json!({
-            "schema": "loopbench-app-project/3",
-            "unit": "callgrind_ir",
-            "projections": [
-                {"app": "zlib", "pairs": [
-                    {"a": "wasmi", "b": "wasm3", "projected_pct": 12.0, "measured_pct": 9.5, "measured_ci_pct": null},
-                ]},
-            ],
-        }));
-        assert_eq!(page.matches("<svg class=\"chart\"").count(), 1);
+        // Under --price-in: the same chart, in the counter's unit.
+        doc.unit = "callgrind_ir".into();
+        let page = render(&Document::AppProject(Box::new(doc)));
         assert!(page.contains("change in callgrind_ir per rep (%)"));
     }
 }

@@ -25,7 +25,10 @@ impl Exporter for Markdown {
             Document::Calibration(c) => calibration(c),
             Document::Compare(c) => comparison(c),
             // Counts and app documents are tables of fixed-width text.
-            Document::Counts(_) | Document::Text { .. } => {
+            Document::Counts(_)
+            | Document::AppProfile(_)
+            | Document::AppProject(_)
+            | Document::AppWarm(_) => {
                 code_block(&String::from_utf8_lossy(&super::table::Table.render(doc)?))
             }
         };

@@ -35,7 +35,9 @@ impl Exporter for Table {
             }
             Document::Calibration(c) => super::calibration::render(c),
             Document::Compare(c) => super::compare::render(c),
-            Document::Text { text, .. } => text.clone(),
+            Document::AppProfile(p) => super::app::render_profile(p),
+            Document::AppProject(p) => super::app::render_projection(p),
+            Document::AppWarm(w) => super::app::render_warm_doc(w),
         };
         Ok(text.into_bytes())
     }

@@ -6,6 +6,7 @@
 //! schema version loopbench has written, so a saved file can be reported
 //! again in any format, compared or stored.
 
+pub mod app;
 pub mod calibration;
 pub mod compare;
 pub mod counts;
@@ -33,11 +34,14 @@ pub enum ReadError {
         source: serde_json::Error,
     },
     #[error(
-        "schema `{schema}` is not one this loopbench reads (it reads {}, {MODEL_SCHEMA}, {}, {}, {})",
+        "schema `{schema}` is not one this loopbench reads (it reads {}, {MODEL_SCHEMA}, {}, {}, {}, {}, {}, {})",
         SESSION_SCHEMAS_READ.join(", "),
         counts::SCHEMA,
         calibration::SCHEMA,
-        compare::SCHEMA
+        compare::SCHEMA,
+        app::PROFILE_SCHEMA,
+        app::PROJECT_SCHEMAS_READ.join(", "),
+        app::WARM_SCHEMA
     )]
     UnknownSchema { schema: String },
 }
@@ -49,9 +53,8 @@ pub const SESSION_SCHEMA: &str = "loopbench/2";
 pub const SESSION_SCHEMAS_READ: &[&str] = &["loopbench/1", "loopbench/2"];
 /// The schema of `loopbench model` output: a session and its price models.
 pub const MODEL_SCHEMA: &str = "loopbench-model/1";
-/// `app project`'s document (/3 records the `unit`; /2, always time, is
-/// still read by the HTML report).
-pub const APP_PROJECT_SCHEMA: &str = "loopbench-app-project/3";
+/// `app project`'s document (see [`app::PROJECT_SCHEMA`]).
+pub const APP_PROJECT_SCHEMA: &str = app::PROJECT_SCHEMA;
 
 /// `loopbench model`: the session it measured and a price model per engine.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -70,12 +73,12 @@ pub enum Document {
     Calibration(calibration::Calibration),
     /// Two saved sessions compared (`loopbench compare`).
     Compare(compare::SessionComparison),
-    /// Results of commands not yet in the model (app profile, project and
-    /// warm mode): their JSON value and their text, made by the command.
-    Text {
-        json: serde_json::Value,
-        text: String,
-    },
+    /// An app's op mix (`loopbench app profile`).
+    AppProfile(app::AppProfile),
+    /// Prices projected onto apps (`loopbench app project`).
+    AppProject(Box<app::AppProjection>),
+    /// A shape's loop inside a live app (`loopbench app warm`).
+    AppWarm(app::AppWarm),
 }
 
 impl Document {
@@ -87,7 +90,9 @@ impl Document {
             Document::Counts(c) => serde_json::to_value(c),
             Document::Calibration(c) => serde_json::to_value(c),
             Document::Compare(c) => serde_json::to_value(c),
-            Document::Text { json, .. } => Ok(json.clone()),
+            Document::AppProfile(p) => serde_json::to_value(p),
+            Document::AppProject(p) => serde_json::to_value(p),
+            Document::AppWarm(w) => serde_json::to_value(w),
         }
     }
 
@@ -127,17 +132,15 @@ pub fn parse(text: &str) -> Result<Document, ReadError> {
         compare::SCHEMA => serde_json::from_str(text)
             .map(Document::Compare)
             .map_err(bad),
-        // App commands' documents have no typed model yet: their JSON is
-        // kept as written (the HTML report reads it), their text is gone.
-        s if s.starts_with("loopbench-app-") => {
-            let json: serde_json::Value = serde_json::from_str(text).map_err(bad)?;
-            Ok(Document::Text {
-                text: format!(
-                    "a saved {s} document: its charts are in --html, its values in --json\n"
-                ),
-                json,
-            })
-        }
+        app::PROFILE_SCHEMA => serde_json::from_str(text)
+            .map(Document::AppProfile)
+            .map_err(bad),
+        s if app::PROJECT_SCHEMAS_READ.contains(&s) => serde_json::from_str(text)
+            .map(|p| Document::AppProject(Box::new(p)))
+            .map_err(bad),
+        app::WARM_SCHEMA => serde_json::from_str(text)
+            .map(Document::AppWarm)
+            .map_err(bad),
         other => Err(ReadError::UnknownSchema {
             schema: other.to_string(),
         }),
@@ -160,7 +163,7 @@ impl Document {
             Document::Counts(_) => "count",
             Document::Calibration(_) => "calibration",
             Document::Compare(_) => "comparison",
-            Document::Text { .. } => "app",
+            Document::AppProfile(_) | Document::AppProject(_) | Document::AppWarm(_) => "app",
         }
     }
 }

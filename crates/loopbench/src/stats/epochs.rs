@@ -200,7 +200,7 @@ impl Default for Options {
 
 /// A paired change across epochs, in percent (positive: the candidate took
 /// longer). The first five fields mean what they mean in [`super::Change`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EpochChange {
     /// `(ratio - 1) * 100`.
     pub median_pct: f64,
