@@ -104,8 +104,13 @@ pub enum AppError {
     NoMemory,
     #[error("the app's run has type {sig:?}, expected (i32) -> i32")]
     RunType { sig: Sig },
+    /// The signatures are boxed to keep every error small.
     #[error("hash-wasm export {name} has type {found:?}, expected {want:?}")]
-    HashExport { name: String, found: Sig, want: Sig },
+    HashExport {
+        name: String,
+        found: Box<Sig>,
+        want: Box<Sig>,
+    },
     #[error("zstddec's ZSTD_decompress has type {sig:?}, expected (i32 x4) -> i32")]
     ZstdType { sig: Sig },
     #[error("the zstd inputs are empty")]

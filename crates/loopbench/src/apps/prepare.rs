@@ -96,8 +96,8 @@ pub fn prepare(
                 if s != want {
                     return Err(AppError::HashExport {
                         name: n.to_string(),
-                        found: s,
-                        want,
+                        found: Box::new(s),
+                        want: Box::new(want),
                     });
                 }
                 Ok(i)
