@@ -30,10 +30,8 @@
 //!     arms: vec!["wasmi".parse::<ArmSpec>().unwrap()],
 //!     ..Default::default()
 //! };
-//! struct Quiet;
-//! impl loopbench::schedule::Progress for Quiet {}
-//! impl session::Sink for Quiet {}
-//! let session = session::run(plan, &mut Quiet).unwrap();
+//! // `()` is the sink that reports nothing as the session goes.
+//! let session = session::run(plan, &mut ()).unwrap();
 //! let table = loopbench::report::table::Table.render(&Document::Session(session)).unwrap();
 //! print!("{}", String::from_utf8_lossy(&table));
 //! ```

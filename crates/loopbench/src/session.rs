@@ -179,6 +179,10 @@ pub trait Sink: Progress {
     }
 }
 
+/// The sink that reports nothing: for sessions whose caller prints its own
+/// progress (calibration, app projections) and for tests.
+impl Sink for () {}
+
 /// The null control's label: the baseline's, marked.
 pub fn null_label(baseline: &str) -> String {
     format!("{baseline}#null")

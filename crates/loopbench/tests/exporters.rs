@@ -5,13 +5,8 @@
 
 use loopbench::report::{Exporter, Exports, Target, FORMATS};
 use loopbench::results::{self, Document, Session, StopSettings};
-use loopbench::schedule::Progress;
-use loopbench::session::{self, Isolation, Plan, Sink};
+use loopbench::session::{self, Isolation, Plan};
 use loopbench::shapes::{self, Params};
-
-struct Quiet;
-impl Progress for Quiet {}
-impl Sink for Quiet {}
 
 /// A two-epoch session of exact mock costs, its machine- and time-dependent
 /// fields fixed.
@@ -43,7 +38,7 @@ fn fixed_session() -> Session {
         },
         ..Default::default()
     };
-    let mut s = session::run(plan, &mut Quiet).unwrap();
+    let mut s = session::run(plan, &mut ()).unwrap();
     s.machine.cpu = "Test CPU".into();
     s.machine.cores = 2;
     s.machine.os = "Linux test".into();

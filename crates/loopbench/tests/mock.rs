@@ -21,10 +21,6 @@ fn params() -> Params {
     }
 }
 
-struct Quiet;
-impl schedule::Progress for Quiet {}
-impl session::Sink for Quiet {}
-
 /// Run `arms` (the first is the baseline) on one shape; also return the
 /// mock's call log for the session.
 fn run(shape: &str, arms: &[&str], rounds: usize, warmup: usize) -> (Report, Vec<MockCall>) {
@@ -47,7 +43,7 @@ fn run(shape: &str, arms: &[&str], rounds: usize, warmup: usize) -> (Report, Vec
         },
         ..Default::default()
     };
-    let report = session::run(plan, &mut Quiet).unwrap();
+    let report = session::run(plan, &mut ()).unwrap();
     (report, take_calls())
 }
 

@@ -76,7 +76,6 @@ use crate::error::Error;
 use crate::machine::Machine;
 use crate::measure::load::BusyLoad;
 use crate::schedule;
-use crate::session;
 use crate::shapes::{self, Params, ShapeModule};
 use crate::stats::{self, LEVEL};
 use arms::Arms;
@@ -135,12 +134,6 @@ pub trait Progress {
 }
 
 impl Progress for () {}
-
-/// The sessions of a calibration report nothing as they go: calibration
-/// writes its own progress lines.
-struct QuietSink;
-impl schedule::Progress for QuietSink {}
-impl session::Sink for QuietSink {}
 
 /// Run the calibration: overhead, `repeat` interleaved sessions of all
 /// effects, and the known-sign toggle.

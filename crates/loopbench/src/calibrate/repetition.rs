@@ -5,7 +5,7 @@
 //! have.
 
 use super::arms::Arms;
-use super::{detects, CalibrateError, Metric, QuietSink, Repetition, Row, Settings};
+use super::{detects, CalibrateError, Metric, Repetition, Row, Settings};
 use crate::arm::Iters;
 use crate::error::Error;
 use crate::machine;
@@ -106,7 +106,7 @@ pub(super) fn run(
     rep: usize,
 ) -> Result<RepetitionRun, Error> {
     let load_start = machine::load_average();
-    let session = session::run(plan(s, arms, rep)?, &mut QuietSink)?;
+    let session = session::run(plan(s, arms, rep)?, &mut ())?;
     if let Some(e) = session.errors.first() {
         return Err(CalibrateError::Repetition {
             repetition: rep,

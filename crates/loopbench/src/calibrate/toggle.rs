@@ -5,7 +5,7 @@
 //! change is judged only for agreeing in sign with the executed
 //! instructions, where a counter reads them.
 
-use super::{CalibrateError, Progress, QuietSink, Settings, ToggleRow};
+use super::{CalibrateError, Progress, Settings, ToggleRow};
 use crate::arm::ArmSpec;
 use crate::error::Error;
 use crate::measure::counters::{CounterChoice, CounterSet};
@@ -44,7 +44,7 @@ fn fuel_toggle(name: &str, s: &Settings) -> Result<ToggleRow, Error> {
         warmup: s.warmup,
         ..Default::default()
     };
-    let report = session::run(plan, &mut QuietSink)?;
+    let report = session::run(plan, &mut ())?;
     if let Some(e) = report.errors.first() {
         return Err(CalibrateError::Toggle {
             shape: name.to_string(),

@@ -234,10 +234,6 @@ fn list() -> Result<bool, Error> {
     Ok(true)
 }
 
-struct Quiet;
-impl crate::schedule::Progress for Quiet {}
-impl session::Sink for Quiet {}
-
 fn app_plan(
     apps: &[&'static AppSpec],
     arms: Vec<ArmSpec>,
@@ -268,7 +264,7 @@ impl AppRunArgs {
         let arms = self.arms.arms(ArmSpec::defaults())?;
         let plan = app_plan(&apps, arms, self.arms.rounds, self.arms.warmup)?;
         let exports = self.output.exports()?;
-        let report = session::run(plan, &mut Quiet)?;
+        let report = session::run(plan, &mut ())?;
         let errors = report.errors.clone();
         exports.finish(&Document::Session(report))?;
         for e in &errors {
@@ -389,7 +385,7 @@ impl AppProjectArgs {
             ..Default::default()
         };
         count_with(&mut plan, &self.counters);
-        let price_report = session::run(plan, &mut Quiet)?;
+        let price_report = session::run(plan, &mut ())?;
         let mut models = crate::model::build(&price_report, counter)
             .map_err(|e| Error::Usage(format!("--price-in: {e}")))?;
         if let Some((shapes_ir, _)) = &from_instructions {
@@ -416,7 +412,7 @@ impl AppProjectArgs {
         let mut plan = app_plan(&apps, arms.clone(), self.rounds, self.warmup)?;
         plan.stop = stop;
         count_with(&mut plan, &self.counters);
-        let report = session::run(plan, &mut Quiet)?;
+        let report = session::run(plan, &mut ())?;
         let by_instructions = from_instructions
             .as_ref()
             .map(|(_, apps_ir)| (apps_ir, arm_models.as_slice()));
