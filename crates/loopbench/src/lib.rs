@@ -9,18 +9,23 @@
 //! | generated loops ("shapes") with host-side setup and verify | [`shapes`] |
 //! | which proposals a module needs | [`proposals`] |
 //! | exact dynamic counts (untimed counting run) | [`count`] |
-//! | engine adapters, one per engine, and a mock for exact tests | [`engines`] |
-//! | arms: an engine + configuration (the arm syntax), prepared per shape | [`arm`] |
+//! | engine adapters, one per engine, and a mock for exact tests; the engines loopbench knows ([`engines::EngineKind`]) | [`engines`] |
+//! | arms: an engine + configuration + build (the arm syntax), prepared per shape; the rep loop | [`arm`] |
 //! | arms served from worker processes: layout epochs, other builds | [`workers`] |
 //! | the clock and counters around the timed call | [`measure`] |
 //! | the order of arms in a round (Williams design) | [`schedule`] |
 //! | a whole session in epochs, reduced to results | [`session`] |
 //! | known effects: how well the instrument measures them | [`calibrate`] |
-//! | paired ratios, intervals across epochs, verdicts | [`stats`] |
+//! | paired ratios, intervals across epochs, bootstraps, the stop rule, verdicts | [`stats`] |
 //! | prices per primitive | [`model`] |
 //! | the results model: owned, versioned, read back | [`results`] |
-//! | exporters (table, JSON, CSV, Markdown, HTML) and the export manager | [`report`] |
+//! | exporters (table, JSON, CSV, Markdown, HTML) over one markup layer, and the export manager | [`report`] |
+//! | real applications as workloads: profile, projection, warm mode | [`apps`] |
 //! | history (SQLite, PostgreSQL), trends, the fleet's job queue | [`history`] |
+//!
+//! Each area owns its errors in a leaf file (`engines/error.rs`,
+//! `shapes/error.rs`, `arm/error.rs`, ...); [`error::Error`], above them,
+//! only wraps them for the binary.
 //!
 //! ```no_run
 //! use loopbench::{session, shapes, arm::ArmSpec, results::Document};
