@@ -7,8 +7,7 @@
 
 use thiserror::Error;
 
-// Kept at its old path too: the adapters name it as `loopbench::engines::EngineError`.
-pub use crate::engines::EngineError;
+use crate::engines::error::EngineError;
 
 /// Everything the library reports to the binary.
 #[derive(Debug, Error)]
@@ -19,11 +18,11 @@ pub enum Error {
     Usage(String),
     /// A shape cannot be chosen, built or loaded.
     #[error(transparent)]
-    Shape(#[from] crate::shapes::ShapeError),
+    Shape(#[from] crate::shapes::error::ShapeError),
     /// A rep failed: verify, engine, worker (hard errors naming shape, arm
     /// and rep).
     #[error(transparent)]
-    Run(#[from] crate::arm::RunError),
+    Run(#[from] crate::arm::error::RunError),
     /// The exact counting run failed or contradicts a declaration.
     #[error(transparent)]
     Count(#[from] crate::count::CountError),
@@ -38,30 +37,33 @@ pub enum Error {
     },
     /// An arm as written does not parse.
     #[error(transparent)]
-    Arm(#[from] crate::arm::ArmError),
+    Arm(#[from] crate::arm::error::ArmError),
     /// A build arm is refused before the session (its build, its options),
     /// or the worker layout setting is bad.
     #[error(transparent)]
-    Workers(#[from] crate::workers::WorkerError),
+    Workers(#[from] crate::workers::error::WorkerError),
     #[error(transparent)]
     Effect(#[from] crate::calibrate::effect::EffectError),
     /// An app cannot be found, built, prepared or counted.
     #[error(transparent)]
-    App(#[from] crate::apps::AppError),
+    App(#[from] crate::apps::error::AppError),
     #[error(transparent)]
-    Calibrate(#[from] crate::calibrate::CalibrateError),
+    Calibrate(#[from] crate::calibrate::error::CalibrateError),
     #[error(transparent)]
     Size(#[from] crate::units::SizeError),
     /// Pinning failed, or `--counters callgrind` could not re-execute.
     #[error(transparent)]
-    Measure(#[from] crate::measure::MeasureError),
+    Measure(#[from] crate::measure::error::MeasureError),
     /// The history database failed (open, schema, query).
     #[cfg(feature = "history")]
     #[error(transparent)]
     Store(#[from] crate::history::store::StoreError),
     /// A format, an output target or an encoding refused by report/.
     #[error(transparent)]
-    Report(#[from] crate::report::ReportError),
+    Report(#[from] crate::report::error::ReportError),
+    /// A saved document does not read back.
+    #[error(transparent)]
+    Read(#[from] crate::results::ReadError),
     /// SIGINT stopped the session; what completed was reported.
     #[error("interrupted: the results cover the {completed} of {planned} shapes that ran before the interrupt")]
     Interrupted { completed: usize, planned: usize },

@@ -3,7 +3,7 @@
 //! driver, injecting a shape (warm mode); and its untimed counting run.
 
 use super::rewrite::Sig;
-use crate::error::EngineError;
+use crate::engines::EngineError;
 use std::path::PathBuf;
 use thiserror::Error;
 use wasmparser::BinaryReaderError;

@@ -18,8 +18,9 @@
 use super::rewrite::{Additions, ElemSegment, ModuleInfo, Sig};
 use super::{AppError, AppShape};
 use crate::arm::{hook_error, skip_reason, timed_rep, Arm, ArmSpec, PreparedArm, Rep, RunError};
+use crate::engines::EngineError;
 use crate::engines::{Compiled, Engine};
-use crate::error::{EngineError, Error};
+use crate::error::Error;
 use crate::measure::Meter;
 use crate::proposals::Proposals;
 pub use crate::results::app::WarmResult;

@@ -6,7 +6,7 @@
 //! A session reports a failed arm as text (its `errors`), so the
 //! repetition and toggle variants carry that text rather than a source.
 
-use crate::error::EngineError;
+use crate::engines::EngineError;
 use thiserror::Error;
 
 #[derive(Debug, Error)]

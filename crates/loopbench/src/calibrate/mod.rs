@@ -60,7 +60,7 @@
 
 mod arms;
 pub mod effect;
-mod error;
+pub mod error;
 mod overhead;
 mod repetition;
 mod summary;

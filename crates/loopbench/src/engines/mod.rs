@@ -18,7 +18,7 @@
 //! valid here too), takes the engine's version as an argument, and uses
 //! nothing private to this crate.
 
-mod error;
+pub mod error;
 mod kind;
 use crate::measure::Meter;
 use crate::proposals::{Proposal, Proposals};

@@ -86,15 +86,9 @@ pub fn feature_vector(c: &crate::results::IterCounts) -> Option<Vec<f64>> {
     )
 }
 
-/// Features that are not instructions but dynamic quantities on top of
-/// them (every other feature counts executed instructions).
-pub const EXTRA: &[&str] = &[
-    "taken_branch",
-    "block_entry",
-    "bulk_byte",
-    "fill_byte",
-    "mispredict",
-];
+// The feature names that are not instructions live with the model's result
+// types, which app documents read too.
+pub use crate::results::model::EXTRA;
 
 /// The dynamic quantities of [`EXTRA`], counted for a shape (per
 /// iteration) or an app (per rep).

@@ -29,7 +29,7 @@ pub mod model;
 pub mod svg;
 pub mod table;
 
-mod error;
+pub mod error;
 
 pub use error::ReportError;
 

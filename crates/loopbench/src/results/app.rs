@@ -178,7 +178,7 @@ impl AppProjected {
 /// Instructions are ops (`operand` included); taken branches, bulk bytes
 /// and mispredictions are extra dynamic quantities on top of them.
 pub fn is_class(feature: &str) -> bool {
-    !crate::model::EXTRA.contains(&feature)
+    !super::model::EXTRA.contains(&feature)
 }
 
 /// Where an arm's prices fall short of an app's measured time: the share

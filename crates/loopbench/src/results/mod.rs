@@ -15,7 +15,6 @@ pub mod session;
 
 pub use session::*;
 
-use crate::error::Error;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use thiserror::Error as ThisError;
@@ -44,6 +43,19 @@ pub enum ReadError {
         app::WARM_SCHEMA
     )]
     UnknownSchema { schema: String },
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file's content is not a document: the path, then why.
+    #[error("{}: {source}", path.display())]
+    File {
+        path: std::path::PathBuf,
+        #[source]
+        source: Box<ReadError>,
+    },
 }
 
 /// The schema a session is written with. 2 added epochs (fresh processes),
@@ -148,10 +160,15 @@ pub fn parse(text: &str) -> Result<Document, ReadError> {
 }
 
 /// Read a saved document from `path`.
-pub fn read(path: &Path) -> Result<Document, Error> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-    parse(&text).map_err(|e| Error::Usage(format!("{}: {e}", path.display())))
+pub fn read(path: &Path) -> Result<Document, ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text).map_err(|e| ReadError::File {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    })
 }
 
 impl Document {

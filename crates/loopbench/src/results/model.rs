@@ -3,6 +3,16 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Features that are not instructions but dynamic quantities on top of
+/// them (every other feature counts executed instructions).
+pub const EXTRA: &[&str] = &[
+    "taken_branch",
+    "block_entry",
+    "bulk_byte",
+    "fill_byte",
+    "mispredict",
+];
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Price {
     pub feature: String,

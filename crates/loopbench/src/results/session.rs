@@ -3,7 +3,6 @@
 //! any saved session can be reported again, compared or stored.
 
 use crate::machine::Machine;
-use crate::measure::counters::CounterStatus;
 use crate::stats::Verdict;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -249,7 +248,7 @@ pub struct SessionInfo {
     pub rotation: String,
     /// The order design and the seed of its per-epoch relabelling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order: Option<crate::schedule::Design>,
+    pub order: Option<Design>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
     /// `workers` (every arm in a fresh process per epoch) or `in-process`.
@@ -537,4 +536,34 @@ pub fn paired_epochs(
         .iter()
         .filter_map(|(e, c)| Some((c.clone(), baseline.get(e)?.clone())))
         .unzip()
+}
+
+/// One counter's availability, as reported in the table and the JSON
+/// `counters` section.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CounterStatus {
+    pub counter: String,
+    pub available: bool,
+    /// Why it is unavailable (set exactly when `available` is false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What it measures and how it was calibrated (when available).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// The readings it produces.
+    pub metrics: Vec<String>,
+}
+
+/// How the order of arms within a round is chosen. Serialised with its name
+/// and parameters, e.g. `{"name":"williams"}` or
+/// `{"name":"random","seed":42}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "snake_case")]
+pub enum Design {
+    #[default]
+    /// Williams square(s): slots and immediate predecessors balanced exactly
+    /// over every [`Design::period`] rounds.
+    Williams,
+    /// An independent seeded random permutation per round.
+    Random { seed: u64 },
 }

@@ -40,19 +40,9 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
-/// How the order of arms within a round is chosen. Serialised with its name
-/// and parameters, e.g. `{"name":"williams"}` or
-/// `{"name":"random","seed":42}`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "name", rename_all = "snake_case")]
-pub enum Design {
-    #[default]
-    /// Williams square(s): slots and immediate predecessors balanced exactly
-    /// over every [`Design::period`] rounds.
-    Williams,
-    /// An independent seeded random permutation per round.
-    Random { seed: u64 },
-}
+// The design is recorded in every session, so its data lives with the
+// results model; what it does (the order of each round) is here.
+pub use crate::results::Design;
 
 impl Design {
     /// The design's name as recorded in JSON.

@@ -20,7 +20,7 @@ mod bulk;
 mod calls;
 mod chase;
 mod dispatch;
-mod error;
+pub mod error;
 mod float;
 mod frames;
 mod locals;
