@@ -402,7 +402,7 @@ impl Setup {
         let baseline = plan
             .arms
             .first()
-            .ok_or_else(|| Error::Usage("no engines given".into()))?
+            .ok_or(crate::arm::ArmError::NoArms)?
             .clone();
         let mut arms: Vec<ArmPlan> = plan
             .arms

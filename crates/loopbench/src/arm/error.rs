@@ -11,6 +11,9 @@ use thiserror::Error;
 /// Why an arm (or an engine name) as written does not parse.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum ArmError {
+    /// A plan or a list of arms with none in it.
+    #[error("no engines given")]
+    NoArms,
     #[error(transparent)]
     UnknownEngine(#[from] UnknownEngine),
     /// The build part (`@0.31`, `=path:DIR`, `+profile:lto`).
