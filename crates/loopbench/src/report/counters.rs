@@ -5,6 +5,7 @@
 //! summary per candidate in the style engine developers quote in a pull
 //! request ("load_stream -3.2% instructions, +1.9% TSC cycles; ...").
 
+use super::markup::{Column, Markup, Text};
 use crate::measure::summary::{metric, METRICS};
 use crate::results::CounterComparison;
 use crate::results::{Role, Session, ShapeResult};
@@ -53,16 +54,18 @@ pub fn render_shape(out: &mut String, r: &ShapeResult) {
         .flat_map(|a| a.counters.values.values())
         .all(|s| s.per_op.is_some());
     let ipc = r.arms.iter().any(|a| a.counters.ipc.is_some());
-    let width = 22;
-    let mut header = format!(
-        "{:<20} {:<18}",
-        "",
-        if per_op {
-            "counters, per op"
-        } else {
-            "counters, per iter"
-        }
-    );
+    // The table's first two columns (shape, arm), then one per counter.
+    let mut columns = vec![
+        Column::left("", 20),
+        Column::left(
+            if per_op {
+                "counters, per op"
+            } else {
+                "counters, per iter"
+            },
+            18,
+        ),
+    ];
     for k in &keys {
         let col = metric(k).map(|m| m.column).unwrap_or(k);
         let col = if per_op {
@@ -70,16 +73,21 @@ pub fn render_shape(out: &mut String, r: &ShapeResult) {
         } else {
             col.replace("/op", "/iter")
         };
-        let _ = write!(header, " {col:>width$}");
+        columns.push(Column::right(col, 22));
     }
     if ipc {
-        let _ = write!(header, " {:>6}", "IPC");
+        columns.push(Column::right("IPC", 6));
     }
-    let _ = writeln!(out, "{}", header.trim_end());
+    // Right-aligned last columns pad their cells; the block's lines do not
+    // end in spaces.
+    let line = |out: &mut String, text: String| {
+        let _ = writeln!(out, "{}", text.trim_end());
+    };
+    line(out, Text.table_start(&columns));
     for a in r.arms.iter().filter(|a| !a.counters.is_empty()) {
-        let mut line = format!("{:<20} {:<18}", "", a.arm);
+        let mut cells = vec![String::new(), a.arm.clone()];
         for k in &keys {
-            let cell = match a.counters.values.get(*k) {
+            cells.push(match a.counters.values.get(*k) {
                 None => "-".to_string(),
                 Some(s) => {
                     let v = if per_op {
@@ -96,20 +104,18 @@ pub fn render_shape(out: &mut String, r: &ShapeResult) {
                         _ => num(v),
                     }
                 }
-            };
-            let _ = write!(line, " {cell:>width$}");
+            });
         }
         if ipc {
-            let _ = write!(
-                line,
-                " {:>6}",
+            cells.push(
                 a.counters
                     .ipc
                     .map(|x| format!("{x:.2}"))
-                    .unwrap_or_else(|| "-".into())
+                    .unwrap_or_else(|| "-".into()),
             );
         }
-        let _ = writeln!(out, "{}", line.trim_end());
+        let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
+        line(out, Text.table_row(&columns, &cells));
     }
     if !r.counter_null_control.is_empty() {
         let floors: Vec<String> = keys

@@ -3,6 +3,10 @@
 //!
 //! A format is a file here plus one line in [`FORMATS`]: the exporter turns
 //! a results value into bytes and knows nothing of files or the terminal.
+//! The table-shaped formats (terminal, Markdown, HTML) describe their tables
+//! and headings through [`markup`], which supplies each syntax and escapes;
+//! numbers print through [`crate::units`], so one value reads the same in
+//! every format. What can go wrong here is a [`ReportError`].
 //! The manager ([`Exports`]) owns the targets: files are replaced
 //! atomically (temp file + rename) and only when there is a result to put
 //! there, rewritten after every shape so an interrupted session keeps what
