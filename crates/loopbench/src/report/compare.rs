@@ -40,7 +40,24 @@ pub fn render(c: &SessionComparison) -> String {
         let _ = writeln!(out, "warning: {w}");
     }
     let _ = writeln!(out);
-    let columns = [
+    let (columns, rows) = table(c, true);
+    out.push_str(&Text.table(&columns, &rows));
+    for u in &c.unmatched {
+        let _ = writeln!(out, "not compared: {u}");
+    }
+    let _ = writeln!(out, "method: {}", c.method);
+    if c.no_change() {
+        let _ = writeln!(out, "no change: every interval holds zero");
+    }
+    out
+}
+
+/// The comparison as one table, for every format: a row per shape and arm.
+/// The widths pad the terminal's columns only; `units` adds the column of
+/// each interval's units (pairs of epochs or rounds), which Markdown leaves
+/// out to stay narrow.
+pub fn table(c: &SessionComparison, units: bool) -> (Vec<Column>, Vec<Vec<String>>) {
+    let mut columns = vec![
         Column::left("shape", 20),
         Column::left("arm", 18),
         Column::right("A ns/iter", 11),
@@ -49,7 +66,7 @@ pub fn render(c: &SessionComparison) -> String {
         Column::right("units", 9),
         Column::left("verdict", 0).gap(2),
     ];
-    let rows: Vec<Vec<String>> = c
+    let mut rows: Vec<Vec<String>> = c
         .rows
         .iter()
         .map(|r| {
@@ -64,13 +81,14 @@ pub fn render(c: &SessionComparison) -> String {
             ]
         })
         .collect();
-    out.push_str(&Text.table(&columns, &rows));
-    for u in &c.unmatched {
-        let _ = writeln!(out, "not compared: {u}");
+    if !units {
+        let at = columns.iter().position(|col| col.title == "units");
+        if let Some(at) = at {
+            columns.remove(at);
+            for r in &mut rows {
+                r.remove(at);
+            }
+        }
     }
-    let _ = writeln!(out, "method: {}", c.method);
-    if c.no_change() {
-        let _ = writeln!(out, "no change: every interval holds zero");
-    }
-    out
+    (columns, rows)
 }

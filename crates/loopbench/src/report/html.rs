@@ -482,30 +482,7 @@ pub fn compare_section(c: &SessionComparison) -> String {
             .svg(),
         );
     }
-    let columns = [
-        Column::left("shape", 0),
-        Column::left("arm", 0),
-        Column::right("A ns/iter", 0),
-        Column::right("B ns/iter", 0),
-        Column::left(format!("B vs A [{:.0}% CI]", c.confidence * 100.0), 0),
-        Column::right("units", 0),
-        Column::left("verdict", 0),
-    ];
-    let rows: Vec<Vec<String>> = c
-        .rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.shape.clone(),
-                r.arm.clone(),
-                num(r.a_ns_per_iter),
-                num(r.b_ns_per_iter),
-                interval(r.median_pct, r.ci_pct),
-                format!("{}+{} {}", r.a_units, r.b_units, r.units),
-                super::compare::verdict_words(r.verdict).to_string(),
-            ]
-        })
-        .collect();
+    let (columns, rows) = super::compare::table(c, true);
     o.push_str(&Syntax.table(&columns, &rows));
     for u in &c.unmatched {
         let _ = write!(o, "<p class=\"meta\">Not compared: {}</p>", esc(u));

@@ -264,28 +264,7 @@ fn comparison(c: &SessionComparison) -> String {
     for w in &c.warnings {
         let _ = writeln!(o, "> **Warning:** {}\n", cell(w));
     }
-    let columns = [
-        Column::left("shape", 0),
-        Column::left("arm", 0),
-        Column::right("A ns/iter", 0),
-        Column::right("B ns/iter", 0),
-        Column::left(format!("B vs A [{:.0}% CI]", c.confidence * 100.0), 0),
-        Column::left("verdict", 0),
-    ];
-    let rows: Vec<Vec<String>> = c
-        .rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.shape.clone(),
-                r.arm.clone(),
-                num(r.a_ns_per_iter),
-                num(r.b_ns_per_iter),
-                interval(r.median_pct, r.ci_pct),
-                super::compare::verdict_words(r.verdict).to_string(),
-            ]
-        })
-        .collect();
+    let (columns, rows) = super::compare::table(c, false);
     o.push_str(&MD.table(&columns, &rows));
     if !c.unmatched.is_empty() {
         let _ = writeln!(o, "\nNot compared:\n");
