@@ -32,6 +32,11 @@ pub struct AgentArgs {
     /// Stop when no job for this label is queued or running (anywhere).
     #[arg(long)]
     pub exit_when_idle: bool,
+    /// Build arms this agent may build (building runs the source's build
+    /// scripts): directories (`=path:` and `=git:` arms inside them) and
+    /// `crates.io` (`@VERSION` and `+profile:`/`+feature:` arms). Default: none.
+    #[arg(long, value_delimiter = ',', value_name = "DIR|crates.io")]
+    pub allow_builds: Vec<String>,
 }
 
 fn seconds(name: &str, v: f64) -> Result<Duration, Error> {
@@ -54,6 +59,7 @@ impl AgentArgs {
                 self.timeout, self.heartbeat
             )));
         }
+        let allow = super::job::Allow::parse(&self.allow_builds)?;
         let hostname = crate::machine::Machine::read().hostname;
         let opts = Options {
             location: self.db.location()?,
@@ -80,7 +86,12 @@ impl AgentArgs {
             opts.label,
             opts.location
         );
-        let summary = agent::run(&opts, &stop, &|line| crate::diag!("agent {name}: {line}"))?;
+        let vet = |work: &crate::history::queue::Work, dir: &std::path::Path| {
+            super::job::unpack(work, dir, &allow)
+        };
+        let summary = agent::run(&opts, &vet, &stop, &|line| {
+            crate::diag!("agent {name}: {line}")
+        })?;
         crate::diag!(
             "agent {name}: stopped; {} done, {} failed, {} released, {} lost",
             summary.done.len(),

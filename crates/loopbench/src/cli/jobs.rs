@@ -47,7 +47,9 @@ impl JobsArgs {
                 ),
                 _ => String::new(),
             };
-            let args: Vec<String> = serde_json::from_str(&j.args).unwrap_or_default();
+            let args = queue::Work::decode(&j.args)
+                .map(|w| w.args)
+                .unwrap_or_else(|e| vec![format!("(unreadable arguments: {e})")]);
             crate::outln!(
                 "  job {:>4}  {:<12} {:<8} attempts {}  submitted {}  {}\n            loopbench {}",
                 j.id,

@@ -14,6 +14,8 @@ mod db;
 #[cfg(feature = "history")]
 mod history;
 #[cfg(feature = "history")]
+mod job;
+#[cfg(feature = "history")]
 mod jobs;
 #[cfg(feature = "history")]
 mod leaderboard;

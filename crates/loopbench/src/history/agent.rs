@@ -2,18 +2,30 @@
 //! the queue, runs each as a `loopbench run` of this same binary, and
 //! stores the session in the transaction that marks the job done.
 //!
+//! A job is whatever someone with insert rights on `jobs` wrote, so the
+//! agent trusts none of it: before running, each job goes through the
+//! caller's `vet` (the command line's own parser and the operator's allowed
+//! build sources), which also writes the job's shape files into the job's
+//! private temporary directory and returns the arguments to run.
+//!
 //! While a job runs, a thread with its own connection refreshes the job's
 //! heartbeat; an agent that dies stops the heartbeat, and after the timeout
 //! any other agent puts the job back in the queue. The run is a child
 //! process that dies with the agent (`PR_SET_PDEATHSIG`), so a killed agent
 //! leaves nothing measuring behind. On SIGTERM or SIGINT the agent stops
 //! its run and releases the job to the queue at once.
+//!
+//! A lost database connection (a server restart) is not the end of the
+//! agent: every use of the database reconnects with backoff until it gets
+//! through, so a run that finished while the server was away is stored once
+//! it is back. Stopped before that, the agent keeps the session's file and
+//! says where.
 
-use super::queue::{self, Job};
+use super::queue::{self, Job, Work};
 use super::store::{Sql, StoreError};
 use super::Location;
 use crate::error::Error;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -39,13 +51,18 @@ pub struct Options {
     pub exe: PathBuf,
 }
 
+/// Checks a job and prepares it in its private directory: the arguments to
+/// run, or why the job is refused (a message that quotes no file).
+pub type Vet<'a> = dyn Fn(&Work, &Path) -> Result<Vec<String>, Error> + 'a;
+
 /// What an agent did.
 #[derive(Clone, Debug, Default)]
 pub struct Summary {
     pub done: Vec<i64>,
     pub failed: Vec<i64>,
     pub released: Vec<i64>,
-    /// Jobs taken away while running (their heartbeat had expired).
+    /// Jobs taken away while running (their heartbeat had expired), or
+    /// whose result could not be stored before the agent was stopped.
     pub lost: Vec<i64>,
 }
 
@@ -55,27 +72,97 @@ enum Outcome {
     Failed(String),
     Released,
     Lost,
+    /// Stopped while the database was unreachable; the session is kept here.
+    Kept(Option<PathBuf>),
 }
 
-fn db_error(e: StoreError) -> Error {
-    Error::Store(e)
+/// Longest wait between two tries to reach the database.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// A connection that outlives the server's restarts: [`Conn::with`] runs a
+/// statement on it, reconnecting with backoff while the connection is lost.
+struct Conn {
+    location: Location,
+    db: Option<Box<dyn Sql>>,
+}
+
+impl Conn {
+    fn new(location: &Location, db: Box<dyn Sql>) -> Self {
+        Conn {
+            location: location.clone(),
+            db: Some(db),
+        }
+    }
+
+    /// `f` on a live connection; `None` if `stop` was set before the
+    /// database came back. Errors other than a lost connection are returned.
+    fn with<T>(
+        &mut self,
+        stop: &AtomicBool,
+        log: &dyn Fn(&str),
+        mut f: impl FnMut(&mut dyn Sql) -> Result<T, StoreError>,
+    ) -> Result<Option<T>, StoreError> {
+        let mut wait = Duration::from_millis(250);
+        let mut retried = false;
+        loop {
+            let result = match self.db.as_mut() {
+                Some(db) => f(db.as_mut()),
+                None => self.location.connect().and_then(|db| {
+                    let db = self.db.insert(db);
+                    f(db.as_mut())
+                }),
+            };
+            match result {
+                Ok(v) => {
+                    if retried {
+                        log("database reachable again");
+                    }
+                    return Ok(Some(v));
+                }
+                Err(e @ (StoreError::Connection(_) | StoreError::Open { .. })) => {
+                    self.db = None;
+                    retried = true;
+                    log(&format!("{e}; retrying in {:.2} s", wait.as_secs_f64()));
+                    sleep_unless(stop, wait);
+                    if stop.load(Ordering::SeqCst) {
+                        return Ok(None);
+                    }
+                    wait = (wait * 2).min(MAX_BACKOFF);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 /// Take and run jobs until `stop` is set (or the queue is empty, with
-/// `exit_when_idle`). `log` receives one line per event.
-pub fn run(opts: &Options, stop: &Arc<AtomicBool>, log: &dyn Fn(&str)) -> Result<Summary, Error> {
-    let mut db = opts.location.open()?;
+/// `exit_when_idle`). Each job goes through `vet` first. `log` receives
+/// one line per event.
+pub fn run(
+    opts: &Options,
+    vet: &Vet<'_>,
+    stop: &Arc<AtomicBool>,
+    log: &dyn Fn(&str),
+) -> Result<Summary, Error> {
+    let mut db = Conn::new(&opts.location, opts.location.open()?);
     let mut summary = Summary::default();
     while !stop.load(Ordering::SeqCst) {
-        for id in queue::requeue_stale(db.as_mut(), opts.timeout.as_secs_f64()).map_err(db_error)? {
+        let timeout = opts.timeout.as_secs_f64();
+        let Some(stale) = db.with(stop, log, |db| queue::requeue_stale(db, timeout))? else {
+            break;
+        };
+        for id in stale {
             log(&format!("job {id}: heartbeat expired, back in the queue"));
         }
-        let Some(job) = queue::claim(db.as_mut(), &opts.label, &opts.name).map_err(db_error)?
+        let Some(claimed) = db.with(stop, log, |db| queue::claim(db, &opts.label, &opts.name))?
         else {
+            break;
+        };
+        let Some(job) = claimed else {
             // Idle means nothing left for this label: a job still running
             // elsewhere may yet come back to the queue.
             if opts.exit_when_idle
-                && queue::pending(db.as_mut(), &opts.label).map_err(db_error)? == 0
+                && db.with(stop, log, |db| queue::pending(db, &opts.label))? == Some(0)
             {
                 break;
             }
@@ -86,9 +173,9 @@ pub fn run(opts: &Options, stop: &Arc<AtomicBool>, log: &dyn Fn(&str)) -> Result
             "job {}: claimed (attempt {}): loopbench {}",
             job.id,
             job.attempts,
-            job.args.join(" ")
+            job.work.args.join(" ")
         ));
-        match run_job(opts, db.as_mut(), &job, stop)? {
+        match run_job(opts, vet, &mut db, &job, stop, log)? {
             Outcome::Done(session) => {
                 log(&format!("job {}: done, session {session}", job.id));
                 summary.done.push(job.id);
@@ -108,6 +195,21 @@ pub fn run(opts: &Options, stop: &Arc<AtomicBool>, log: &dyn Fn(&str)) -> Result
                 ));
                 summary.lost.push(job.id);
             }
+            Outcome::Kept(path) => {
+                let kept = match path {
+                    Some(p) => format!(
+                        "its session is kept in {} (`loopbench history import` stores it)",
+                        p.display()
+                    ),
+                    None => "it had no session to keep".to_string(),
+                };
+                log(&format!(
+                    "job {}: stopped while the database was unreachable; the job goes back \
+                     to the queue when its heartbeat expires; {kept}",
+                    job.id
+                ));
+                summary.lost.push(job.id);
+            }
         }
     }
     Ok(summary)
@@ -120,32 +222,34 @@ fn sleep_unless(stop: &AtomicBool, d: Duration) {
     }
 }
 
-/// Refreshes a job's heartbeat from its own connection until told to stop;
-/// sets `lost` if the job was taken away.
+/// Refreshes a job's heartbeat from its own connection until told to stop,
+/// reconnecting when the connection is lost; sets `lost` if the job was
+/// taken away.
 fn heartbeat_thread(
     opts: &Options,
     job: i64,
     done: Arc<AtomicBool>,
     lost: Arc<AtomicBool>,
 ) -> Result<std::thread::JoinHandle<()>, Error> {
-    let mut db = opts.location.connect()?;
+    let mut db = Conn::new(&opts.location, opts.location.connect()?);
     let agent = opts.name.clone();
     let every = opts.heartbeat;
     Ok(std::thread::spawn(move || {
+        let log = |line: &str| crate::diag!("agent {agent}: job {job}: heartbeat: {line}");
         while !done.load(Ordering::SeqCst) {
             sleep_unless(&done, every);
             if done.load(Ordering::SeqCst) {
                 break;
             }
-            match queue::heartbeat(db.as_mut(), job, &agent) {
-                Ok(true) => {}
-                Ok(false) => {
+            match db.with(&done, &log, |db| queue::heartbeat(db, job, &agent)) {
+                Ok(Some(true)) | Ok(None) => {}
+                Ok(Some(false)) => {
                     lost.store(true, Ordering::SeqCst);
                     break;
                 }
-                // A passing database error: the next beat may get through,
-                // and a lasting one lets the timeout re-queue the job.
-                Err(e) => crate::diag!("agent {agent}: job {job}: heartbeat failed: {e}"),
+                // The server answered with an error: the next beat may get
+                // through, and a lasting one lets the timeout re-queue the job.
+                Err(e) => log(&format!("failed: {e}")),
             }
         }
     }))
@@ -153,23 +257,32 @@ fn heartbeat_thread(
 
 fn run_job(
     opts: &Options,
-    db: &mut dyn Sql,
+    vet: &Vet<'_>,
+    db: &mut Conn,
     job: &Job,
     stop: &Arc<AtomicBool>,
+    log: &dyn Fn(&str),
 ) -> Result<Outcome, Error> {
-    if job.args.first().map(String::as_str) != Some("run") {
-        let e = format!("not a run job: loopbench {}", job.args.join(" "));
-        queue::fail(db, job.id, &opts.name, &e).map_err(db_error)?;
-        return Ok(Outcome::Failed(e));
-    }
     let dir =
         tempfile::tempdir().map_err(|e| Error::io("cannot create a temporary directory", e))?;
+    let args = match vet(&job.work, dir.path()) {
+        Ok(args) => args,
+        Err(e) => {
+            let e = format!("refused: {e}");
+            let failed = db.with(stop, log, |db| queue::fail(db, job.id, &opts.name, &e))?;
+            return Ok(match failed {
+                Some(true) => Outcome::Failed(e),
+                Some(false) => Outcome::Lost,
+                None => Outcome::Kept(None),
+            });
+        }
+    };
     let json = dir.path().join("session.json");
     let stderr_path = dir.path().join("stderr");
     let stderr = std::fs::File::create(&stderr_path)
         .map_err(|e| Error::io(format!("cannot create {}", stderr_path.display()), e))?;
     let mut cmd = Command::new(&opts.exe);
-    cmd.args(&job.args)
+    cmd.args(&args)
         .arg("--json")
         .arg(&json)
         .arg("--no-history")
@@ -208,8 +321,14 @@ fn run_job(
         return Ok(Outcome::Lost);
     }
     let Some(status) = status else {
-        queue::release(db, job.id, &opts.name).map_err(db_error)?;
-        return Ok(Outcome::Released);
+        // Stopping: one try to give the job back (`stop` is set, so no
+        // retries); the heartbeat timeout re-queues it if the database is away.
+        let released = db.with(stop, log, |db| queue::release(db, job.id, &opts.name));
+        return Ok(match released {
+            Ok(Some(true)) => Outcome::Released,
+            Ok(Some(false)) => Outcome::Lost,
+            Ok(None) | Err(_) => Outcome::Kept(None),
+        });
     };
     // A session that ran to its end is a result even if some arm failed
     // (its errors are in it); anything else is a failed job.
@@ -218,10 +337,15 @@ fn run_job(
         .and_then(|d| d.session().cloned())
         .filter(|s| s.complete);
     match session {
-        Some(session) => match queue::complete(db, job, &opts.name, &session).map_err(db_error)? {
-            Some(id) => Ok(Outcome::Done(id)),
-            None => Ok(Outcome::Lost),
-        },
+        Some(session) => {
+            match db.with(stop, log, |db| {
+                queue::complete(db, job, &opts.name, &session)
+            })? {
+                Some(Some(id)) => Ok(Outcome::Done(id)),
+                Some(None) => Ok(Outcome::Lost),
+                None => Ok(Outcome::Kept(Some(keep(dir, &json)))),
+            }
+        }
         None => {
             let text = std::fs::read_to_string(&stderr_path).unwrap_or_default();
             // The run's own error line, else its last words.
@@ -232,13 +356,19 @@ fn run_job(
                 .or_else(|| text.lines().rev().find(|l| !l.trim().is_empty()))
                 .unwrap_or("no output");
             let e = format!("{status}: {last}");
-            if queue::fail(db, job.id, &opts.name, &e).map_err(db_error)? {
-                Ok(Outcome::Failed(e))
-            } else {
-                Ok(Outcome::Lost)
+            match db.with(stop, log, |db| queue::fail(db, job.id, &opts.name, &e))? {
+                Some(true) => Ok(Outcome::Failed(e)),
+                Some(false) => Ok(Outcome::Lost),
+                None => Ok(Outcome::Kept(None)),
             }
         }
     }
+}
+
+/// Keep the job's directory (it holds the session file); the file's path.
+fn keep(dir: tempfile::TempDir, json: &Path) -> PathBuf {
+    let _ = dir.keep();
+    json.to_path_buf()
 }
 
 /// The run is killed when the agent dies, even by SIGKILL.

@@ -16,6 +16,13 @@ fn query_error(e: postgres::Error) -> StoreError {
         Some(db) => db.message().to_string(),
         None => e.to_string(),
     };
+    // Closed, an I/O failure, or the server's connection exception (08) and
+    // shutdown (57P) classes: the connection is gone, not the statement wrong.
+    let class = e.code().map(|c| c.code().to_string()).unwrap_or_default();
+    let io = std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>());
+    if e.is_closed() || io || class.starts_with("08") || class.starts_with("57P") {
+        return StoreError::Connection(detail);
+    }
     StoreError::Query(detail)
 }
 

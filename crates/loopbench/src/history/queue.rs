@@ -15,14 +15,99 @@
 use super::sessions::{self, Origin, Provenance};
 use super::store::{transaction, Dialect, Row, Sql, StoreError};
 use crate::results::Session;
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+
+/// What a job runs: `loopbench` arguments, starting with the command
+/// (`run`), and the shape files they name, carried as content. A job never
+/// names a path on the agent: `--shape-file NAME` means the file `NAME` of
+/// `files`, which the agent writes to a private temporary directory.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Work {
+    pub args: Vec<String>,
+    pub files: Vec<JobFile>,
+}
+
+/// A shape file in a job: its file name (no directory) and its bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobFile {
+    pub name: String,
+    pub content: Vec<u8>,
+}
+
+/// The `args` column: a JSON array of arguments, or, when the job carries
+/// files, `{"args": [...], "files": [{"name": ..., "base64": ...}]}`.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    args: Vec<String>,
+    files: Vec<StoredFile>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredFile {
+    name: String,
+    base64: String,
+}
+
+impl Work {
+    pub fn new(args: Vec<String>) -> Self {
+        Work {
+            args,
+            files: Vec::new(),
+        }
+    }
+
+    fn encode(&self) -> Result<String, StoreError> {
+        let json = if self.files.is_empty() {
+            serde_json::to_string(&self.args)
+        } else {
+            serde_json::to_string(&Stored {
+                args: self.args.clone(),
+                files: self
+                    .files
+                    .iter()
+                    .map(|f| StoredFile {
+                        name: f.name.clone(),
+                        base64: base64::engine::general_purpose::STANDARD.encode(&f.content),
+                    })
+                    .collect(),
+            })
+        };
+        json.map_err(|e| StoreError::Query(format!("cannot encode a job: {e}")))
+    }
+
+    /// The `args` column back; the error says what is wrong with it.
+    pub fn decode(text: &str) -> Result<Self, String> {
+        if let Ok(args) = serde_json::from_str::<Vec<String>>(text) {
+            return Ok(Work::new(args));
+        }
+        let stored: Stored = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let files = stored
+            .files
+            .into_iter()
+            .map(|f| {
+                let content = base64::engine::general_purpose::STANDARD
+                    .decode(&f.base64)
+                    .map_err(|e| format!("file `{}`: {e}", f.name))?;
+                Ok(JobFile {
+                    name: f.name,
+                    content,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(Work {
+            args: stored.args,
+            files,
+        })
+    }
+}
 
 /// A job as an agent takes it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Job {
     pub id: i64,
     pub label: String,
-    /// The `loopbench` arguments, starting with the command (`run`).
-    pub args: Vec<String>,
+    pub work: Work,
     pub attempts: i64,
 }
 
@@ -44,10 +129,10 @@ fn event(db: &mut dyn Sql, job: i64, agent: Option<&str>, what: &str) -> Result<
     Ok(())
 }
 
-/// Queue `args` for the machines labelled `label`; the job's id.
-pub fn submit(db: &mut dyn Sql, label: &str, args: &[String]) -> Result<i64, StoreError> {
+/// Queue `work` for the machines labelled `label`; the job's id.
+pub fn submit(db: &mut dyn Sql, label: &str, work: &Work) -> Result<i64, StoreError> {
     let d = db.dialect();
-    let args = serde_json::to_string(args).map_err(|e| StoreError::Query(e.to_string()))?;
+    let args = work.encode()?;
     transaction(db, |db| {
         let rows = db.query(
             &d.sql(
@@ -68,10 +153,12 @@ fn first_int(rows: &[Row]) -> Result<i64, StoreError> {
         .int(0)
 }
 
-/// Take the oldest queued job for `label`, if any, as `agent`.
+/// Take the oldest queued job for `label`, if any, as `agent`. A job whose
+/// arguments cannot be read is marked failed on the way (a row written
+/// straight into the table must not stop the agents).
 pub fn claim(db: &mut dyn Sql, label: &str, agent: &str) -> Result<Option<Job>, StoreError> {
     let d = db.dialect();
-    transaction(db, |db| {
+    transaction(db, |db| loop {
         let rows = db.query(
             &d.sql(&format!(
                 "SELECT id, args, attempts FROM jobs WHERE label = $1 AND state = 'queued'
@@ -84,9 +171,27 @@ pub fn claim(db: &mut dyn Sql, label: &str, agent: &str) -> Result<Option<Job>, 
             return Ok(None);
         };
         let id = r.int(0)?;
-        let args: Vec<String> = serde_json::from_str(&r.text(1)?)
-            .map_err(|e| StoreError::Query(format!("job {id}: bad arguments: {e}")))?;
         let attempts = r.int(2)? + 1;
+        let work = match Work::decode(&r.text(1)?) {
+            Ok(work) => work,
+            Err(e) => {
+                let error = format!("the job's arguments are not a loopbench job: {e}");
+                db.execute(
+                    &d.sql(
+                        "UPDATE jobs SET state = 'failed', agent = $2, attempts = $3,
+                            finished_at = {now}, error = $4 WHERE id = $1",
+                    ),
+                    &[
+                        id.into(),
+                        agent.into(),
+                        attempts.into(),
+                        error.as_str().into(),
+                    ],
+                )?;
+                event(db, id, Some(agent), &format!("failed: {error}"))?;
+                continue;
+            }
+        };
         db.execute(
             &d.sql(
                 "UPDATE jobs SET state = 'running', agent = $2, attempts = $3,
@@ -100,12 +205,12 @@ pub fn claim(db: &mut dyn Sql, label: &str, agent: &str) -> Result<Option<Job>, 
             Some(agent),
             &format!("claimed (attempt {attempts})"),
         )?;
-        Ok(Some(Job {
+        return Ok(Some(Job {
             id,
             label: label.to_string(),
-            args,
+            work,
             attempts,
-        }))
+        }));
     })
 }
 
@@ -180,7 +285,15 @@ pub fn complete(
     let d = db.dialect();
     transaction(db, |db| {
         if !held(db, job.id, agent)? {
-            return Ok(None);
+            // Retried after a lost connection whose commit got through: the
+            // job is already done by this agent, with this session.
+            let rows = db.query(
+                &d.sql(
+                    "SELECT session_id FROM jobs WHERE id = $1 AND agent = $2 AND state = 'done'",
+                ),
+                &[job.id.into(), agent.into()],
+            )?;
+            return rows.first().map(|r| r.int(0)).transpose();
         }
         let session_id = sessions::insert(
             db,

@@ -19,6 +19,10 @@ pub enum StoreError {
     Open { location: String, detail: String },
     #[error("history database: {0}")]
     Query(String),
+    /// The connection to the server is gone (the server restarted, the
+    /// network failed): a new connection may succeed where this one cannot.
+    #[error("history database: connection lost: {0}")]
+    Connection(String),
     #[error("history database: column {column}: expected {expected}")]
     Column {
         column: usize,

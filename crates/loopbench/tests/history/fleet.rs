@@ -269,3 +269,253 @@ fn sigterm_releases_the_running_job() {
         .stdout(predicates::str::contains("released: agent stopping"))
         .stdout(predicates::str::contains("claimed (attempt 2)"));
 }
+
+/// The job's state and error, and every event's text, for the checks below.
+fn job_state(url: &str, id: i64) -> (String, String) {
+    let mut db = Location::parse(url).connect().unwrap();
+    let j = queue::list(db.as_mut())
+        .unwrap()
+        .into_iter()
+        .find(|j| j.id == id)
+        .unwrap();
+    (j.state, j.error.unwrap_or_default())
+}
+
+const LOOP_WAT: &str = r#"(module (memory (export "memory") 1)
+  (func (export "run") (param $n i32) (result i32) (local $i i32)
+    (loop $l (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+    (local.get $i))
+  (func (export "verify") (result i32) (i32.const 1)))"#;
+
+/// The four attacks of issue 26, as rows written straight into `jobs` (no
+/// `submit` in the way), against a real agent: it refuses each, and nothing
+/// on the agent is written, built, linked or read into the queue.
+#[test]
+fn an_agent_refuses_jobs_that_write_build_link_or_read_on_it() {
+    let server = PgServer::start();
+    let url = server.url.as_str();
+    loopbench(url).args(["db", "init"]).assert().success();
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    // 1. An output path: the file must stay as it is.
+    std::fs::write(p("precious"), "ORIGINAL").unwrap();
+    // 2. A local crate whose build script leaves a mark.
+    let krate = dir.path().join("evil");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"wasmi\"\nversion = \"2.0.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(krate.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        krate.join("build.rs"),
+        format!(
+            "fn main() {{ std::fs::write({:?}, \"\").unwrap(); }}",
+            p("built")
+        ),
+    )
+    .unwrap();
+    // 3. A "linker" that leaves a mark.
+    let linker = p("linker.sh");
+    std::fs::write(
+        &linker,
+        format!("#!/bin/sh\ntouch {}\nexit 1\n", p("linked")),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&linker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // 4. A secret whose first line a WAT error would quote.
+    std::fs::write(p("secret"), "SECRET-LINE-42 hunter2\n").unwrap();
+    let attacks: Vec<(Vec<String>, &str)> = vec![
+        (vec!["--html".into(), p("precious")], "--html in a job"),
+        (
+            vec![
+                "--engines".into(),
+                format!("wasmi=path:{}", krate.display()),
+            ],
+            "this agent allows no builds",
+        ),
+        (
+            vec![
+                "--engines".into(),
+                format!("wasmi+rustflags:-Clinker={linker}"),
+            ],
+            "+rustflags:",
+        ),
+        (
+            vec![
+                "--shape-file".into(),
+                p("secret"),
+                "--engines".into(),
+                "wasmi".into(),
+            ],
+            "carries its shape files as content",
+        ),
+    ];
+    let mut db = Location::parse(url).connect().unwrap();
+    let mut ids = Vec::new();
+    for (extra, _) in &attacks {
+        let mut args: Vec<String> = SHORT_RUN.iter().map(|s| s.to_string()).collect();
+        args.extend(extra.iter().cloned());
+        ids.push(queue::submit(db.as_mut(), "fleet-x", &queue::Work::new(args)).unwrap());
+    }
+    // And a row that is not a job at all: failed, the agent goes on.
+    db.execute(
+        "INSERT INTO jobs (label, args, loopbench_version, state, attempts, submitted_at)
+         VALUES ('fleet-x', 'not json', '0', 'queued', 0, 0)",
+        &[],
+    )
+    .unwrap();
+    let log = dir.path().join("X");
+    let mut x = agent(url, "fleet-x", "agent-X", &["--exit-when-idle"], &log);
+    wait(&mut x, Duration::from_secs(300), "agent-X");
+    timeline(url, "hostile jobs");
+    for (id, (_, says)) in ids.iter().zip(&attacks) {
+        let (state, error) = job_state(url, *id);
+        assert_eq!(state, "failed", "job {id}: {error}");
+        assert!(
+            error.starts_with("refused: ") && error.contains(says),
+            "job {id}: {error}"
+        );
+    }
+    let (state, error) = job_state(url, 5);
+    assert_eq!(state, "failed");
+    assert!(error.contains("not a loopbench job"), "{error}");
+    assert_eq!(std::fs::read_to_string(p("precious")).unwrap(), "ORIGINAL");
+    assert!(
+        !dir.path().join("built").exists(),
+        "the crate's build.rs ran"
+    );
+    assert!(!dir.path().join("linked").exists(), "the job's linker ran");
+    // Nothing the queue shows anyone holds the secret.
+    let shown = loopbench(url).args(["jobs", "--events"]).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(!shown.contains("SECRET"), "{shown}");
+    assert!(!std::fs::read_to_string(&log).unwrap().contains("SECRET"));
+}
+
+/// `submit` refuses what agents refuse, and carries shape files as content:
+/// the job runs after the submitter's file is gone.
+#[test]
+fn submit_refuses_outputs_and_flags_and_ships_shape_files() {
+    let server = PgServer::start();
+    let url = server.url.as_str();
+    loopbench(url).args(["db", "init"]).assert().success();
+    let dir = tempfile::tempdir().unwrap();
+    for (extra, says) in [
+        (vec!["--html", "/tmp/x.html"], "--html in a job"),
+        (vec!["--csv=/tmp/x.csv"], "--csv in a job"),
+        (vec!["--markdown", "-"], "--markdown in a job"),
+        (
+            vec!["--engines", "wasmi+rustflags:-Clinker=/bin/true"],
+            "+rustflags:",
+        ),
+    ] {
+        loopbench(url)
+            .args(["submit", "--machines", "fleet-y", "--"])
+            .args(SHORT_RUN)
+            .args(&extra)
+            .assert()
+            .failure()
+            .stderr(predicates::str::contains(says));
+    }
+    let shape = dir.path().join("my_loop.wat");
+    std::fs::write(&shape, LOOP_WAT).unwrap();
+    let run: Vec<&str> = ["run", "--engines", "wasmi", "--iters", "1000"]
+        .into_iter()
+        .chain([
+            "--min-epochs",
+            "2",
+            "--max-epochs",
+            "2",
+            "-q",
+            "--shape-file",
+        ])
+        .collect();
+    loopbench(url)
+        .args(["submit", "--machines", "fleet-y", "--"])
+        .args(&run)
+        .arg(&shape)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("--shape-file my_loop.wat"));
+    std::fs::remove_file(&shape).unwrap();
+    let mut y = agent(
+        url,
+        "fleet-y",
+        "agent-Y",
+        &["--exit-when-idle"],
+        &dir.path().join("Y"),
+    );
+    wait(&mut y, Duration::from_secs(300), "agent-Y");
+    assert_done_once(url, 1);
+    let mut db = Location::parse(url).connect().unwrap();
+    assert_eq!(
+        count(
+            db.as_mut(),
+            "SELECT count(*) FROM shapes WHERE name = 'my_loop'"
+        ),
+        1
+    );
+}
+
+/// Issue 26, item 2: the server stops (`-m immediate`) in the middle of a
+/// ~10 s job and is back 3 s later: the agent reconnects, stores the
+/// finished session once, and stops cleanly.
+#[test]
+fn a_postgres_restart_mid_job_loses_nothing() {
+    let server = PgServer::start();
+    let url = server.url.as_str();
+    loopbench(url).args(["db", "init"]).assert().success();
+    let long: Vec<&str> = SHORT_RUN
+        .iter()
+        .map(|a| if *a == "2" { "50" } else { a })
+        .chain(["--budget", "120"])
+        .collect();
+    submit(url, "fleet-r", &long);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("R");
+    let mut r = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .env("LOOPBENCH_DB", url)
+        .args(["agent", "--label", "fleet-r", "--name", "agent-R"])
+        .args(["--heartbeat", "1", "--timeout", "60", "--poll", "0.2"])
+        .arg("--exit-when-idle")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    {
+        let mut db = Location::parse(url).connect().unwrap();
+        let end = Instant::now() + Duration::from_secs(60);
+        while queue::list(db.as_mut()).unwrap()[0].state != "running" {
+            assert!(Instant::now() < end, "agent-R never took the job");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    server.stop_immediately();
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        r.try_wait().unwrap().is_none(),
+        "the agent died with the server"
+    );
+    server.start_again();
+    wait(
+        &mut r,
+        Duration::from_secs(300),
+        "agent-R after the restart",
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("connection lost"), "{text}");
+    assert!(text.contains("database reachable again"), "{text}");
+    assert!(
+        text.contains("1 done, 0 failed, 0 released, 0 lost"),
+        "{text}"
+    );
+    timeline(url, "server restarted mid-job");
+    assert_done_once(url, 1);
+}

@@ -1,7 +1,8 @@
 //! History, trends and the fleet, on real databases: SQLite files and a
 //! private PostgreSQL server per test.
 
-/// Agents on PostgreSQL: six jobs on two agents; an agent killed mid-job.
+/// Agents on PostgreSQL: six jobs on two agents; an agent killed mid-job;
+/// hostile jobs refused; a server restart mid-job.
 mod fleet;
 /// A private PostgreSQL server.
 mod pg;

@@ -11,6 +11,7 @@ pub struct PgServer {
     _dir: tempfile::TempDir,
     data: PathBuf,
     bin: PathBuf,
+    port: u16,
     pub url: String,
 }
 
@@ -100,25 +101,44 @@ impl PgServer {
         ]);
         run(init, "initdb");
         let port = free_port();
-        let mut start = as_server_user(&bin.join("pg_ctl"));
-        start
-            .arg("-D")
-            .arg(&data)
-            .arg("-l")
-            .arg(data.join("server.log"))
-            .args(["-w", "-t", "60", "-o"])
-            .arg(format!(
-                "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50",
-                data.display()
-            ))
-            .arg("start");
-        run(start, "pg_ctl start");
-        PgServer {
+        let server = PgServer {
             _dir: dir,
             data,
             bin,
+            port,
             url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
-        }
+        };
+        server.start_again();
+        server
+    }
+
+    /// Start the server (again, after [`PgServer::stop_immediately`]) on
+    /// the same data directory and port.
+    pub fn start_again(&self) {
+        let mut start = as_server_user(&self.bin.join("pg_ctl"));
+        start
+            .arg("-D")
+            .arg(&self.data)
+            .arg("-l")
+            .arg(self.data.join("server.log"))
+            .args(["-w", "-t", "60", "-o"])
+            .arg(format!(
+                "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50",
+                self.port,
+                self.data.display()
+            ))
+            .arg("start");
+        run(start, "pg_ctl start");
+    }
+
+    /// `pg_ctl stop -m immediate`: every connection dropped at once, as in
+    /// a crash.
+    pub fn stop_immediately(&self) {
+        let mut stop = as_server_user(&self.bin.join("pg_ctl"));
+        stop.arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "-w", "stop"]);
+        run(stop, "pg_ctl stop");
     }
 }
 
