@@ -200,7 +200,9 @@ impl RunArgs {
             ));
         }
         let document = Document::Session(report);
-        exports.finish(&document)?;
+        // A failed export is reported at the end: the other outputs, the
+        // table and the history record do not depend on it.
+        let exported = exports.finish(&document);
         #[cfg(feature = "history")]
         if let (Some(location), Some(session)) = (&history, document.session()) {
             if let Err(e) = self.record(location, session) {
@@ -220,8 +222,12 @@ impl RunArgs {
             crate::diag!("error: {e}");
         }
         if interrupted {
+            if let Err(e) = exported {
+                crate::diag!("error: {e}");
+            }
             return Err(Error::Interrupted { completed, planned });
         }
+        exported?;
         Ok(errors.is_empty())
     }
 }

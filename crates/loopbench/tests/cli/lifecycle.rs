@@ -1,0 +1,83 @@
+//! Issue 26: nothing lost, nothing left running. A failing export, a bad
+//! database, SIGTERM and SIGINT, and the children of a session, through
+//! the real binary.
+
+use super::util::assert_one_line_error;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_loopbench"));
+    cmd.current_dir(dir)
+        .env("LOOPBENCH_DB", dir.join("history.sqlite"));
+    cmd
+}
+
+/// Wait (generously: only a hang fails) until `path` exists.
+fn wait_for(path: &Path, child: &mut Child) {
+    let until = Instant::now() + Duration::from_secs(120);
+    while !path.exists() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("ended ({status}) before {} appeared", path.display());
+        }
+        assert!(Instant::now() < until, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// Issue 26.3: an export whose writes start failing mid-session (its
+/// directory removed after the pre-run check, as a full disk would) fails
+/// that export only: the session runs to its end, the other files, the
+/// table and the history record are written, and the exit code is 2 with
+/// the failed export named.
+#[test]
+fn a_failing_export_fails_only_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("full")).unwrap();
+    let mut child = bin(dir.path())
+        .args(["run", "--engines", "wasmi", "--shapes", "add_chain"])
+        .args(["--bytes", "64k", "--rounds", "2", "--iters", "256"])
+        // Never precise enough: the session runs its 3 s budget.
+        .args(["--precision", "0.0001", "--budget", "3"])
+        .args([
+            "--csv",
+            "full/keep.csv",
+            "--json",
+            "ok.json",
+            "--html",
+            "page.html",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&dir.path().join("full/keep.csv"), &mut child);
+    std::fs::remove_dir_all(dir.path().join("full")).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "warning: csv export: cannot create a file in full: No such file or directory"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("history: session 1 recorded in"), "{err}");
+    assert_eq!(
+        assert_one_line_error(&out.stderr),
+        "error: export failed: csv (cannot create a file in full: No such file or directory (os error 2))"
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("add_chain"), "{table}");
+    let doc = json(&dir.path().join("ok.json"));
+    assert_eq!(doc["complete"], true, "{err}");
+    assert!(std::fs::read_to_string(dir.path().join("page.html"))
+        .unwrap()
+        .contains("add_chain"));
+}
