@@ -93,6 +93,13 @@ pub const FORMATS: &[Format] = &[
     },
 ];
 
+impl Format {
+    /// This format's exporter.
+    pub fn exporter(&self) -> Box<dyn Exporter> {
+        (self.make)()
+    }
+}
+
 /// The format named `name`, or the list of names.
 pub fn format(name: &str) -> Result<&'static Format, ReportError> {
     FORMATS
@@ -177,6 +184,19 @@ impl Exports {
         })
     }
 
+    /// A file of `format` that holds the latest document (its last write
+    /// succeeded), if one was asked for.
+    pub fn written(&self, format: &str) -> Option<&Path> {
+        let failing = self.failing.borrow();
+        self.outputs
+            .iter()
+            .zip(failing.iter())
+            .find_map(|(o, &failed)| match &o.target {
+                Target::File(p) if o.format == format && !failed => Some(p.as_path()),
+                _ => None,
+            })
+    }
+
     /// Whether stdout carries a machine-readable format (progress and
     /// notes then stay off it).
     pub fn stdout_is_data(&self) -> bool {
@@ -234,9 +254,11 @@ impl Exports {
             .map(|o| o.exporter.render(doc))
             .collect::<Result<Vec<_>, _>>()?;
         let mut failed = Vec::new();
-        for (o, bytes) in self.outputs.iter().zip(&rendered) {
+        for (i, (o, bytes)) in self.outputs.iter().zip(&rendered).enumerate() {
             if let Target::File(p) = &o.target {
-                if let Err(e) = write_atomic(p, bytes) {
+                let result = write_atomic(p, bytes);
+                self.failing.borrow_mut()[i] = result.is_err();
+                if let Err(e) = result {
                     failed.push(format!("{} ({e})", o.format));
                 }
             }

@@ -81,3 +81,75 @@ fn a_failing_export_fails_only_itself() {
         .unwrap()
         .contains("add_chain"));
 }
+
+/// Issue 26.4: a history database that cannot record (nothing listens
+/// there; a SQLite path under a file) is refused before the first epoch,
+/// as output paths are: nothing is measured, no file is written.
+#[test]
+fn a_database_that_cannot_record_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plain"), "").unwrap();
+    for db in ["postgres://u:secret@127.0.0.1:1/x", "plain/h.sqlite"] {
+        let out = bin(dir.path())
+            .args(["run", "--engines", "wasmi", "--shapes", "add_chain"])
+            .args(["--bytes", "64k", "--rounds", "2", "--iters", "256"])
+            .args(["--db", db, "--json", "out.json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{db}: {err}");
+        assert_one_line_error(&out.stderr);
+        assert!(!err.contains("secret"), "{err}");
+        assert!(!err.contains("counters:"), "measuring started: {err}");
+        assert!(!dir.path().join("out.json").exists(), "{db}: measured");
+    }
+}
+
+/// Issue 26.4: when recording fails after measuring anyway (the database's
+/// directory replaced by a file mid-session) and no `--json` file holds the
+/// session, it is saved beside the command, which says where, and imports.
+#[test]
+fn a_session_the_database_refuses_is_saved_for_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    std::fs::create_dir(&db).unwrap();
+    let mut child = bin(dir.path())
+        .args(["run", "--engines", "wasmi", "--shapes", "add_chain"])
+        .args(["--bytes", "64k", "--rounds", "2", "--iters", "256"])
+        .args(["--precision", "0.0001", "--budget", "3"])
+        .args(["--db", "db/h.sqlite", "--csv", "rows.csv"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&dir.path().join("rows.csv"), &mut child);
+    std::fs::remove_dir_all(&db).unwrap();
+    std::fs::write(&db, "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("error: history: "), "{err}");
+    let saved = err
+        .lines()
+        .find_map(|l| l.strip_prefix("history: the session is saved in "))
+        .and_then(|l| l.split(';').next())
+        .unwrap_or_else(|| panic!("no recovery file named: {err}"));
+    let saved = dir.path().join(saved);
+    assert!(saved
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("loopbench-unrecorded-"));
+    assert_eq!(json(&saved)["complete"], true);
+    let import = bin(dir.path())
+        .args(["history", "import"])
+        .arg(&saved)
+        .args(["--db", "other.sqlite"])
+        .output()
+        .unwrap();
+    assert!(
+        import.status.success(),
+        "{}",
+        String::from_utf8_lossy(&import.stderr)
+    );
+}
