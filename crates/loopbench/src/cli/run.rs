@@ -235,7 +235,7 @@ impl RunArgs {
             if let Err(e) = exported {
                 crate::diag!("error: {e}");
             }
-            return Err(Error::Interrupted { completed, planned });
+            return Err(super::progress::interrupted(completed, planned));
         }
         exported?;
         Ok(errors.is_empty())
@@ -289,11 +289,13 @@ fn save_unrecorded(document: &Document) -> String {
     for dir in [PathBuf::from("."), std::env::temp_dir()] {
         let path = dir.join(&name);
         match crate::report::write_atomic(&path, &bytes) {
-            Ok(()) => return format!(
+            Ok(()) => {
+                return format!(
                 "history: the session is saved in {}; store it with `loopbench history import {}`",
                 path.display(),
                 path.display()
-            ),
+            )
+            }
             Err(e) => last = e.to_string(),
         }
     }

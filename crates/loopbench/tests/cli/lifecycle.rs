@@ -153,3 +153,84 @@ fn a_session_the_database_refuses_is_saved_for_import() {
         String::from_utf8_lossy(&import.stderr)
     );
 }
+
+/// A session that runs until it is stopped (many epochs, a large budget).
+const LONG: &[&str] = &[
+    "--engines",
+    "wasmi",
+    "--shapes",
+    "add_chain,br_chain",
+    "--bytes",
+    "64k",
+    "--rounds",
+    "2",
+    "--iters",
+    "256",
+    "--min-epochs",
+    "200",
+    "--max-epochs",
+    "200",
+    "--budget",
+    "1000",
+];
+
+fn sigterm(child: &Child) {
+    // SAFETY: signals this test's own child.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
+        0
+    );
+}
+
+/// Issue 26.5: SIGTERM stops `run` as SIGINT does: the table of what
+/// completed, a `complete: false` JSON, the interrupt named, exit 143.
+#[test]
+fn sigterm_stops_run_with_what_completed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bin(dir.path())
+        .arg("run")
+        .args(LONG)
+        .args(["--json", "partial.json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&dir.path().join("partial.json"), &mut child);
+    sigterm(&child);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap_or_default()
+            .starts_with("error: interrupted: the results cover the "),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("session incomplete"));
+    assert_eq!(json(&dir.path().join("partial.json"))["complete"], false);
+}
+
+/// Issue 26.5: SIGTERM stops `model` too, and its JSON is still written
+/// (`complete: false`), exit 143.
+#[test]
+fn sigterm_stops_model_and_writes_its_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bin(dir.path())
+        .arg("model")
+        .args(LONG)
+        .args(["--json", "model.json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `model` writes no partial file: give it time for a first epoch.
+    std::thread::sleep(Duration::from_secs(5));
+    assert!(child.try_wait().unwrap().is_none(), "model ended early");
+    sigterm(&child);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    let doc = json(&dir.path().join("model.json"));
+    assert_eq!(doc["session"]["complete"], false, "{doc}");
+}
