@@ -64,9 +64,14 @@ pub enum Error {
     /// A saved document does not read back.
     #[error(transparent)]
     Read(#[from] crate::results::ReadError),
-    /// SIGINT stopped the session; what completed was reported.
+    /// SIGINT or SIGTERM (`signal`) stopped the session; what completed
+    /// was reported. The binary exits 128 + `signal`.
     #[error("interrupted: the results cover the {completed} of {planned} shapes that ran before the interrupt")]
-    Interrupted { completed: usize, planned: usize },
+    Interrupted {
+        completed: usize,
+        planned: usize,
+        signal: i32,
+    },
 }
 
 impl Error {

@@ -20,10 +20,11 @@ fn main() -> ExitCode {
         {
             ExitCode::SUCCESS
         }
-        Err(e @ loopbench::error::Error::Interrupted { .. }) => {
+        Err(e @ loopbench::error::Error::Interrupted { signal, .. }) => {
             loopbench::diag!("error: {e}");
-            // The shell's convention for death by SIGINT.
-            ExitCode::from(130)
+            // The shell's convention for death by a signal: 130 for
+            // SIGINT, 143 for SIGTERM.
+            ExitCode::from(u8::try_from(128 + signal).unwrap_or(130))
         }
         Err(e) => {
             loopbench::diag!("error: {e}");

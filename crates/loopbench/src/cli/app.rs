@@ -264,11 +264,19 @@ impl AppRunArgs {
         let arms = self.arms.arms(ArmSpec::defaults())?;
         let plan = app_plan(&apps, arms, self.arms.rounds, self.arms.warmup)?;
         let exports = self.output.exports()?;
-        let report = session::run(plan, &mut ())?;
+        let planned = plan.shapes.len();
+        // The terminal sink stops the session on SIGINT or SIGTERM and
+        // rewrites the files after every epoch.
+        let mut sink = super::progress::TerminalSink::new(true, Some(&exports));
+        let report = session::run(plan, &mut sink)?;
+        let (interrupted, completed) = (!report.complete, report.results.len());
         let errors = report.errors.clone();
         exports.finish(&Document::Session(report))?;
         for e in &errors {
             crate::diag!("error: {e}");
+        }
+        if interrupted {
+            return Err(super::progress::interrupted(completed, planned));
         }
         Ok(errors.is_empty())
     }

@@ -79,7 +79,7 @@ impl ModelArgs {
             crate::diag!("error: {e}");
         }
         if interrupted {
-            return Err(Error::Interrupted { completed, planned });
+            return Err(super::progress::interrupted(completed, planned));
         }
         Ok(errors.is_empty())
     }

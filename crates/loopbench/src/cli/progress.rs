@@ -10,8 +10,8 @@ use crate::report::Exports;
 use crate::results::{Document, Session, StopSettings};
 use crate::session;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Progress on stderr (after two seconds, only on a terminal) and the
@@ -25,8 +25,9 @@ pub struct TerminalSink<'a> {
     eta: Option<Eta>,
     label: String,
     shown_eta: Instant,
-    /// Set by SIGINT: the session stops between shapes.
-    interrupt: Arc<AtomicBool>,
+    /// The signal (SIGINT, SIGTERM) that asked to stop, or 0: the session
+    /// stops between shapes.
+    interrupt: Arc<AtomicUsize>,
     /// Notes printed when measuring starts (after every usage check).
     notes: Vec<String>,
 }
@@ -235,24 +236,51 @@ impl session::Sink for TerminalSink<'_> {
         Ok(())
     }
     fn interrupted(&self) -> bool {
-        self.interrupt.load(Ordering::Relaxed)
+        self.interrupt.load(Ordering::Relaxed) != 0
     }
 }
 
-/// A flag that the first SIGINT sets (the session then stops between
-/// shapes and reports what it completed); a second SIGINT exits at once
-/// with 130. Without a handler (it could not be installed) the flag stays
-/// false and SIGINT keeps its default action.
-fn interrupt_flag() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    #[cfg(unix)]
-    {
-        use signal_hook::consts::SIGINT;
-        // Registered first, so it sees the flag the second handler set.
-        let _ = signal_hook::flag::register_conditional_shutdown(SIGINT, 130, Arc::clone(&flag));
-        let _ = signal_hook::flag::register(SIGINT, Arc::clone(&flag));
+/// The signal number that the first SIGINT or SIGTERM stores (the session
+/// then stops between shapes and reports what it completed); a second one
+/// exits at once with 130 (SIGINT) or 143 (SIGTERM). Installed once per
+/// process. Without a handler (it could not be installed) the flag stays 0
+/// and the signal keeps its default action.
+fn interrupt_flag() -> Arc<AtomicUsize> {
+    static FLAG: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+    Arc::clone(FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicUsize::new(0));
+        #[cfg(unix)]
+        {
+            use signal_hook::consts::{SIGINT, SIGTERM};
+            let seen = Arc::new(AtomicBool::new(false));
+            for (sig, code) in [(SIGINT, 130), (SIGTERM, 143)] {
+                // Registered first, so it sees the flag the second handler set.
+                let _ =
+                    signal_hook::flag::register_conditional_shutdown(sig, code, Arc::clone(&seen));
+                let _ = signal_hook::flag::register(sig, Arc::clone(&seen));
+                let _ = signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize);
+            }
+        }
+        flag
+    }))
+}
+
+/// The signal that stopped the session (SIGINT when none did), for
+/// [`Error::Interrupted`].
+pub fn stop_signal() -> i32 {
+    match interrupt_flag().load(Ordering::Relaxed) {
+        0 => 2,
+        sig => sig as i32,
     }
-    flag
+}
+
+/// [`Error::Interrupted`] for a session that stopped early.
+pub fn interrupted(completed: usize, planned: usize) -> Error {
+    Error::Interrupted {
+        completed,
+        planned,
+        signal: stop_signal(),
+    }
 }
 
 impl crate::schedule::Progress for TerminalSink<'_> {

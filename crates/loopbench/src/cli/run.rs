@@ -170,6 +170,13 @@ impl RunArgs {
         // A bad --db fails before the session, not after it.
         #[cfg(feature = "history")]
         let history = (!self.no_history).then(|| self.db.location()).transpose()?;
+        // Connect and bring the schema up now, as the output files are
+        // checked: a database that cannot record is refused before the
+        // first epoch, not after minutes of measuring.
+        #[cfg(feature = "history")]
+        if let Some(location) = &history {
+            location.open()?;
+        }
         let quiet = self.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();
         let names: Vec<String> = plan.shapes.iter().map(|s| s.name().to_string()).collect();
         let mut sink = TerminalSink::new(quiet, Some(&exports))
@@ -200,11 +207,16 @@ impl RunArgs {
             ));
         }
         let document = Document::Session(report);
-        exports.finish(&document)?;
+        // A failed export is reported at the end: the other outputs, the
+        // table and the history record do not depend on it.
+        let exported = exports.finish(&document);
         #[cfg(feature = "history")]
         if let (Some(location), Some(session)) = (&history, document.session()) {
             if let Err(e) = self.record(location, session) {
                 errors.push(format!("history: {e}"));
+                if exports.written("json").is_none() {
+                    crate::diag!("{}", save_unrecorded(&document));
+                }
             }
         }
         if self.phases {
@@ -220,8 +232,12 @@ impl RunArgs {
             crate::diag!("error: {e}");
         }
         if interrupted {
-            return Err(Error::Interrupted { completed, planned });
+            if let Err(e) = exported {
+                crate::diag!("error: {e}");
+            }
+            return Err(super::progress::interrupted(completed, planned));
         }
+        exported?;
         Ok(errors.is_empty())
     }
 }
@@ -250,6 +266,40 @@ impl RunArgs {
         }
         Ok(())
     }
+}
+
+/// A session the history database did not take and no `--json` file
+/// holds: saved as JSON in the current directory (else the temporary
+/// directory), so measuring it was not for nothing. Returns the line that
+/// says where.
+#[cfg(feature = "history")]
+fn save_unrecorded(document: &Document) -> String {
+    let name = format!(
+        "loopbench-unrecorded-{}-{}.json",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        std::process::id()
+    );
+    let bytes = match crate::report::format("json").map(|f| f.exporter().render(document)) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(e)) | Err(e) => return format!("history: the session could not be saved: {e}"),
+    };
+    let mut last = String::new();
+    for dir in [PathBuf::from("."), std::env::temp_dir()] {
+        let path = dir.join(&name);
+        match crate::report::write_atomic(&path, &bytes) {
+            Ok(()) => {
+                return format!(
+                "history: the session is saved in {}; store it with `loopbench history import {}`",
+                path.display(),
+                path.display()
+            )
+            }
+            Err(e) => last = e.to_string(),
+        }
+    }
+    format!("history: the session could not be saved either: {last}")
 }
 
 /// How a session samples layouts and time: epochs of fresh worker

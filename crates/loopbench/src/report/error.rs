@@ -35,6 +35,10 @@ pub enum ReportError {
         path: PathBuf,
         holder: Option<String>,
     },
+    /// Output files that could not be written at the end (each with its
+    /// reason); every other output was written.
+    #[error("export failed: {}", failed.join("; "))]
+    Exports { failed: Vec<String> },
     #[error("cannot lock {}: its lock file keeps changing", path.display())]
     LockKeepsChanging { path: PathBuf },
     /// CSV has rows for sessions, calibrations and comparisons only.

@@ -12,6 +12,10 @@
 //! there, rewritten after every shape so an interrupted session keeps what
 //! it completed; stdout takes at most one format.
 //!
+//! A file that cannot be written (a full disk, a removed directory) fails
+//! that export only: the session goes on, the other outputs are still
+//! written, and the end reports which exports failed ([`ReportError::Exports`]).
+//!
 //! Two sessions writing one file would silently lose one of them, so each
 //! output file is held under an advisory lock (`flock` on a sidecar
 //! `.NAME.loopbench-lock` holding the owner's pid) from the check to the end
@@ -39,6 +43,7 @@ pub use error::ReportError;
 
 use crate::error::Error;
 use crate::results::Document;
+use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -92,6 +97,13 @@ pub const FORMATS: &[Format] = &[
     },
 ];
 
+impl Format {
+    /// This format's exporter.
+    pub fn exporter(&self) -> Box<dyn Exporter> {
+        (self.make)()
+    }
+}
+
 /// The format named `name`, or the list of names.
 pub fn format(name: &str) -> Result<&'static Format, ReportError> {
     FORMATS
@@ -132,6 +144,8 @@ pub struct Exports {
     outputs: Vec<Output>,
     /// Held from [`Exports::check`] until the manager is dropped.
     locks: Vec<OutputLock>,
+    /// Per output: the last rewrite failed (a note is printed once).
+    failing: RefCell<Vec<bool>>,
 }
 
 impl Exports {
@@ -168,9 +182,23 @@ impl Exports {
             });
         }
         Ok(Exports {
+            failing: RefCell::new(vec![false; outputs.len()]),
             outputs,
             locks: Vec::new(),
         })
+    }
+
+    /// A file of `format` that holds the latest document (its last write
+    /// succeeded), if one was asked for.
+    pub fn written(&self, format: &str) -> Option<&Path> {
+        let failing = self.failing.borrow();
+        self.outputs
+            .iter()
+            .zip(failing.iter())
+            .find_map(|(o, &failed)| match &o.target {
+                Target::File(p) if o.format == format && !failed => Some(p.as_path()),
+                _ => None,
+            })
     }
 
     /// Whether stdout carries a machine-readable format (progress and
@@ -196,31 +224,62 @@ impl Exports {
         Ok(())
     }
 
-    /// After each completed shape: rewrite the files (stdout waits for the end).
+    /// After each completed shape: rewrite the files (stdout waits for the
+    /// end). A file that cannot be written is noted once and tried again
+    /// next time; the session goes on.
     pub fn partial(&self, doc: &Document) -> Result<(), Error> {
-        for o in &self.outputs {
+        for (i, o) in self.outputs.iter().enumerate() {
             if let Target::File(p) = &o.target {
-                write_atomic(p, &o.exporter.render(doc)?)?;
+                let result = write_atomic(p, &o.exporter.render(doc)?);
+                let mut failing = self.failing.borrow_mut();
+                match result {
+                    Ok(()) => failing[i] = false,
+                    Err(e) if !failing[i] => {
+                        failing[i] = true;
+                        crate::diag!(
+                            "warning: {} export: {e}; the session goes on and tries again at the end",
+                            o.format
+                        );
+                    }
+                    Err(_) => {}
+                }
             }
         }
         Ok(())
     }
 
-    /// At the end: every output.
+    /// At the end: every output. Each file is attempted even when another
+    /// fails; the failures come back together as [`ReportError::Exports`]
+    /// after the rest (stdout last) is written.
     pub fn finish(&self, doc: &Document) -> Result<(), Error> {
-        for o in &self.outputs {
-            let bytes = o.exporter.render(doc)?;
-            match &o.target {
-                Target::File(p) => write_atomic(p, &bytes)?,
-                Target::Stdout => {
-                    let mut out = std::io::stdout().lock();
-                    out.write_all(&bytes)
-                        .and_then(|_| out.flush())
-                        .map_err(|e| Error::io("cannot write to stdout", e))?;
+        let rendered = self
+            .outputs
+            .iter()
+            .map(|o| o.exporter.render(doc))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut failed = Vec::new();
+        for (i, (o, bytes)) in self.outputs.iter().zip(&rendered).enumerate() {
+            if let Target::File(p) = &o.target {
+                let result = write_atomic(p, bytes);
+                self.failing.borrow_mut()[i] = result.is_err();
+                if let Err(e) = result {
+                    failed.push(format!("{} ({e})", o.format));
                 }
             }
         }
-        Ok(())
+        for (o, bytes) in self.outputs.iter().zip(&rendered) {
+            if o.target == Target::Stdout {
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes)
+                    .and_then(|_| out.flush())
+                    .map_err(|e| Error::io("cannot write to stdout", e))?;
+            }
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(ReportError::Exports { failed }.into())
+        }
     }
 }
 

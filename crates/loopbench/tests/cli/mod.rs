@@ -6,6 +6,8 @@ mod counters;
 mod errors;
 /// JSON output and its schema keys.
 mod json;
+/// Issue 26: failing exports and databases, signals, children left running.
+mod lifecycle;
 /// Lost results, hangs, wrong numbers, crashes and messages.
 mod reliability;
 /// CSV, Markdown and HTML files; `report` and `compare` of saved sessions.
