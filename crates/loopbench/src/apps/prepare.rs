@@ -5,7 +5,7 @@
 use super::catalog::{AppSpec, Driver, HASH_CHUNK};
 use super::rewrite::{self, Additions, Import, ModuleInfo, Sig};
 use super::{stub, AppError};
-use wasm_encoder::{BlockType, ConstExpr, ExportKind, Function, GlobalType, MemArg, ValType};
+use wasm_encoder::{BlockType, ExportKind, Function, MemArg, ValType};
 
 /// Data a driver needs besides the module.
 #[derive(Clone, Debug, Default)]
@@ -50,14 +50,7 @@ pub fn prepare(
     let mut add = Additions::default();
     // Global: stub error code.
     let err_global = info.globals;
-    add.globals.push((
-        GlobalType {
-            val_type: ValType::I32,
-            mutable: true,
-            shared: false,
-        },
-        ConstExpr::i32_const(0),
-    ));
+    add.push_i32_global();
     let t_void_i32 = info.types;
     let t_i32_void = info.types + 1;
     let t_i32_i32 = info.types + 2;
@@ -126,14 +119,7 @@ pub fn prepare(
             info.export_func("malloc")?;
             let (src, dst) = (info.globals + 1, info.globals + 2);
             for _ in 0..2 {
-                add.globals.push((
-                    GlobalType {
-                        val_type: ValType::I32,
-                        mutable: true,
-                        shared: false,
-                    },
-                    ConstExpr::i32_const(0),
-                ));
+                add.push_i32_global();
             }
             for (g, name) in [(src, SET_SRC), (dst, SET_DST)] {
                 let mut f = Function::new([]);

@@ -235,6 +235,22 @@ pub struct Additions {
     pub exports: Vec<(String, ExportKind, u32)>,
 }
 
+impl Additions {
+    /// Add a mutable i32 global starting at 0 (the stubs' and drivers'
+    /// scratch registers); its index is the module's globals plus those
+    /// added before it.
+    pub fn push_i32_global(&mut self) {
+        self.globals.push((
+            GlobalType {
+                val_type: ValType::I32,
+                mutable: true,
+                shared: false,
+            },
+            ConstExpr::i32_const(0),
+        ));
+    }
+}
+
 fn zero_of(t: ValType) -> ConstExpr {
     match t {
         ValType::I32 => ConstExpr::i32_const(0),

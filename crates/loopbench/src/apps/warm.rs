@@ -30,7 +30,7 @@ use crate::stats::LEVEL;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use wasm_encoder::reencode::{Reencode, RoundtripReencoder};
-use wasm_encoder::{BlockType, ConstExpr, ExportKind, Function, GlobalType, ValType};
+use wasm_encoder::{BlockType, ExportKind, Function, ValType};
 use wasmparser::{Parser, Payload};
 
 /// The injected one-shot entry point, `(i32) -> i32`.
@@ -235,14 +235,7 @@ pub fn inject_shape(
     let t = info.types + nshape_types;
     add.types.push(Sig::new(&[ValType::I32], &[ValType::I32]));
     let used = info.globals + nshape_globals;
-    add.globals.push((
-        GlobalType {
-            val_type: ValType::I32,
-            mutable: true,
-            shared: false,
-        },
-        ConstExpr::i32_const(0),
-    ));
+    add.push_i32_global();
     let entry_idx = info.funcs() + nshape_funcs;
     let mut entry = Function::new([]);
     entry

@@ -2,7 +2,7 @@
 //! database, SIGTERM and SIGINT, and the children of a session, through
 //! the real binary.
 
-use super::util::assert_one_line_error;
+use super::util::{assert_one_line_error, LONG};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -153,26 +153,6 @@ fn a_session_the_database_refuses_is_saved_for_import() {
         String::from_utf8_lossy(&import.stderr)
     );
 }
-
-/// A session that runs until it is stopped (many epochs, a large budget).
-const LONG: &[&str] = &[
-    "--engines",
-    "wasmi",
-    "--shapes",
-    "add_chain,br_chain",
-    "--bytes",
-    "64k",
-    "--rounds",
-    "2",
-    "--iters",
-    "256",
-    "--min-epochs",
-    "200",
-    "--max-epochs",
-    "200",
-    "--budget",
-    "1000",
-];
 
 fn sigterm(child: &Child) {
     // SAFETY: signals this test's own child.

@@ -1,7 +1,7 @@
 //! Issue 12: nothing lost, nothing hangs, no wrong number. Each test holds
 //! one fault a new user met, through the real binary.
 
-use super::util::{assert_one_line_error, loopbench};
+use super::util::{assert_one_line_error, loopbench, LONG};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -21,27 +21,6 @@ const ONE_EPOCH: &[&str] = &[
     "1",
     "--max-epochs",
     "1",
-];
-
-/// A session that runs until it is stopped (many epochs, a large budget).
-const LONG: &[&str] = &[
-    "run",
-    "--engines",
-    "wasmi",
-    "--shapes",
-    "add_chain,br_chain",
-    "--bytes",
-    "64k",
-    "--rounds",
-    "2",
-    "--iters",
-    "256",
-    "--min-epochs",
-    "200",
-    "--max-epochs",
-    "200",
-    "--budget",
-    "1000",
 ];
 
 /// A user loop that returns its iteration count.
@@ -85,6 +64,7 @@ fn a_second_writer_of_one_file_is_refused_with_the_holders_pid() {
     let dir = tempfile::tempdir().unwrap();
     let mut first = bin()
         .current_dir(dir.path())
+        .arg("run")
         .args(LONG)
         .args(["--json", "out.json"])
         .stdout(Stdio::null())
@@ -174,6 +154,7 @@ fn an_interrupt_prints_what_completed_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = bin()
         .current_dir(dir.path())
+        .arg("run")
         .args(LONG)
         .args(["--export", "json=partial.json"])
         .process_group(0)

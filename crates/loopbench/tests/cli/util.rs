@@ -24,3 +24,24 @@ pub fn assert_one_line_error(stderr: &[u8]) -> String {
     assert!(!errors.is_empty(), "no `error: ` line in: {s}");
     errors.join("\n")
 }
+
+/// `run`'s arguments for a session that runs until it is stopped (many
+/// epochs, a large budget): for tests that interrupt or race it.
+pub const LONG: &[&str] = &[
+    "--engines",
+    "wasmi",
+    "--shapes",
+    "add_chain,br_chain",
+    "--bytes",
+    "64k",
+    "--rounds",
+    "2",
+    "--iters",
+    "256",
+    "--min-epochs",
+    "200",
+    "--max-epochs",
+    "200",
+    "--budget",
+    "1000",
+];
