@@ -44,7 +44,7 @@ impl Location {
     pub fn resolve(arg: Option<&str>) -> Result<Self, StoreError> {
         let env = std::env::var(ENV).ok().filter(|s| !s.is_empty());
         match arg.map(str::to_string).or(env) {
-            Some(s) => Ok(Location::parse(&s)),
+            Some(s) => Location::parse(&s),
             None => {
                 let dir = dirs::data_dir().ok_or(StoreError::NoDataDir { var: ENV })?;
                 Ok(Location::Sqlite(
@@ -54,12 +54,19 @@ impl Location {
         }
     }
 
-    /// A `postgres://` or `postgresql://` URL, or a file path.
-    pub fn parse(s: &str) -> Self {
+    /// A `postgres://` or `postgresql://` URL, or a file path. Any other
+    /// `scheme://` is refused: a typo such as `postgress://user:pw@host`
+    /// would otherwise become a SQLite file, its directories named with the
+    /// password.
+    pub fn parse(s: &str) -> Result<Self, StoreError> {
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            Location::Postgres(s.to_string())
-        } else {
-            Location::Sqlite(PathBuf::from(s))
+            return Ok(Location::Postgres(s.to_string()));
+        }
+        match s.split_once("://") {
+            Some((scheme, _)) if is_scheme(scheme) => Err(StoreError::Scheme {
+                scheme: scheme.to_string(),
+            }),
+            _ => Ok(Location::Sqlite(PathBuf::from(s))),
         }
     }
 
@@ -77,6 +84,14 @@ impl Location {
             Location::Postgres(url) => Box::new(postgres::Postgres::connect(url)?),
         })
     }
+}
+
+/// A URL scheme as RFC 3986 spells it: a letter, then letters, digits,
+/// `+`, `-` or `.`.
+fn is_scheme(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 impl fmt::Display for Location {

@@ -19,6 +19,9 @@ pub enum StoreError {
     Open { location: String, detail: String },
     #[error("history database: {0}")]
     Query(String),
+    /// Only the scheme is named: the rest of the URL may hold a password.
+    #[error("history database `{scheme}://...`: unknown scheme `{scheme}`; give a SQLite file path or a postgres:// URL")]
+    Scheme { scheme: String },
     #[error("history database: column {column}: expected {expected}")]
     Column {
         column: usize,

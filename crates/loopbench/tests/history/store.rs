@@ -20,7 +20,7 @@ fn rows_of(s: &Session) -> (i64, i64) {
 
 /// Everything the store does, on the database at `url`.
 fn store_tests(url: &str) {
-    let location = Location::parse(url);
+    let location = Location::parse(url).unwrap();
     // Migrations from empty, then nothing left to apply.
     let mut db = location.connect().unwrap();
     assert_eq!(store::migrate(db.as_mut()).unwrap(), vec![1, 2]);

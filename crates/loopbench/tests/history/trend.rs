@@ -14,7 +14,7 @@ fn record_series(url: &str) {
         .session()
         .unwrap()
         .clone();
-    let mut db = Location::parse(url).open().unwrap();
+    let mut db = Location::parse(url).unwrap().open().unwrap();
     for i in 0..12 {
         let mut s = base.clone();
         let wobble = 1.0 + 0.003 * [0.0, 1.0, -1.0, 0.5, -0.5][i % 5];
