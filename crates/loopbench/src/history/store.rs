@@ -50,16 +50,20 @@ pub enum Dialect {
 impl Dialect {
     /// `text` with the dialect's words in place of `{id}` (an auto-numbered
     /// primary key), `{now}` (seconds since the epoch, fractional, from the
-    /// database's clock) and `$N` parameter marks (SQLite numbers them `?N`).
+    /// database's clock), `{document_id}` (the `id` field of a session's
+    /// stored document) and `$N` parameter marks (SQLite numbers them `?N`).
     pub fn sql(self, text: &str) -> String {
         match self {
+            // Marks first: the JSON path of `{document_id}` has a `$` of its own.
             Dialect::Sqlite => text
+                .replace('$', "?")
                 .replace("{id}", "INTEGER PRIMARY KEY AUTOINCREMENT")
                 .replace("{now}", "((julianday('now') - 2440587.5) * 86400.0)")
-                .replace('$', "?"),
+                .replace("{document_id}", "json_extract(document, '$.id')"),
             Dialect::Postgres => text
                 .replace("{id}", "BIGSERIAL PRIMARY KEY")
-                .replace("{now}", "(extract(epoch from clock_timestamp())::float8)"),
+                .replace("{now}", "(extract(epoch from clock_timestamp())::float8)")
+                .replace("{document_id}", "(document::json ->> 'id')"),
         }
     }
 
@@ -307,6 +311,12 @@ pub const MIGRATIONS: &[&str] = &[
         agent TEXT,
         event TEXT NOT NULL
     );",
+    // 3: a session's own id (the document's `id`), so that importing a
+    // session already stored stores nothing. Not UNIQUE: databases written
+    // before may already hold a session twice.
+    "ALTER TABLE sessions ADD COLUMN uid TEXT;
+    UPDATE sessions SET uid = {document_id};
+    CREATE INDEX sessions_by_uid ON sessions (uid);",
 ];
 
 /// The PostgreSQL advisory lock that serialises migrations ("loop").

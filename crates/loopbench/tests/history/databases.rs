@@ -1,4 +1,6 @@
-use super::util::loopbench;
+use super::pg::PgServer;
+use super::util::{count, fixture, loopbench, SHORT_RUN};
+use loopbench::history::Location;
 
 /// stderr of a failed command, asserted to be one `error:` line.
 fn one_line_failure(cmd: &mut assert_cmd::Command) -> String {
@@ -49,4 +51,57 @@ fn a_scheme_typo_is_refused_and_never_becomes_a_path() {
     }
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// Import the same files twice, on the database at `url`: each session is
+/// stored once, also in a database written before sessions had an id
+/// column (the column is filled from the stored documents).
+fn import_twice(url: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let s1 = dir.path().join("s1.json");
+    loopbench(url)
+        .args(SHORT_RUN)
+        .arg("--no-history")
+        .arg("--json")
+        .arg(&s1)
+        .assert()
+        .success();
+    let schema1 = fixture("schema1/session.json");
+    let import = |files: &[&std::path::Path]| {
+        let out = loopbench(url)
+            .args(["history", "import"])
+            .args(files)
+            .assert()
+            .success();
+        String::from_utf8_lossy(&out.get_output().stdout).to_string()
+    };
+    let out = import(&[&s1, &s1, &schema1, &schema1]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].contains(": stored as session 1"), "{out}");
+    assert!(lines[1].contains("already stored as session 1"), "{out}");
+    assert!(lines[2].contains(": stored as session 2"), "{out}");
+    assert!(lines[3].contains("already stored as session 2"), "{out}");
+    let mut db = Location::parse(url).unwrap().connect().unwrap();
+    assert_eq!(count(db.as_mut(), "SELECT count(*) FROM sessions"), 2);
+
+    // A database from before: no uid column, schema version 2.
+    db.batch("DROP INDEX sessions_by_uid").unwrap();
+    db.batch("ALTER TABLE sessions DROP COLUMN uid").unwrap();
+    db.batch("DELETE FROM schema_migrations WHERE version = 3")
+        .unwrap();
+    let out = import(&[&s1]);
+    assert!(out.contains("already stored as session 1"), "{out}");
+    assert_eq!(count(db.as_mut(), "SELECT count(*) FROM sessions"), 2);
+}
+
+#[test]
+fn importing_a_stored_session_again_stores_nothing_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    import_twice(dir.path().join("h.sqlite").to_str().unwrap());
+}
+
+#[test]
+fn importing_a_stored_session_again_stores_nothing_on_postgres() {
+    let server = PgServer::start();
+    import_twice(&server.url);
 }
