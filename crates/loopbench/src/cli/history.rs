@@ -51,7 +51,7 @@ impl HistoryArgs {
             return a.execute();
         }
         let location = self.db.location()?;
-        let mut db = location.open()?;
+        let mut db = location.open_read()?;
         let shape = self.shape.as_deref();
         let arm = self.arm.as_deref();
         let listed = sessions::list(db.as_mut(), shape, arm, self.limit)?;

@@ -77,7 +77,32 @@ impl Location {
         Ok(db)
     }
 
-    /// Connect without touching the schema.
+    /// Connect to read only: nothing created, marked, migrated or switched
+    /// to WAL, for the commands that only read (`history`, `trend`,
+    /// `leaderboard`, `jobs`, `compare @...`).
+    pub fn open_read(&self) -> Result<Box<dyn Sql>, StoreError> {
+        Ok(match self {
+            Location::Sqlite(p) => Box::new(sqlite::Sqlite::open_read(p)?),
+            Location::Postgres(url) => {
+                let mut db = postgres::Postgres::connect(url)?;
+                let rows = db.query(
+                    "SELECT count(*) FROM information_schema.tables
+                     WHERE table_schema = current_schema() AND table_name = 'schema_migrations'",
+                    &[],
+                )?;
+                if rows.first().map(|r| r.int(0)).transpose()? != Some(1) {
+                    return Err(StoreError::NoSchema {
+                        location: self.to_string(),
+                    });
+                }
+                store::check_version(&mut db)?;
+                Box::new(db)
+            }
+        })
+    }
+
+    /// Connect without touching the schema (a SQLite file is created and
+    /// marked as loopbench's).
     pub fn connect(&self) -> Result<Box<dyn Sql>, StoreError> {
         Ok(match self {
             Location::Sqlite(p) => Box::new(sqlite::Sqlite::open(p)?),
@@ -114,7 +139,7 @@ pub fn load_reference(
         return Ok(None);
     }
     let location = Location::resolve(db)?;
-    let mut conn = location.open()?;
+    let mut conn = location.open_read()?;
     let id = sessions::resolve(conn.as_mut(), reference).map_err(|e| StoreError::In {
         location: location.to_string(),
         source: Box::new(e),

@@ -19,6 +19,10 @@ pub enum StoreError {
     Open { location: String, detail: String },
     #[error("history database: {0}")]
     Query(String),
+    #[error("{location} is not a loopbench history database ({why}); refusing to touch it")]
+    Foreign { location: String, why: String },
+    #[error("{location} holds no loopbench history yet (`loopbench db init --db URL` creates its tables)")]
+    NoSchema { location: String },
     /// Only the scheme is named: the rest of the URL may hold a password.
     #[error("history database `{scheme}://...`: unknown scheme `{scheme}`; give a SQLite file path or a postgres:// URL")]
     Scheme { scheme: String },
@@ -374,6 +378,28 @@ fn migrate_locked(db: &mut dyn Sql) -> Result<Vec<i64>, StoreError> {
         }
     }
     Ok(applied)
+}
+
+/// Every table loopbench makes.
+pub fn tables() -> Vec<&'static str> {
+    let created = MIGRATIONS.iter().flat_map(|m| {
+        m.split("CREATE TABLE ")
+            .skip(1)
+            .filter_map(|rest| rest.split_whitespace().next())
+    });
+    std::iter::once("schema_migrations")
+        .chain(created)
+        .collect()
+}
+
+/// Refuse a database newer than this loopbench, without changing it (the
+/// check of read-only commands, which never migrate).
+pub fn check_version(db: &mut dyn Sql) -> Result<(), StoreError> {
+    let (found, known) = (version(db)?, MIGRATIONS.len() as i64);
+    if found > known {
+        return Err(StoreError::TooNew { found, known });
+    }
+    Ok(())
 }
 
 /// The schema version of the database (0: empty).

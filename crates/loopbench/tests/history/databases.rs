@@ -105,3 +105,96 @@ fn importing_a_stored_session_again_stores_nothing_on_postgres() {
     let server = PgServer::start();
     import_twice(&server.url);
 }
+
+/// Every byte and every file of the directory holding a database.
+fn snapshot(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            (p.display().to_string(), std::fs::read(&p).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn another_program_s_database_is_never_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other_app.sqlite");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('mine');")
+        .unwrap();
+    drop(conn);
+    let before = snapshot(dir.path());
+    let url = path.to_str().unwrap();
+    let commands: &[&[&str]] = &[
+        &["history"],
+        &["trend", "--shape", "add_chain", "--arm", "wasmi"],
+        &["leaderboard"],
+        &["jobs"],
+        &["compare", "@last", "@last"],
+        &["db", "init"],
+        &["history", "import", "nothing.json"],
+    ];
+    for args in commands {
+        let stderr = one_line_failure(loopbench(url).current_dir(dir.path()).args(*args));
+        if args.get(1) != Some(&"import") {
+            assert!(
+                stderr.contains("is not a loopbench history database (it holds tables loopbench does not make: notes)"),
+                "{args:?}: {stderr}"
+            );
+        }
+        assert_eq!(snapshot(dir.path()), before, "{args:?} changed the file");
+    }
+    // Another program's mark is refused as well.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("PRAGMA application_id = 42; DROP TABLE notes;")
+        .unwrap();
+    let stderr = one_line_failure(loopbench(url).arg("history"));
+    assert!(stderr.contains("its application_id is 0x2a"), "{stderr}");
+}
+
+#[test]
+fn read_only_commands_leave_a_loopbench_database_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    let url = path.to_str().unwrap();
+    // Nothing there yet: an empty history, and still nothing there.
+    loopbench(url)
+        .arg("history")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("no sessions stored"));
+    assert!(!path.exists());
+
+    // A database of a loopbench from before the mark: its tables, no mark.
+    loopbench(url).args(SHORT_RUN).assert().success();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("PRAGMA application_id = 0; PRAGMA journal_mode = DELETE;")
+        .unwrap();
+    drop(conn);
+    let before = snapshot(dir.path());
+    for args in [
+        &["history"][..],
+        &["trend", "--shape", "add_chain", "--arm", "wasmi"],
+    ] {
+        loopbench(url).args(args).assert().success();
+        assert_eq!(snapshot(dir.path()), before, "{args:?} changed the file");
+    }
+    // The next write marks it.
+    loopbench(url).args(SHORT_RUN).assert().success();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let id: i32 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .unwrap();
+    assert_eq!(id, loopbench::history::sqlite::APPLICATION_ID);
+    assert_eq!(count_sessions(&conn), 2);
+}
+
+fn count_sessions(conn: &rusqlite::Connection) -> i64 {
+    conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
+        .unwrap()
+}
