@@ -3,7 +3,7 @@
 
 use super::DbArg;
 use crate::error::Error;
-use crate::history::sessions::{self, Origin, Provenance};
+use crate::history::sessions::{self, Origin, Provenance, Recorded};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -51,7 +51,7 @@ impl HistoryArgs {
             return a.execute();
         }
         let location = self.db.location()?;
-        let mut db = location.open()?;
+        let mut db = location.open_read()?;
         let shape = self.shape.as_deref();
         let arm = self.arm.as_deref();
         let listed = sessions::list(db.as_mut(), shape, arm, self.limit)?;
@@ -161,8 +161,19 @@ impl ImportArgs {
                 recorded_at: mtime,
                 ..Provenance::of(Origin::Import)
             };
-            let id = sessions::record(db.as_mut(), session, &provenance)?;
-            crate::outln!("{}: stored as session {id} in {location}", f.display());
+            let id = match sessions::record(db.as_mut(), session, &provenance)? {
+                Recorded::New(id) => {
+                    crate::outln!("{}: stored as session {id} in {location}", f.display());
+                    id
+                }
+                Recorded::Existing(id) => {
+                    crate::outln!(
+                        "{}: already stored as session {id} in {location}; not stored again",
+                        f.display()
+                    );
+                    id
+                }
+            };
             last = Some(id);
         }
         if let (Some(name), Some(id)) = (&self.save_baseline, last) {

@@ -18,7 +18,7 @@ pub struct JobsArgs {
 impl JobsArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let location = self.db.location()?;
-        let mut db = location.open()?;
+        let mut db = location.open_read()?;
         let jobs = queue::list(db.as_mut())?;
         let count = |s: &str| jobs.iter().filter(|j| j.state == s).count();
         crate::outln!(

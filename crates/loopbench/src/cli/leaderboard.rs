@@ -23,7 +23,7 @@ pub struct LeaderboardArgs {
 impl LeaderboardArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let location = self.db.location()?;
-        let mut db = location.open()?;
+        let mut db = location.open_read()?;
         let entries = leaderboard::entries(db.as_mut())?;
         if entries.is_empty() {
             return Err(Error::Usage(format!("no stored results in {location}")));

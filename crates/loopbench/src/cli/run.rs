@@ -256,7 +256,7 @@ impl RunArgs {
             return Ok(());
         }
         let mut db = location.open()?;
-        let id = sessions::record(db.as_mut(), session, &Provenance::of(Origin::Run))?;
+        let id = sessions::record(db.as_mut(), session, &Provenance::of(Origin::Run))?.id();
         match &self.save_baseline {
             Some(name) => {
                 sessions::save_baseline(db.as_mut(), name, id)?;

@@ -29,7 +29,7 @@ pub struct TrendArgs {
 impl TrendArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let location = self.db.location()?;
-        let mut db = location.open()?;
+        let mut db = location.open_read()?;
         let metric = self.metric.map(|m| match m {
             super::run::MetricArg::Wall => "wall",
             super::run::MetricArg::Cpu => "thread_cpu",

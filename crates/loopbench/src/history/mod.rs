@@ -44,7 +44,7 @@ impl Location {
     pub fn resolve(arg: Option<&str>) -> Result<Self, StoreError> {
         let env = std::env::var(ENV).ok().filter(|s| !s.is_empty());
         match arg.map(str::to_string).or(env) {
-            Some(s) => Ok(Location::parse(&s)),
+            Some(s) => Location::parse(&s),
             None => {
                 let dir = dirs::data_dir().ok_or(StoreError::NoDataDir { var: ENV })?;
                 Ok(Location::Sqlite(
@@ -54,12 +54,19 @@ impl Location {
         }
     }
 
-    /// A `postgres://` or `postgresql://` URL, or a file path.
-    pub fn parse(s: &str) -> Self {
+    /// A `postgres://` or `postgresql://` URL, or a file path. Any other
+    /// `scheme://` is refused: a typo such as `postgress://user:pw@host`
+    /// would otherwise become a SQLite file, its directories named with the
+    /// password.
+    pub fn parse(s: &str) -> Result<Self, StoreError> {
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            Location::Postgres(s.to_string())
-        } else {
-            Location::Sqlite(PathBuf::from(s))
+            return Ok(Location::Postgres(s.to_string()));
+        }
+        match s.split_once("://") {
+            Some((scheme, _)) if is_scheme(scheme) => Err(StoreError::Scheme {
+                scheme: scheme.to_string(),
+            }),
+            _ => Ok(Location::Sqlite(PathBuf::from(s))),
         }
     }
 
@@ -70,13 +77,46 @@ impl Location {
         Ok(db)
     }
 
-    /// Connect without touching the schema.
+    /// Connect to read only: nothing created, marked, migrated or switched
+    /// to WAL, for the commands that only read (`history`, `trend`,
+    /// `leaderboard`, `jobs`, `compare @...`).
+    pub fn open_read(&self) -> Result<Box<dyn Sql>, StoreError> {
+        Ok(match self {
+            Location::Sqlite(p) => Box::new(sqlite::Sqlite::open_read(p)?),
+            Location::Postgres(url) => {
+                let mut db = postgres::Postgres::connect(url)?;
+                let rows = db.query(
+                    "SELECT count(*) FROM information_schema.tables
+                     WHERE table_schema = current_schema() AND table_name = 'schema_migrations'",
+                    &[],
+                )?;
+                if rows.first().map(|r| r.int(0)).transpose()? != Some(1) {
+                    return Err(StoreError::NoSchema {
+                        location: self.to_string(),
+                    });
+                }
+                store::check_version(&mut db)?;
+                Box::new(db)
+            }
+        })
+    }
+
+    /// Connect without touching the schema (a SQLite file is created and
+    /// marked as loopbench's).
     pub fn connect(&self) -> Result<Box<dyn Sql>, StoreError> {
         Ok(match self {
             Location::Sqlite(p) => Box::new(sqlite::Sqlite::open(p)?),
             Location::Postgres(url) => Box::new(postgres::Postgres::connect(url)?),
         })
     }
+}
+
+/// A URL scheme as RFC 3986 spells it: a letter, then letters, digits,
+/// `+`, `-` or `.`.
+fn is_scheme(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 impl fmt::Display for Location {
@@ -99,7 +139,7 @@ pub fn load_reference(
         return Ok(None);
     }
     let location = Location::resolve(db)?;
-    let mut conn = location.open()?;
+    let mut conn = location.open_read()?;
     let id = sessions::resolve(conn.as_mut(), reference).map_err(|e| StoreError::In {
         location: location.to_string(),
         source: Box::new(e),

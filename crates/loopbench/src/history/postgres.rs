@@ -37,18 +37,32 @@ impl Postgres {
     }
 }
 
-/// `url` without its password, for messages.
+/// `url` without its password (`user:PASSWORD@` or `password=` in the
+/// query), for messages.
 pub fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let creds = &url[s + 3..at];
-            match creds.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
-                None => url.to_string(),
-            }
-        }
-        _ => url.to_string(),
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let mut out = match (base.find("://"), base.rfind('@')) {
+        (Some(s), Some(at)) if at > s => match base[s + 3..at].split_once(':') {
+            Some((user, _)) => format!("{}{user}:***{}", &base[..s + 3], &base[at..]),
+            None => base.to_string(),
+        },
+        _ => base.to_string(),
+    };
+    if let Some(q) = query {
+        let params: Vec<String> = q
+            .split('&')
+            .map(|p| match p.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => p.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&params.join("&"));
     }
+    out
 }
 
 /// Values go to the server typed by the column they meet: integers are
@@ -120,5 +134,23 @@ impl Sql for Postgres {
             out.push(Row(values));
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            redact("postgres://bench:s3cr:et@host:5432/db"),
+            "postgres://bench:***@host:5432/db"
+        );
+        assert_eq!(
+            redact("postgres://bench@host/db?password=s3cret&sslmode=disable"),
+            "postgres://bench@host/db?password=***&sslmode=disable"
+        );
+        assert_eq!(redact("postgres://host/db"), "postgres://host/db");
     }
 }

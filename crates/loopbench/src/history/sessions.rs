@@ -142,8 +142,8 @@ pub fn insert(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<i64
     let session_id = id_of(db.query(
         &d.sql(
             "INSERT INTO sessions (machine_id, recorded_at, origin, label, job_id, schema_name,
-                complete, metric, baseline_arm, null_arm, build_profile, wall_seconds, errors, document)
-             VALUES ($1, COALESCE($14, {now}), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                complete, metric, baseline_arm, null_arm, build_profile, wall_seconds, errors, document, uid)
+             VALUES ($1, COALESCE($14, {now}), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15)
              RETURNING id",
         ),
         &[
@@ -161,6 +161,7 @@ pub fn insert(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<i64
             (session.errors.len() as i64).into(),
             json(session)?.into(),
             p.recorded_at.into(),
+            session.id.clone().into(),
         ],
     )?)?;
     // Every arm the session names, with the version it reported.
@@ -372,9 +373,46 @@ fn insert_reps(
     Ok(())
 }
 
-/// Store `session` in its own transaction; its id.
-pub fn record(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<i64, StoreError> {
-    transaction(db, |db| insert(db, session, p))
+/// What [`record`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// Stored now, as this id.
+    New(i64),
+    /// Already stored as this id (the same session id; for older files
+    /// without one, the same document): nothing stored.
+    Existing(i64),
+}
+
+impl Recorded {
+    pub fn id(self) -> i64 {
+        match self {
+            Recorded::New(id) | Recorded::Existing(id) => id,
+        }
+    }
+}
+
+/// The id `session` is already stored as, if it is.
+pub fn stored_as(db: &mut dyn Sql, session: &Session) -> Result<Option<i64>, StoreError> {
+    let d = db.dialect();
+    let rows = match &session.id {
+        Some(uid) => db.query(
+            &d.sql("SELECT min(id) FROM sessions WHERE uid = $1"),
+            &[uid.as_str().into()],
+        )?,
+        None => db.query(
+            &d.sql("SELECT min(id) FROM sessions WHERE uid IS NULL AND document = $1"),
+            &[json(session)?.into()],
+        )?,
+    };
+    Ok(rows.first().map(|r| r.opt_int(0)).transpose()?.flatten())
+}
+
+/// Store `session` in its own transaction, unless it is stored already.
+pub fn record(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<Recorded, StoreError> {
+    transaction(db, |db| match stored_as(db, session)? {
+        Some(id) => Ok(Recorded::Existing(id)),
+        None => insert(db, session, p).map(Recorded::New),
+    })
 }
 
 /// Name session `id` as baseline `name` (replacing an earlier one).

@@ -1,7 +1,7 @@
 //! The local store: a SQLite file (the SQLite bundled into `rusqlite`, so
 //! no system library is needed).
 
-use super::store::{Dialect, Row, Sql, StoreError, Value};
+use super::store::{self, Dialect, Row, Sql, StoreError, Value};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use std::path::Path;
 use std::time::Duration;
@@ -14,7 +14,59 @@ fn query_error(e: rusqlite::Error) -> StoreError {
     StoreError::Query(e.to_string())
 }
 
+/// loopbench's mark in a SQLite file's header (`PRAGMA application_id`):
+/// "loop" in ASCII. Another program's database is never touched.
+pub const APPLICATION_ID: i32 = 0x6c6f_6f70;
+
+/// Whose database a SQLite file is.
+enum Identity {
+    /// Marked as loopbench's.
+    Ours,
+    /// No tables yet.
+    Empty,
+    /// Made by a loopbench from before the mark: only loopbench's tables.
+    Unmarked,
+    /// Another program's, and why that is plain.
+    Foreign(String),
+}
+
+fn identify(conn: &rusqlite::Connection) -> Result<Identity, rusqlite::Error> {
+    let id: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0))?;
+    if id == APPLICATION_ID {
+        return Ok(Identity::Ours);
+    }
+    if id != 0 {
+        return Ok(Identity::Foreign(format!(
+            "its application_id is {id:#x}, not loopbench's"
+        )));
+    }
+    let mut stmt = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )?;
+    let tables = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    let ours = store::tables();
+    let foreign: Vec<&str> = tables
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !ours.contains(t))
+        .collect();
+    Ok(if tables.is_empty() {
+        Identity::Empty
+    } else if foreign.is_empty() && tables.iter().any(|t| t == "schema_migrations") {
+        Identity::Unmarked
+    } else {
+        Identity::Foreign(format!(
+            "it holds tables loopbench does not make: {}",
+            foreign.join(", ")
+        ))
+    })
+}
+
 impl Sqlite {
+    /// Open to record: the file is created if missing and marked as
+    /// loopbench's (also one made before the mark), and switched to WAL.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let open_error = |detail: String| StoreError::Open {
             location: path.display().to_string(),
@@ -28,9 +80,58 @@ impl Sqlite {
         // instead of failing; WAL lets readers go on meanwhile.
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(|e| open_error(e.to_string()))?;
+        match identify(&conn).map_err(|e| open_error(e.to_string()))? {
+            Identity::Ours => {}
+            Identity::Empty | Identity::Unmarked => conn
+                .pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(|e| open_error(e.to_string()))?,
+            Identity::Foreign(why) => return Err(foreign(path, why)),
+        }
         conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;")
             .map_err(|e| open_error(e.to_string()))?;
         Ok(Sqlite { conn })
+    }
+
+    /// Open to read: nothing is created, marked, migrated or switched to
+    /// WAL. A missing or empty file reads as an empty history.
+    pub fn open_read(path: &Path) -> Result<Self, StoreError> {
+        let open_error = |detail: String| StoreError::Open {
+            location: path.display().to_string(),
+            detail,
+        };
+        if !path.exists() {
+            return Self::empty();
+        }
+        let conn = rusqlite::Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| open_error(e.to_string()))?;
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(|e| open_error(e.to_string()))?;
+        match identify(&conn).map_err(|e| open_error(e.to_string()))? {
+            Identity::Ours | Identity::Unmarked => {}
+            Identity::Empty => return Self::empty(),
+            Identity::Foreign(why) => return Err(foreign(path, why)),
+        }
+        let mut db = Sqlite { conn };
+        store::check_version(&mut db)?;
+        Ok(db)
+    }
+
+    /// An empty history in memory, at the current schema.
+    fn empty() -> Result<Self, StoreError> {
+        let conn = rusqlite::Connection::open_in_memory().map_err(query_error)?;
+        let mut db = Sqlite { conn };
+        store::migrate(&mut db)?;
+        Ok(db)
+    }
+}
+
+fn foreign(path: &Path, why: String) -> StoreError {
+    StoreError::Foreign {
+        location: path.display().to_string(),
+        why,
     }
 }
 

@@ -23,6 +23,13 @@ pub enum StoreError {
     /// network failed): a new connection may succeed where this one cannot.
     #[error("history database: connection lost: {0}")]
     Connection(String),
+    #[error("{location} is not a loopbench history database ({why}); refusing to touch it")]
+    Foreign { location: String, why: String },
+    #[error("{location} holds no loopbench history yet (`loopbench db init --db URL` creates its tables)")]
+    NoSchema { location: String },
+    /// Only the scheme is named: the rest of the URL may hold a password.
+    #[error("history database `{scheme}://...`: unknown scheme `{scheme}`; give a SQLite file path or a postgres:// URL")]
+    Scheme { scheme: String },
     #[error("history database: column {column}: expected {expected}")]
     Column {
         column: usize,
@@ -51,16 +58,20 @@ pub enum Dialect {
 impl Dialect {
     /// `text` with the dialect's words in place of `{id}` (an auto-numbered
     /// primary key), `{now}` (seconds since the epoch, fractional, from the
-    /// database's clock) and `$N` parameter marks (SQLite numbers them `?N`).
+    /// database's clock), `{document_id}` (the `id` field of a session's
+    /// stored document) and `$N` parameter marks (SQLite numbers them `?N`).
     pub fn sql(self, text: &str) -> String {
         match self {
+            // Marks first: the JSON path of `{document_id}` has a `$` of its own.
             Dialect::Sqlite => text
+                .replace('$', "?")
                 .replace("{id}", "INTEGER PRIMARY KEY AUTOINCREMENT")
                 .replace("{now}", "((julianday('now') - 2440587.5) * 86400.0)")
-                .replace('$', "?"),
+                .replace("{document_id}", "json_extract(document, '$.id')"),
             Dialect::Postgres => text
                 .replace("{id}", "BIGSERIAL PRIMARY KEY")
-                .replace("{now}", "(extract(epoch from clock_timestamp())::float8)"),
+                .replace("{now}", "(extract(epoch from clock_timestamp())::float8)")
+                .replace("{document_id}", "(document::json ->> 'id')"),
         }
     }
 
@@ -308,6 +319,12 @@ pub const MIGRATIONS: &[&str] = &[
         agent TEXT,
         event TEXT NOT NULL
     );",
+    // 3: a session's own id (the document's `id`), so that importing a
+    // session already stored stores nothing. Not UNIQUE: databases written
+    // before may already hold a session twice.
+    "ALTER TABLE sessions ADD COLUMN uid TEXT;
+    UPDATE sessions SET uid = {document_id};
+    CREATE INDEX sessions_by_uid ON sessions (uid);",
 ];
 
 /// The PostgreSQL advisory lock that serialises migrations ("loop").
@@ -365,6 +382,28 @@ fn migrate_locked(db: &mut dyn Sql) -> Result<Vec<i64>, StoreError> {
         }
     }
     Ok(applied)
+}
+
+/// Every table loopbench makes.
+pub fn tables() -> Vec<&'static str> {
+    let created = MIGRATIONS.iter().flat_map(|m| {
+        m.split("CREATE TABLE ")
+            .skip(1)
+            .filter_map(|rest| rest.split_whitespace().next())
+    });
+    std::iter::once("schema_migrations")
+        .chain(created)
+        .collect()
+}
+
+/// Refuse a database newer than this loopbench, without changing it (the
+/// check of read-only commands, which never migrate).
+pub fn check_version(db: &mut dyn Sql) -> Result<(), StoreError> {
+    let (found, known) = (version(db)?, MIGRATIONS.len() as i64);
+    if found > known {
+        return Err(StoreError::TooNew { found, known });
+    }
+    Ok(())
 }
 
 /// The schema version of the database (0: empty).

@@ -43,7 +43,7 @@ fn wait(child: &mut Child, limit: Duration, what: &str) {
 
 /// The queue's events, as the timeline the lead quotes.
 fn timeline(url: &str, title: &str) -> Vec<queue::Event> {
-    let mut db = Location::parse(url).connect().unwrap();
+    let mut db = Location::parse(url).unwrap().connect().unwrap();
     let events = queue::events(db.as_mut()).unwrap();
     println!("--- {title}: timeline (seconds from the first event) ---");
     for e in &events {
@@ -60,7 +60,7 @@ fn timeline(url: &str, title: &str) -> Vec<queue::Event> {
 
 /// Every job done once: one stored session per job, the one the job names.
 fn assert_done_once(url: &str, jobs: i64) {
-    let mut db = Location::parse(url).connect().unwrap();
+    let mut db = Location::parse(url).unwrap().connect().unwrap();
     let listed = queue::list(db.as_mut()).unwrap();
     assert_eq!(listed.len() as i64, jobs);
     assert!(listed.iter().all(|j| j.state == "done"), "{listed:?}");
@@ -159,7 +159,7 @@ fn a_killed_agent_s_job_is_requeued_and_done_once() {
     submit(url, "fleet-b", &long);
     let dir = tempfile::tempdir().unwrap();
     let mut a = agent(url, "fleet-b", "agent-A", &[], &dir.path().join("A"));
-    let mut db = Location::parse(url).connect().unwrap();
+    let mut db = Location::parse(url).unwrap().connect().unwrap();
     let end = Instant::now() + Duration::from_secs(60);
     loop {
         let jobs = queue::list(db.as_mut()).unwrap();
@@ -231,7 +231,7 @@ fn sigterm_releases_the_running_job() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("C");
     let mut c = agent(url, "fleet-c", "agent-C", &[], &log);
-    let mut db = Location::parse(url).connect().unwrap();
+    let mut db = Location::parse(url).unwrap().connect().unwrap();
     let end = Instant::now() + Duration::from_secs(60);
     while queue::list(db.as_mut()).unwrap()[0].state != "running" {
         assert!(Instant::now() < end, "agent-C never took the job");

@@ -1,6 +1,9 @@
 //! History, trends and the fleet, on real databases: SQLite files and a
 //! private PostgreSQL server per test.
 
+/// Which databases loopbench opens and how: typos, foreign files,
+/// duplicates, servers that never answer.
+mod databases;
 /// Agents on PostgreSQL: six jobs on two agents; an agent killed mid-job;
 /// hostile jobs refused; a server restart mid-job.
 mod fleet;

@@ -14,9 +14,11 @@ fn record_series(url: &str) {
         .session()
         .unwrap()
         .clone();
-    let mut db = Location::parse(url).open().unwrap();
+    let mut db = Location::parse(url).unwrap().open().unwrap();
     for i in 0..12 {
         let mut s = base.clone();
+        // Twelve sessions, some with equal numbers: each its own id.
+        s.id = Some(format!("trend-{i}"));
         let wobble = 1.0 + 0.003 * [0.0, 1.0, -1.0, 0.5, -0.5][i % 5];
         for r in &mut s.results {
             let step = if r.shape == "add_chain" && i >= 8 {
