@@ -272,7 +272,7 @@ fn sigterm_releases_the_running_job() {
 
 /// The job's state and error, and every event's text, for the checks below.
 fn job_state(url: &str, id: i64) -> (String, String) {
-    let mut db = Location::parse(url).connect().unwrap();
+    let mut db = Location::parse(url).unwrap().connect().unwrap();
     let j = queue::list(db.as_mut())
         .unwrap()
         .into_iter()
@@ -356,7 +356,7 @@ fn an_agent_refuses_jobs_that_write_build_link_or_read_on_it() {
             "carries its shape files as content",
         ),
     ];
-    let mut db = Location::parse(url).connect().unwrap();
+    let mut db = Location::parse(url).unwrap().connect().unwrap();
     let mut ids = Vec::new();
     for (extra, _) in &attacks {
         let mut args: Vec<String> = SHORT_RUN.iter().map(|s| s.to_string()).collect();
@@ -453,7 +453,7 @@ fn submit_refuses_outputs_and_flags_and_ships_shape_files() {
     );
     wait(&mut y, Duration::from_secs(300), "agent-Y");
     assert_done_once(url, 1);
-    let mut db = Location::parse(url).connect().unwrap();
+    let mut db = Location::parse(url).unwrap().connect().unwrap();
     assert_eq!(
         count(
             db.as_mut(),
@@ -489,7 +489,7 @@ fn a_postgres_restart_mid_job_loses_nothing() {
         .spawn()
         .unwrap();
     {
-        let mut db = Location::parse(url).connect().unwrap();
+        let mut db = Location::parse(url).unwrap().connect().unwrap();
         let end = Instant::now() + Duration::from_secs(60);
         while queue::list(db.as_mut()).unwrap()[0].state != "running" {
             assert!(Instant::now() < end, "agent-R never took the job");
