@@ -2,6 +2,8 @@
 
 /// --counters: availability, TSC, callgrind exact counts.
 mod counters;
+/// Issue 26: no call into an engine without a deadline.
+mod deadlines;
 /// Bad input: one clear line, non-zero exit, no panic text.
 mod errors;
 /// JSON output and its schema keys.
