@@ -211,6 +211,8 @@ struct ShapeRun {
     /// What one rep should take, in ns, when the pilot sized the reps
     /// (worker deadlines follow it before any rep is timed).
     expected_ns: Option<f64>,
+    /// Epochs whose warm-up or rounds the budget cut short.
+    cut_epochs: usize,
     /// Per arm: verified reps with their epoch.
     reps: Vec<Vec<(u32, Timed)>>,
     /// Per arm: why it does not run this shape.
@@ -375,6 +377,13 @@ fn run_shape_epoch(
     setup.ctx.timing.expect(run.expected_ns);
     let reps = running * (plan.warmup + setup.rounds);
     sink.shape_started(run.module.name(), epoch, reps);
+    // One epoch may take the whole budget at most; the stop rule, asked
+    // after it, ends the shape once the epochs together have spent it.
+    let mut budgeted = Budgeted {
+        sink: &mut *sink,
+        until: t0 + Duration::from_secs_f64(plan.stop.budget_s),
+        cut: false,
+    };
     let outcomes = schedule::run_shape(
         &run.module,
         arms,
@@ -382,8 +391,11 @@ fn run_shape_epoch(
         plan.warmup,
         setup.rounds,
         order,
-        sink,
+        &mut budgeted,
     );
+    if budgeted.cut {
+        run.cut_epochs += 1;
+    }
     run.record(epoch, outcomes, &mut report.errors);
     run.spent += t0.elapsed();
     run.epochs += 1;
@@ -391,6 +403,25 @@ fn run_shape_epoch(
     run.stopped = stopped_after(&plan.stop, run, &result);
     run.result = Some(result);
     Ok(true)
+}
+
+/// The sink, and the end of the time a shape's epoch may take: `--budget`
+/// bounds every epoch, not only the number of them.
+struct Budgeted<'a> {
+    sink: &'a mut dyn Sink,
+    until: Instant,
+    /// The epoch ran out of time before its rounds were done.
+    cut: bool,
+}
+
+impl schedule::Progress for Budgeted<'_> {
+    fn rep_done(&mut self) {
+        self.sink.rep_done();
+    }
+    fn out_of_time(&mut self) -> bool {
+        self.cut = Instant::now() >= self.until;
+        self.cut
+    }
 }
 
 /// Whether a shape stops after the epoch that gave `result`, and why.
@@ -407,7 +438,14 @@ fn stopped_after(rule: &StopRule, run: &ShapeRun, result: &ShapeResult) -> Optio
         return None;
     };
     let narrowed = hw.is_finite() && reason != StopReason::NothingToCompare;
-    Some(run.stopped_now(reason.to_string(), narrowed.then_some(hw)))
+    let mut reason = reason.to_string();
+    if run.cut_epochs > 0 {
+        reason.push_str(&format!(
+            "; --budget cut {} of {} epochs short of their warm-up and rounds",
+            run.cut_epochs, run.epochs
+        ));
+    }
+    Some(run.stopped_now(reason, narrowed.then_some(hw)))
 }
 
 impl Setup {
@@ -549,6 +587,7 @@ impl ShapeRun {
             broken,
             iters_settled: plan.rep_target.is_none() || plan.params.iters.is_some(),
             expected_ns: None,
+            cut_epochs: 0,
             reps: vec![Vec::new(); n_arms],
             skipped: vec![None; n_arms],
             failed: vec![None; n_arms],

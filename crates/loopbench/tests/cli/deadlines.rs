@@ -1,5 +1,5 @@
 //! Issue 26: nothing hangs. Every call into an engine, the pilot's included,
-//! has a deadline. A generous timeout on the
+//! has a deadline; the budget bounds every epoch. A generous timeout on the
 //! command detects a hang; nothing asserts how long a run took.
 
 use super::util::loopbench;
@@ -49,4 +49,45 @@ fn a_loop_that_hangs_for_large_counts_is_killed_not_waited_for() {
         assert!(e.contains("did not answer"), "{e}");
         assert!(e.contains("pilot at ") || e.contains("rep 0"), "{e}");
     }
+}
+
+/// Issue 26.9: `--budget` bounds every epoch: rounds or warm-up rounds that
+/// cannot finish within it are cut (after a whole design of measured
+/// rounds, so the order stays balanced), and the stop reason says so.
+#[test]
+fn the_budget_cuts_an_epoch_that_would_outrun_it() {
+    for many in [["--rounds", "100000000"], ["--warmup", "100000000"]] {
+        let (mut cmd, dir) = loopbench();
+        let out = cmd
+            .args(["run", "--engines", "wasmi", "--shapes", "add_chain"])
+            .args(["--iters", "256", "--budget", "0.5", "--json", "s.json"])
+            .args(many)
+            .timeout(HANG)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{many:?}: hung or failed: {err}");
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap();
+        let stopped = json["results"][0]["stopped"]["reason"].as_str().unwrap();
+        assert!(stopped.contains("--budget cut"), "{many:?}: {stopped}");
+        let reps = json["results"][0]["arms"][0]["verified_reps"]
+            .as_u64()
+            .unwrap();
+        assert!(reps > 0, "{many:?}: nothing measured");
+    }
+}
+
+/// Issue 26.9: more load threads than cores is refused in one line.
+#[test]
+fn calibrate_load_is_capped_at_the_core_count() {
+    let (mut cmd, _dir) = loopbench();
+    let out = cmd
+        .args(["calibrate", "--load", "100000"])
+        .timeout(HANG)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let e = super::util::assert_one_line_error(&out.stderr);
+    assert!(e.contains("--load 100000: at most"), "{e}");
 }

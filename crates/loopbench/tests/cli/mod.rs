@@ -2,7 +2,7 @@
 
 /// --counters: availability, TSC, callgrind exact counts.
 mod counters;
-/// Issue 26: no call into an engine without a deadline.
+/// Issue 26: no call into an engine without a deadline; budgets bound epochs.
 mod deadlines;
 /// Bad input: one clear line, non-zero exit, no panic text.
 mod errors;
