@@ -6,6 +6,8 @@ mod counters;
 mod deadlines;
 /// Bad input: one clear line, non-zero exit, no panic text.
 mod errors;
+/// Issue 26: hostile names are escaped in Markdown and on the terminal.
+mod escaping;
 /// JSON output and its schema keys.
 mod json;
 /// Lost results, hangs, wrong numbers, crashes and messages.
