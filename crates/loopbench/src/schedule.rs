@@ -48,9 +48,15 @@ pub enum ArmOutcome {
     },
 }
 
-/// Per-rep notification for progress displays.
+/// Per-rep notification for progress displays, and the budget's word.
 pub trait Progress {
     fn rep_done(&mut self) {}
+    /// Asked between rounds: the time for this shape's epoch is spent, so
+    /// no further warm-up round starts, and no further measured round
+    /// after the first whole design (the order stays balanced).
+    fn out_of_time(&mut self) -> bool {
+        false
+    }
 }
 
 impl Progress for () {}
@@ -93,7 +99,17 @@ pub fn run_shape(
             }
         }
     }
-    for round in 0..warmup + rounds {
+    let period = order.design.period(order.arms()).max(1);
+    let mut round = 0;
+    while round < warmup + rounds {
+        let whole_design = round >= warmup + period && (round - warmup).is_multiple_of(period);
+        if (round < warmup || whole_design) && progress.out_of_time() {
+            if round < warmup {
+                round = warmup;
+                continue;
+            }
+            break;
+        }
         for (slot, i) in sequence(order, warmup, round).into_iter().enumerate() {
             let Some(p) = prepared[i].as_mut() else {
                 continue;
@@ -127,6 +143,7 @@ pub fn run_shape(
                 }
             }
         }
+        round += 1;
     }
     crate::phases::set_arm(crate::phases::SESSION);
     outcomes

@@ -212,6 +212,11 @@ struct ShapeRun {
     counts: Option<IterCounts>,
     /// The iteration count is settled (by --iters, or by the pilot).
     iters_settled: bool,
+    /// What one rep should take, in ns, when the pilot sized the reps
+    /// (worker deadlines follow it before any rep is timed).
+    expected_ns: Option<f64>,
+    /// Epochs whose warm-up or rounds the budget cut short.
+    cut_epochs: usize,
     /// Per arm: verified reps with their epoch.
     reps: Vec<Vec<(u32, Timed)>>,
     /// Per arm: why it does not run this shape.
@@ -347,19 +352,42 @@ fn run_shape_epoch(
     let skips = run.skips();
     if !run.iters_settled && specs.iter().all(|a| a.iters == Iters::Shape) {
         if let Some(target) = plan.rep_target {
-            pilot(&mut run.module, arms, &skips, target)?;
+            let failed = pilot(&mut run.module, arms, &skips, target, &setup.ctx.timing)?;
+            for (i, e) in failed.into_iter().enumerate() {
+                if let Some(e) = e {
+                    report.errors.push(format!("{e} (epoch {epoch})"));
+                    run.failed[i] = Some(e);
+                }
+            }
+            // Every rep should now take about `target`: one that never
+            // ends is killed at the deadline floor.
+            run.expected_ns = Some(target.as_secs_f64() * 1e9);
         }
         run.iters_settled = true;
     }
+    let skips = run.skips();
     let running = skips.iter().filter(|s| s.is_none()).count();
     if run.epochs == 0 && running == 0 {
         // Nothing to measure, now or in any later epoch.
-        run.stop("skipped by every arm", None);
+        let reason = if run.failed.iter().any(Option::is_some) {
+            "failed before its first epoch"
+        } else {
+            "skipped by every arm"
+        };
+        run.stop(reason, None);
         run.result = Some(summarise(run, specs, arms, plan.metric));
         return Ok(false);
     }
+    setup.ctx.timing.expect(run.expected_ns);
     let reps = running * (plan.warmup + setup.rounds);
     sink.shape_started(run.module.name(), epoch, reps);
+    // One epoch may take the whole budget at most; the stop rule, asked
+    // after it, ends the shape once the epochs together have spent it.
+    let mut budgeted = Budgeted {
+        sink: &mut *sink,
+        until: t0 + Duration::from_secs_f64(plan.stop.budget_s),
+        cut: false,
+    };
     let outcomes = schedule::run_shape(
         &run.module,
         arms,
@@ -367,8 +395,11 @@ fn run_shape_epoch(
         plan.warmup,
         setup.rounds,
         order,
-        sink,
+        &mut budgeted,
     );
+    if budgeted.cut {
+        run.cut_epochs += 1;
+    }
     run.record(epoch, outcomes, &mut report.errors);
     run.spent += t0.elapsed();
     run.epochs += 1;
@@ -376,6 +407,25 @@ fn run_shape_epoch(
     run.stopped = stopped_after(&plan.stop, run, &result);
     run.result = Some(result);
     Ok(true)
+}
+
+/// The sink, and the end of the time a shape's epoch may take: `--budget`
+/// bounds every epoch, not only the number of them.
+struct Budgeted<'a> {
+    sink: &'a mut dyn Sink,
+    until: Instant,
+    /// The epoch ran out of time before its rounds were done.
+    cut: bool,
+}
+
+impl schedule::Progress for Budgeted<'_> {
+    fn rep_done(&mut self) {
+        self.sink.rep_done();
+    }
+    fn out_of_time(&mut self) -> bool {
+        self.cut = Instant::now() >= self.until;
+        self.cut
+    }
 }
 
 /// Whether a shape stops after the epoch that gave `result`, and why.
@@ -392,7 +442,14 @@ fn stopped_after(rule: &StopRule, run: &ShapeRun, result: &ShapeResult) -> Optio
         return None;
     };
     let narrowed = hw.is_finite() && reason != StopReason::NothingToCompare;
-    Some(run.stopped_now(reason.to_string(), narrowed.then_some(hw)))
+    let mut reason = reason.to_string();
+    if run.cut_epochs > 0 {
+        reason.push_str(&format!(
+            "; --budget cut {} of {} epochs short of their warm-up and rounds",
+            run.cut_epochs, run.epochs
+        ));
+    }
+    Some(run.stopped_now(reason, narrowed.then_some(hw)))
 }
 
 impl Setup {
@@ -533,6 +590,8 @@ impl ShapeRun {
             counts,
             broken,
             iters_settled: plan.rep_target.is_none() || plan.params.iters.is_some(),
+            expected_ns: None,
+            cut_epochs: 0,
             reps: vec![Vec::new(); n_arms],
             skipped: vec![None; n_arms],
             failed: vec![None; n_arms],
@@ -630,33 +689,66 @@ fn widest_half_width(r: &ShapeResult) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Each pilot call runs this many times the iterations of the one before.
+const PILOT_GROWTH: u64 = 8;
+
 /// Settle a shape's iteration count so that one rep of its slowest arm
-/// takes about `target`: each arm that runs the shape calls it twice at the
-/// shape's own count (the first call may pay lazy compilation), and the
-/// slowest second call sets the count. Every arm then runs that count.
+/// takes about `target`. Each arm that runs the shape is called at a
+/// growing count, from one iteration group up, until a call takes an
+/// `PILOT_GROWTH`th of `target` (or the shape's own count is reached); two
+/// calls per count, since the first may pay lazy compilation. The slowest
+/// arm's time per iteration sets the count every arm then runs. Growing from small counts means a loop that ends
+/// only for small counts is caught by a pilot call's deadline (set from the
+/// call before it), not by a call of unknown length. Returns each arm's
+/// pilot failure: that arm does not run the shape.
 fn pilot(
     module: &mut ShapeModule,
     arms: &[&dyn Arm],
     skips: &[Option<String>],
     target: Duration,
-) -> Result<(), Error> {
+    timing: &crate::workers::Timing,
+) -> Result<Vec<Option<String>>, Error> {
+    let per = module.shape.declared(&module.params).per.max(1);
+    let own = module.iters;
+    let most = (i32::MAX as u64 / per * per).min(own.max(per));
+    let target_ns = target.as_secs_f64() * 1e9;
     let mut slowest = 0.0f64;
-    for (arm, skip) in arms.iter().zip(skips) {
+    let mut failed = vec![None; arms.len()];
+    for (i, (arm, skip)) in arms.iter().zip(skips).enumerate() {
         if skip.is_some() {
             continue;
         }
-        // A failing arm fails again in the epoch proper, which reports it.
-        let Ok(mut p) = arm.prepare(module) else {
-            continue;
-        };
-        if let (Ok(_), Ok(r)) = (p.rep(0), p.rep(1)) {
-            slowest = slowest.max(r.reading.ns / module.iters as f64);
+        let mut n = per;
+        timing.expect(None);
+        loop {
+            module.set_iters(n)?;
+            let ns = match pilot_call(module, *arm) {
+                Ok(ns) => ns,
+                Err(e) => {
+                    failed[i] = Some(format!("pilot at {n} iterations: {e}"));
+                    break;
+                }
+            };
+            if ns * PILOT_GROWTH as f64 >= target_ns || n >= most {
+                slowest = slowest.max(ns / n as f64);
+                break;
+            }
+            n = (n * PILOT_GROWTH).min(most);
+            timing.expect(Some(ns * PILOT_GROWTH as f64));
         }
     }
-    if slowest > 0.0 {
-        let per = module.shape.declared(&module.params).per.max(1);
-        let n = (target.as_secs_f64() * 1e9 / slowest) as u64 / per * per;
-        module.set_iters(n.clamp(per, i32::MAX as u64 / per * per))?;
-    }
-    Ok(())
+    let n = if slowest > 0.0 {
+        (target_ns / slowest) as u64 / per * per
+    } else {
+        own
+    };
+    module.set_iters(n.clamp(per, i32::MAX as u64 / per * per))?;
+    Ok(failed)
+}
+
+/// Two calls of `arm` at the module's count; the second one's time.
+fn pilot_call(module: &ShapeModule, arm: &dyn Arm) -> Result<f64, crate::arm::RunError> {
+    let mut p = arm.prepare(module)?;
+    p.rep(0)?;
+    Ok(p.rep(1)?.reading.ns)
 }

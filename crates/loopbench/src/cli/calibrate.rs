@@ -44,7 +44,8 @@ pub struct CalibrateArgs {
     pub warmup: usize,
     #[command(flatten)]
     pub params: ShapeParams,
-    /// Start N busy threads (spinning) for the whole calibration.
+    /// Start N busy threads (spinning) for the whole calibration; at most
+    /// the number of cores this process may use.
     #[arg(long, default_value_t = 0)]
     pub load: usize,
     /// Shapes of the wasmi vs wasmi:fuel known-sign toggle, comma-separated.
@@ -109,6 +110,15 @@ impl CalibrateArgs {
         }
         if self.rounds == 0 {
             return Err(Error::Usage("--rounds must be at least 1".into()));
+        }
+        // More spinning threads than cores measure nothing more and stall
+        // the machine.
+        let cores = crate::measure::affinity::allowed().len();
+        if self.load > cores {
+            return Err(Error::Usage(format!(
+                "--load {}: at most {cores}, the cores this process may use",
+                self.load
+            )));
         }
         let shape = shapes::lookup(&self.shape)?;
         let mut params = self.shape_params();

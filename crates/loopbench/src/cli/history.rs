@@ -4,6 +4,7 @@
 use super::DbArg;
 use crate::error::Error;
 use crate::history::sessions::{self, Origin, Provenance, Recorded};
+use crate::report::markup::{Markup, Text};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -75,7 +76,7 @@ impl HistoryArgs {
                 notes.push("incomplete".to_string());
             }
             for b in &s.baselines {
-                notes.push(format!("baseline:{b}"));
+                notes.push(format!("baseline:{}", Text.escape(b)));
             }
             let notes = if notes.is_empty() {
                 String::new()
@@ -85,11 +86,11 @@ impl HistoryArgs {
             crate::outln!(
                 "  {:>5}  {:<19}  {:<16}  {:<6}  {:<24}  {}{}",
                 s.id,
-                s.recorded,
-                s.label.as_deref().unwrap_or(&s.hostname),
-                s.origin,
-                abbreviate(&s.shapes, 24),
-                s.arms.join(","),
+                Text.escape(&s.recorded),
+                Text.escape(s.label.as_deref().unwrap_or(&s.hostname)),
+                Text.escape(&s.origin),
+                Text.escape(&abbreviate(&s.shapes, 24)),
+                Text.escape(&s.arms.join(",")),
                 notes
             );
         }
@@ -99,10 +100,10 @@ impl HistoryArgs {
             if let Some(last) = points.last() {
                 crate::outln!(
                     "  {} {} {} {}: {} points, last {:.3} (session {})",
-                    k.machine,
-                    k.shape,
-                    k.arm,
-                    k.metric,
+                    Text.escape(&k.machine),
+                    Text.escape(&k.shape),
+                    Text.escape(&k.arm),
+                    Text.escape(&k.metric),
                     points.len(),
                     last.median_ns,
                     last.session_id

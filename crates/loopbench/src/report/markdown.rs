@@ -20,7 +20,9 @@ impl Exporter for Markdown {
         let text = match doc {
             Document::Session(s) => session(s),
             Document::Model(m) => {
-                session(&m.session) + "\n" + &code_block(&super::model::render(&m.models))
+                session(&m.session)
+                    + "\n"
+                    + &MD.code_block("text", &super::model::render(&m.models))
             }
             Document::Calibration(c) => calibration(c),
             Document::Compare(c) => comparison(c),
@@ -28,23 +30,20 @@ impl Exporter for Markdown {
             Document::Counts(_)
             | Document::AppProfile(_)
             | Document::AppProject(_)
-            | Document::AppWarm(_) => {
-                code_block(&String::from_utf8_lossy(&super::table::Table.render(doc)?))
-            }
+            | Document::AppWarm(_) => MD.code_block(
+                "text",
+                &String::from_utf8_lossy(&super::table::Table.render(doc)?),
+            ),
         };
         Ok(text.into_bytes())
     }
 }
 
-fn code_block(text: &str) -> String {
-    format!("```text\n{}\n```\n", text.trim_end())
-}
-
 /// The Markdown syntax of the shared markup layer.
 const MD: markup::Markdown = markup::Markdown;
 
-/// Text from a results value (an arm, an error, a warning) made safe for
-/// Markdown.
+/// Text from a results value (an arm, a version, an error, a warning) made
+/// safe for Markdown.
 fn cell(s: &str) -> String {
     MD.escape(s)
 }
@@ -60,8 +59,8 @@ pub fn session(s: &Session) -> String {
         o,
         "Baseline **{}**; null control {} (a second, separately started copy of the baseline). \
 Up to {epochs} epochs (fresh processes) x {} rounds, {}; intervals are {level:.0}% and include the spread between processes.\n",
-        s.session.baseline,
-        s.session.null_arm,
+        cell(&s.session.baseline),
+        cell(&s.session.null_arm),
         s.session.rounds,
         s.session.metric.name(),
     );
@@ -72,11 +71,11 @@ Up to {epochs} epochs (fresh processes) x {} rounds, {}; intervals are {level:.0
     if !lines.is_empty() {
         let _ = writeln!(o, "Counters:\n");
         for l in lines {
-            let _ = writeln!(o, "- {l}");
+            let _ = writeln!(o, "- {}", cell(&l));
         }
         let _ = writeln!(o);
     }
-    let _ = writeln!(o, "Machine: {}", s.machine.fingerprint());
+    let _ = writeln!(o, "Machine: {}", cell(&s.machine.fingerprint()));
     let versions: Vec<String> = s
         .session
         .engines
@@ -90,11 +89,11 @@ Up to {epochs} epochs (fresh processes) x {} rounds, {}; intervals are {level:.0
     let _ = writeln!(
         o,
         "\nEngines: {}; build {}.",
-        versions.join(", "),
-        s.session.build_profile
+        cell(&versions.join(", ")),
+        cell(&s.session.build_profile)
     );
     if let Some(id) = &s.id {
-        let _ = writeln!(o, "\nSession `{id}`.");
+        let _ = writeln!(o, "\nSession {}.", MD.code_span(id));
     }
     if !s.complete {
         let _ = writeln!(
@@ -107,7 +106,7 @@ Up to {epochs} epochs (fresh processes) x {} rounds, {}; intervals are {level:.0
     }
     match s.command_line() {
         Some(cmd) => {
-            let _ = writeln!(o, "\nReproduce:\n\n```sh\n{cmd}\n```");
+            let _ = writeln!(o, "\nReproduce:\n\n{}", MD.code_block("sh", &cmd));
         }
         None => {
             let _ = writeln!(o, "\n(The command line was not recorded in this file.)");
@@ -201,7 +200,7 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
 fn stopped(r: &ShapeResult) -> String {
     r.stopped
         .as_ref()
-        .map(|s| format!(" {} epochs ({}).", s.epochs, s.reason))
+        .map(|s| format!(" {} epochs ({}).", s.epochs, cell(&s.reason)))
         .unwrap_or_default()
 }
 
@@ -251,7 +250,7 @@ fn calibration(c: &Calibration) -> String {
             let _ = writeln!(o, "\nNo effect was reliably detected.");
         }
     }
-    let _ = writeln!(o, "\nMachine: {}", c.machine.fingerprint());
+    let _ = writeln!(o, "\nMachine: {}", cell(&c.machine.fingerprint()));
     o
 }
 
@@ -272,8 +271,8 @@ fn comparison(c: &SessionComparison) -> String {
             let _ = writeln!(o, "- {}", cell(u));
         }
     }
-    let _ = writeln!(o, "\nMethod: {}.", c.method);
-    let _ = writeln!(o, "\nA: {}", c.a.machine.fingerprint());
-    let _ = writeln!(o, "\nB: {}", c.b.machine.fingerprint());
+    let _ = writeln!(o, "\nMethod: {}.", cell(&c.method));
+    let _ = writeln!(o, "\nA: {}", cell(&c.a.machine.fingerprint()));
+    let _ = writeln!(o, "\nB: {}", cell(&c.b.machine.fingerprint()));
     o
 }

@@ -6,11 +6,20 @@
 //! no exporter escapes by hand and none can forget to. The three syntaxes:
 //!
 //! - [`Text`]: fixed-width columns for the terminal; a row with fewer cells
-//!   than columns lets its last cell run on (a note under a shape).
+//!   than columns lets its last cell run on (a note under a shape). A
+//!   name from a file or a database may hold escape sequences (which the
+//!   terminal would obey) or line breaks (which would break the row): every
+//!   control character is written as its Rust escape (`\u{1b}`, `\n`).
 //! - [`Markdown`]: pipe tables; `|` and line breaks inside a cell would end
-//!   the cell or the table, so they become `\|` and `<br>`.
+//!   the cell or the table, so they become `\|` and `<br>`; Markdown passes
+//!   HTML through, so `&`, `<` and `>` become entities; `\` is
+//!   backslash-escaped, and so is a `]` before `(`, so no link can be made
+//!   of a name (intervals such as `[+1%, +2%]` stay as they are).
 //! - [`Html`]: `<table>` rows and `<hN>`; `&`, `<`, `>` and `"` become
 //!   entities.
+//!
+//! Text outside tables (a report's prose lines) goes through the same
+//! escapes: [`Text::page`] and [`Markdown::escape`].
 //!
 //! Rows are written one at a time (the terminal table puts a shape's notes
 //! and counters between its rows), so a table is a start, rows and an end.
@@ -110,22 +119,55 @@ impl Text {
     }
 }
 
+/// Whether `c` would act on a terminal or a text layout rather than show:
+/// control characters, and the bidirectional overrides that reorder what
+/// follows them.
+fn acts(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every character that [`acts`] written as its Rust escape
+/// (`\u{1b}`, `\n`), except line breaks when `keep_lines`.
+fn shown(text: &str, keep_lines: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if !acts(c) || (keep_lines && c == '\n') {
+            out.push(c);
+        } else {
+            out.extend(c.escape_default());
+        }
+    }
+    out
+}
+
+impl Text {
+    /// Lines of terminal text (a report's prose around its tables) safe to
+    /// print: its line breaks stay, every other control character shows as
+    /// its escape.
+    pub fn page(&self, text: &str) -> String {
+        shown(text, true)
+    }
+}
+
 impl Markup for Text {
     fn escape(&self, text: &str) -> String {
-        text.to_string()
+        shown(text, false)
     }
 
     fn heading(&self, _level: usize, text: &str) -> String {
-        format!("{text}\n")
+        format!("{}\n", self.escape(text))
     }
 
     fn table_start(&self, columns: &[Column]) -> String {
-        let titles: Vec<&str> = columns.iter().map(|c| c.title.as_str()).collect();
+        let titles: Vec<String> = columns.iter().map(|c| self.escape(&c.title)).collect();
+        let titles: Vec<&str> = titles.iter().map(String::as_str).collect();
         Text::line(columns, &titles)
     }
 
     fn table_row(&self, columns: &[Column], cells: &[&str]) -> String {
-        Text::line(columns, cells)
+        let cells: Vec<String> = cells.iter().map(|c| self.escape(c)).collect();
+        let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
+        Text::line(columns, &cells)
     }
 
     fn table_end(&self) -> String {
@@ -143,11 +185,57 @@ impl Markdown {
     }
 }
 
+/// The shortest run of backticks longer than every run inside `text`, at
+/// least `min` long: a code span or fence that `text` cannot end.
+fn fence(text: &str, min: usize) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat((longest + 1).max(min))
+}
+
+impl Markdown {
+    /// `text` as inline code, on one line.
+    pub fn code_span(&self, text: &str) -> String {
+        let text = shown(text, false);
+        let f = fence(&text, 1);
+        format!("{f}{text}{f}")
+    }
+
+    /// `text` as a fenced code block: the fence is longer than any run of
+    /// backticks inside, so no line of `text` can end the block.
+    pub fn code_block(&self, info: &str, text: &str) -> String {
+        let body = shown(text.trim_end(), true);
+        let f = fence(&body, 3);
+        format!("{f}{info}\n{body}\n{f}\n")
+    }
+}
+
 impl Markup for Markdown {
     fn escape(&self, text: &str) -> String {
-        text.replace('|', "\\|")
-            .replace("\r\n", "<br>")
-            .replace(['\n', '\r'], "<br>")
+        let mut out = String::with_capacity(text.len());
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '\\' | '|' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                // `](` is where an inline link starts its target.
+                ']' if chars.peek() == Some(&'(') => out.push_str("\\]"),
+                '\r' if chars.peek() == Some(&'\n') => {}
+                '\n' | '\r' => out.push_str("<br>"),
+                c if acts(c) => out.extend(c.escape_default()),
+                c => out.push(c),
+            }
+        }
+        out
     }
 
     fn heading(&self, level: usize, text: &str) -> String {
@@ -250,6 +338,29 @@ mod tests {
         );
         assert_eq!(t.lines().count(), 3);
         assert_eq!(Markdown.heading(4, "x|y"), "#### x\\|y\n\n");
+    }
+
+    /// A name with HTML, a terminal escape and a line break is text in
+    /// Markdown and on the terminal: no tag, no control character, one line.
+    #[test]
+    fn hostile_names_are_text_in_markdown_and_on_the_terminal() {
+        let name = "x<img src=x>\u{1b}[31m\nrow [a](javascript:b)";
+        assert_eq!(
+            Markdown.escape(name),
+            "x&lt;img src=x&gt;\\u{1b}[31m<br>row [a\\](javascript:b)"
+        );
+        assert_eq!(
+            Text.escape(name),
+            "x<img src=x>\\u{1b}[31m\\nrow [a](javascript:b)"
+        );
+        assert_eq!(Text.page("a\u{1b}b\nc\u{202e}"), "a\\u{1b}b\nc\\u{202e}");
+        let row = Text.table_row(&columns(), &[name, "1"]);
+        assert_eq!(row.lines().count(), 1, "{row}");
+        // No run of backticks inside can close the fence.
+        assert_eq!(
+            Markdown.code_block("sh", "a ``` b"),
+            "````sh\na ``` b\n````\n"
+        );
     }
 
     #[test]

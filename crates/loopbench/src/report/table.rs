@@ -39,7 +39,8 @@ impl Exporter for Table {
             Document::AppProject(p) => super::app::render_projection(p),
             Document::AppWarm(w) => super::app::render_warm_doc(w),
         };
-        Ok(text.into_bytes())
+        // Names and messages from files and databases go to a terminal.
+        Ok(Text.page(&text).into_bytes())
     }
 }
 

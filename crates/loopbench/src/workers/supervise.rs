@@ -28,23 +28,44 @@ pub const FIRST_DEADLINE: Duration = Duration::from_secs(120);
 const STDERR_TAIL: usize = 12;
 
 /// Rep times of the current shape, shared by the baseline (which records)
-/// and the worker arms (which set their deadlines from it).
+/// and the worker arms (which set their deadlines from it), and the rep
+/// time the session expects before any rep is timed (the pilot's).
 #[derive(Clone, Default)]
-pub struct Timing(Rc<RefCell<Vec<f64>>>);
+pub struct Timing(Rc<RefCell<TimingState>>);
+
+#[derive(Default)]
+struct TimingState {
+    reps: Vec<f64>,
+    expected: Option<f64>,
+}
 
 impl Timing {
+    /// A new shape: its reps are not yet timed (the expectation stays).
     pub fn reset(&self) {
-        self.0.borrow_mut().clear();
+        self.0.borrow_mut().reps.clear();
     }
     pub fn record(&self, ns: f64) {
-        self.0.borrow_mut().push(ns);
+        self.0.borrow_mut().reps.push(ns);
+    }
+    /// The rep time the next reps should take, in ns, when the pilot knows
+    /// it: a call that never ends is then killed at the floor, not after
+    /// `FIRST_DEADLINE`. `None`: unknown.
+    pub fn expect(&self, ns: Option<f64>) {
+        self.0.borrow_mut().expected = ns;
     }
     /// `DEADLINE_FACTOR` times the larger of the baseline's and this arm's
-    /// median rep, at least the floor; `FIRST_DEADLINE` with no timing yet.
+    /// median rep (or the expected rep time before either has one), at
+    /// least the floor; `FIRST_DEADLINE` with no timing at all.
     pub fn deadline(&self, own: &[f64]) -> Duration {
         let floor = floor();
-        let medians = [median(&self.0.borrow()), median(own)];
-        match medians.into_iter().flatten().reduce(f64::max) {
+        let state = self.0.borrow();
+        let medians = [median(&state.reps), median(own)];
+        let reference = medians
+            .into_iter()
+            .flatten()
+            .reduce(f64::max)
+            .or(state.expected);
+        match reference {
             Some(ns) => floor.max(Duration::from_secs_f64(ns * DEADLINE_FACTOR / 1e9)),
             None => floor.max(FIRST_DEADLINE),
         }
@@ -111,7 +132,7 @@ impl Failure {
                 let _ = process.child.kill();
                 let _ = process.child.wait();
                 format!(
-                    "the worker did not answer {during} within {:.1} s ({DEADLINE_FACTOR:.0}x the baseline's median rep, at least {:.0} s); killed it",
+                    "the worker did not answer {during} within {:.1} s ({DEADLINE_FACTOR:.0}x the baseline's median rep or the pilot's expected rep, at least {:.0} s); killed it",
                     d.as_secs_f64(),
                     floor().as_secs_f64()
                 )
@@ -326,5 +347,9 @@ mod tests {
         t.reset();
         t.record(1e6);
         assert_eq!(t.deadline(&[]), floor());
+        // Before any rep, the pilot's expectation stands in for them.
+        t.reset();
+        t.expect(Some(1e9));
+        assert_eq!(t.deadline(&[]), Duration::from_secs(20));
     }
 }

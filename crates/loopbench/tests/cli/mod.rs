@@ -2,8 +2,12 @@
 
 /// --counters: availability, TSC, callgrind exact counts.
 mod counters;
+/// Issue 26: no call into an engine without a deadline; budgets bound epochs.
+mod deadlines;
 /// Bad input: one clear line, non-zero exit, no panic text.
 mod errors;
+/// Issue 26: hostile names are escaped in Markdown and on the terminal.
+mod escaping;
 /// JSON output and its schema keys.
 mod json;
 /// Issue 26: failing exports and databases, signals, children left running.
