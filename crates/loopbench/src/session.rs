@@ -385,7 +385,11 @@ fn run_shape_epoch(
     // after it, ends the shape once the epochs together have spent it.
     let mut budgeted = Budgeted {
         sink: &mut *sink,
-        until: t0 + Duration::from_secs_f64(plan.stop.budget_s),
+        // An unbounded budget (calibration runs every epoch it plans) has
+        // no deadline.
+        until: Duration::try_from_secs_f64(plan.stop.budget_s)
+            .ok()
+            .and_then(|d| t0.checked_add(d)),
         cut: false,
     };
     let outcomes = schedule::run_shape(
@@ -413,7 +417,7 @@ fn run_shape_epoch(
 /// bounds every epoch, not only the number of them.
 struct Budgeted<'a> {
     sink: &'a mut dyn Sink,
-    until: Instant,
+    until: Option<Instant>,
     /// The epoch ran out of time before its rounds were done.
     cut: bool,
 }
@@ -423,7 +427,7 @@ impl schedule::Progress for Budgeted<'_> {
         self.sink.rep_done();
     }
     fn out_of_time(&mut self) -> bool {
-        self.cut = Instant::now() >= self.until;
+        self.cut = self.until.is_some_and(|u| Instant::now() >= u);
         self.cut
     }
 }
