@@ -37,7 +37,9 @@ use std::time::{Duration, Instant};
 pub use crate::stats::LEVEL;
 pub use crate::workers::Isolation;
 
+mod builds;
 mod summary;
+pub use builds::build_null_label;
 use summary::summarise;
 
 /// Everything a session needs, validated.
@@ -73,6 +75,9 @@ pub struct Plan {
     /// Target duration of one rep of the slowest arm; `None`: the shape's
     /// own iteration count (or `--iters`).
     pub rep_target: Option<Duration>,
+    /// Layout variants of every build arm, sampled across epochs
+    /// (`--layout-builds`; 1: the plain build only, no build level).
+    pub layout_builds: usize,
 }
 
 impl Default for Plan {
@@ -94,6 +99,7 @@ impl Default for Plan {
             pin: None,
             metric: Metric::Wall,
             rep_target: Some(Duration::from_millis(2)),
+            layout_builds: crate::workers::layout::DEFAULT_LAYOUT_BUILDS,
         }
     }
 }
@@ -185,7 +191,7 @@ impl Sink for () {}
 
 /// The null control's label: the baseline's, marked.
 pub fn null_label(baseline: &str) -> String {
-    format!("{baseline}#null")
+    format!("{baseline}{}", crate::results::NULL_SUFFIX)
 }
 
 /// One arm as the session runs it.
@@ -194,6 +200,17 @@ struct ArmPlan {
     label: String,
     role: Role,
     iters: Iters,
+    /// Layout variants this arm cycles through (0: a fixed build), and the
+    /// first one it runs (the build-layout null starts one further).
+    variants: usize,
+    first_variant: usize,
+}
+
+impl ArmPlan {
+    /// The layout variant this arm runs in `epoch` (`None`: a fixed build).
+    fn variant(&self, epoch: usize) -> Option<usize> {
+        (self.variants > 0).then(|| (epoch + self.first_variant) % self.variants)
+    }
 }
 
 /// What every epoch of a session shares: the plan, the arms it starts
@@ -201,6 +218,8 @@ struct ArmPlan {
 struct Setup {
     plan: Plan,
     arms: Vec<ArmPlan>,
+    /// Per arm, the layout variants it runs (build arms in variants only).
+    layouts: Vec<Option<crate::workers::layout::Variants>>,
     ctx: crate::workers::ArmContext,
     /// Measured rounds per epoch, whole order designs.
     rounds: usize,
@@ -289,9 +308,9 @@ fn run_epoch(
     sink: &mut dyn Sink,
 ) -> Result<bool, Error> {
     let started = Instant::now();
-    let arms = setup.start_arms()?;
+    let arms = setup.start_arms(epoch)?;
     if report.session.engines.is_empty() {
-        report.session.engines = engine_info(&arms, &setup.arms);
+        report.session.engines = engine_info(&arms, &setup.arms, &setup.layouts);
     }
     let arm_refs: Vec<&dyn Arm> = arms.iter().map(|a| a.as_ref()).collect();
     let plan = &setup.plan;
@@ -315,11 +334,22 @@ fn run_epoch(
     drop(arm_refs);
     // Dropping the arms ends their worker processes.
     drop(arms);
+    let variants = setup
+        .arms
+        .iter()
+        .filter_map(|a| {
+            Some((
+                a.label.clone(),
+                crate::workers::layout::seed(a.variant(epoch)?),
+            ))
+        })
+        .collect();
     report.epochs.push(EpochRecord {
         epoch,
         pids,
         shapes: ran,
         seconds: started.elapsed().as_secs_f64(),
+        variants,
     });
     Ok(interrupted)
 }
@@ -408,7 +438,8 @@ fn run_shape_epoch(
     run.spent += t0.elapsed();
     run.epochs += 1;
     let result = summarise(run, specs, arms, plan.metric);
-    run.stopped = stopped_after(&plan.stop, run, &result);
+    let rotation = specs.iter().map(|a| a.variants).max().unwrap_or(0);
+    run.stopped = stopped_after(&plan.stop, rotation, run, &result);
     run.result = Some(result);
     Ok(true)
 }
@@ -433,14 +464,29 @@ impl schedule::Progress for Budgeted<'_> {
 }
 
 /// Whether a shape stops after the epoch that gave `result`, and why.
-fn stopped_after(rule: &StopRule, run: &ShapeRun, result: &ShapeResult) -> Option<Stopped> {
+/// `rotation`: the most layout variants any arm cycles through; precision
+/// counts only after whole rotations, so every variant weighs alike.
+fn stopped_after(
+    rule: &StopRule,
+    rotation: usize,
+    run: &ShapeRun,
+    result: &ShapeResult,
+) -> Option<Stopped> {
     let hw = widest_half_width(result);
     let decision = if result.comparisons.is_empty() && result.null_control.is_none() {
         // Only one arm (or none) ran: its time is reported, and no
         // interval exists to narrow.
         Decision::Stop(StopReason::NothingToCompare)
     } else {
-        rule.decide(hw, run.epochs, run.spent.as_secs_f64())
+        match rule.decide(hw, run.epochs, run.spent.as_secs_f64()) {
+            Decision::Stop(StopReason::PrecisionReached)
+                if rotation >= 2
+                    && (run.epochs < rotation || !run.epochs.is_multiple_of(rotation)) =>
+            {
+                Decision::Continue
+            }
+            d => d,
+        }
     };
     let Decision::Stop(reason) = decision else {
         return None;
@@ -478,6 +524,8 @@ impl Setup {
                     Role::Candidate
                 },
                 iters: plan.arm_iters.get(i).copied().unwrap_or_default(),
+                variants: 0,
+                first_variant: 0,
             })
             .collect();
         arms.push(ArmPlan {
@@ -485,7 +533,10 @@ impl Setup {
             label: null_label(&arms[0].label),
             role: Role::Null,
             iters: arms[0].iters,
+            variants: 0,
+            first_variant: 0,
         });
+        let layouts = builds::plan_variants(&plan, &mut arms)?;
         let counter_set = plan.counters.clone();
         let make_counters: crate::arm::CounterFactory = std::sync::Arc::new(move || {
             // Outermost: started first and stopped last, so their system calls
@@ -501,17 +552,22 @@ impl Setup {
         Ok(Setup {
             plan,
             arms,
+            layouts,
             ctx,
             rounds,
         })
     }
 
-    /// Fresh arms: with worker isolation, each one a new process. The
-    /// baseline's reps are recorded (they set the workers' deadlines).
-    fn start_arms(&self) -> Result<Vec<Box<dyn Arm>>, Error> {
+    /// Fresh arms for `epoch`: with worker isolation, each one a new
+    /// process (of the epoch's layout variant, for a build arm in
+    /// variants). The baseline's reps are recorded (they set the workers'
+    /// deadlines).
+    fn start_arms(&self, epoch: usize) -> Result<Vec<Box<dyn Arm>>, Error> {
         let mut arms: Vec<Box<dyn Arm>> = Vec::with_capacity(self.arms.len());
         for (i, a) in self.arms.iter().enumerate() {
-            let arm = self.ctx.make_with(&a.spec, a.label.clone(), a.iters)?;
+            let arm = self
+                .ctx
+                .make_with(&a.spec, a.label.clone(), a.iters, a.variant(epoch))?;
             arms.push(if i == 0 { self.ctx.record(arm) } else { arm });
         }
         Ok(arms)
@@ -549,6 +605,11 @@ impl Setup {
                 metric: plan.metric,
                 stop_rule: Some(plan.stop.clone()),
                 rep_ms: plan.rep_target.map(|d| d.as_secs_f64() * 1e3),
+                layout_builds: self
+                    .arms
+                    .iter()
+                    .any(|a| a.spec.worker.is_some())
+                    .then_some(plan.layout_builds),
             },
             counters: plan.counters.status().to_vec(),
             results: Vec::new(),
@@ -562,10 +623,16 @@ impl Setup {
 
 /// Each arm's engine version, and its source revision when it runs from a
 /// local checkout.
-fn engine_info(arms: &[Box<dyn Arm>], specs: &[ArmPlan]) -> Vec<EngineInfo> {
+fn engine_info(
+    arms: &[Box<dyn Arm>],
+    specs: &[ArmPlan],
+    layouts: &[Option<crate::workers::layout::Variants>],
+) -> Vec<EngineInfo> {
     arms.iter()
         .zip(specs)
-        .map(|(a, p)| EngineInfo {
+        .zip(layouts)
+        .map(|((a, p), layout)| EngineInfo {
+            layout: layout.clone(),
             arm: a.label().to_string(),
             version: a.version(),
             git: match p.spec.worker.as_ref().map(|w| &w.source) {

@@ -21,6 +21,7 @@
 //! functions they rest on.
 
 pub mod bootstrap;
+pub mod builds;
 pub mod dist;
 pub mod epochs;
 #[cfg(test)]
@@ -188,27 +189,36 @@ pub fn compare(
     null: Option<&EpochChange>,
     level: f64,
 ) -> Option<Compared> {
-    let pairs: Vec<(&[f64], &[f64])> = candidate
+    compare_builds(candidate, baseline, None, null.map(|n| n.ci_pct), level)
+}
+
+/// [`compare`] of arms that ran in layout variants of their builds:
+/// `clusters[e]` names the pair of variants epoch `e` ran (parallel to the
+/// epochs), and the interval is across those pairs ([`builds`]). `floor`
+/// is the noise floor of the verdict: the null control's interval, joined
+/// with the build-layout null's where there is one.
+pub fn compare_builds(
+    candidate: &[Vec<f64>],
+    baseline: &[Vec<f64>],
+    clusters: Option<&[u32]>,
+    floor: Option<[f64; 2]>,
+    level: f64,
+) -> Option<Compared> {
+    let logs: Vec<Vec<f64>> = candidate
         .iter()
         .zip(baseline)
         .map(|(c, b)| {
             let n = c.len().min(b.len());
-            (&c[..n], &b[..n])
+            epochs::log_ratios(&c[..n], &b[..n])
         })
-        .filter(|(c, _)| !c.is_empty())
         .collect();
     let opts = epochs::Options {
         level,
         ..Default::default()
     };
-    let change = epochs::epoch_change_from_samples(&pairs, &opts)?;
+    let change = epochs::epoch_change_clustered(&logs, clusters, &opts)?;
     Some(Compared {
-        verdict: verdict(
-            change.median_pct,
-            change.ci_pct,
-            change.pairs,
-            null.map(|n| n.ci_pct),
-        ),
+        verdict: verdict(change.median_pct, change.ci_pct, change.pairs, floor),
         change,
     })
 }

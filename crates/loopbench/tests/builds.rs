@@ -36,6 +36,12 @@ fn loopbench() -> Command {
 }
 
 fn session(engines: &str, env: &[(&str, &str)]) -> (bool, Value, String) {
+    // One epoch: these tests are about build arms, not layouts.
+    session_with(engines, &["--min-epochs", "1", "--max-epochs", "1"], env)
+}
+
+/// [`session`] with its own epoch options (and any other flags).
+fn session_with(engines: &str, extra: &[&str], env: &[(&str, &str)]) -> (bool, Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = loopbench();
     cmd.current_dir(dir.path()).args([
@@ -52,14 +58,10 @@ fn session(engines: &str, env: &[(&str, &str)]) -> (bool, Value, String) {
         &ROUNDS.to_string(),
         "--warmup",
         "1",
-        // One epoch: these tests are about build arms, not layouts.
-        "--min-epochs",
-        "1",
-        "--max-epochs",
-        "1",
         "--json",
         "-",
     ]);
+    cmd.args(extra);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -293,7 +295,7 @@ fn the_cache_key_changes_with_the_features() {
         let p = spec::parse(s).unwrap();
         let build = p.build.unwrap();
         let (dep, _) = locate::locate(EngineKind::Wasmi, &build).unwrap();
-        project::cache_key(EngineKind::Wasmi, &build, &dep)
+        project::cache_key(EngineKind::Wasmi, &build, &dep, None)
     };
     let plain = key("wasmi@2");
     assert_eq!(plain, key("wasmi@2"));
@@ -488,4 +490,155 @@ fn a_git_revision_is_checked_out_by_commit_built_and_recorded() {
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn build_arms_run_in_layout_variants_beside_a_build_layout_null() {
+    let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    let engines = format!("{NEW},{OLD}");
+    let epochs = [
+        "--min-epochs",
+        "4",
+        "--max-epochs",
+        "4",
+        "--layout-builds",
+        "2",
+    ];
+    let (ok, json, stderr) = session_with(&engines, &epochs, &[]);
+    assert!(ok, "{stderr}");
+    assert_eq!(json["session"]["layout_builds"], 2);
+    // Each build arm: two variants of its own, whose engine code moved.
+    let engines_info = json["session"]["engines"].as_array().unwrap();
+    for label in [NEW, OLD] {
+        let e = engines_info.iter().find(|e| e["arm"] == label).unwrap();
+        let layout = &e["layout"];
+        let variants = layout["variants"].as_array().unwrap();
+        assert_eq!(variants.len(), 2, "{e}");
+        assert_eq!(variants[0]["seed"], 1);
+        assert_eq!(variants[1]["seed"], 2);
+        assert_ne!(variants[0]["key"], variants[1]["key"]);
+        assert!(layout["moved"]["moved"].as_u64().unwrap() > 0, "{layout}");
+    }
+    // Which variant ran in each epoch: 1, 2, 1, 2 for every build arm; the
+    // build-layout null runs the baseline's other one.
+    let build_null = format!("{NEW}#build-null");
+    for (e, record) in json["epochs"].as_array().unwrap().iter().enumerate() {
+        let seed = (e % 2 + 1) as u64;
+        assert_eq!(record["variants"][NEW], seed, "{record}");
+        assert_eq!(record["variants"][OLD], seed, "{record}");
+        assert_eq!(record["variants"][format!("{NEW}#null")], seed);
+        assert_eq!(record["variants"][build_null.as_str()], 3 - seed);
+    }
+    for shape in json["results"].as_array().unwrap() {
+        // Every rep of every variant verified (the workers verify each rep).
+        for label in [NEW, OLD, build_null.as_str()] {
+            let a = arm(shape, label);
+            assert!(a["error"].is_null(), "{label}: {a}");
+            assert_eq!(
+                a["verified_reps"],
+                json["session"]["rounds"].as_u64().unwrap() * 4
+            );
+        }
+        assert_eq!(arm(shape, build_null.as_str())["role"], "build_null");
+        assert!(shape["build_null"]["median_pct"].is_number(), "{shape}");
+        let c = shape["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["arm"] == OLD)
+            .unwrap();
+        assert_eq!(c["interval"], "student_t_builds", "{c}");
+        assert_eq!(c["build"]["clusters"], 2, "{c}");
+    }
+
+    // The table and the Markdown report say how builds were sampled and
+    // show the build floor.
+    let saved = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(saved.path(), serde_json::to_vec(&json).unwrap()).unwrap();
+    let out = loopbench()
+        .arg("report")
+        .arg(saved.path())
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(table.contains("builds: layout variants (function order shuffled at link time), epoch e runs variant e mod 2"), "{table}");
+    assert!(table.contains(&format!("{build_null} ")), "{table}");
+    assert!(table.contains("build floor: "), "{table}");
+    assert!(table.contains("over 2 pairs of layout variants"), "{table}");
+    let out = loopbench()
+        .arg("report")
+        .arg(saved.path())
+        .args(["--markdown", "-"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains("the build-layout null (the baseline's layout variants against each other)"),
+        "{md}"
+    );
+
+    // Again: every variant is found in the cache, none is built.
+    let (ok, _, stderr) = session_with(&engines, &epochs, &[]);
+    assert!(ok, "{stderr}");
+    assert!(!stderr.contains("built worker"), "rebuilt: {stderr}");
+    assert!(stderr.contains("layout 2) is up to date"), "{stderr}");
+
+    // One build per arm: no variants, and the table says what is missing.
+    let out = loopbench()
+        .args([
+            "run",
+            "--no-history",
+            "--engines",
+            &engines,
+            "--shapes",
+            "add_chain",
+        ])
+        .args(["--bytes", "64k", "--iters", "2048", "--rounds", "3"])
+        .args([
+            "--min-epochs",
+            "2",
+            "--max-epochs",
+            "2",
+            "--layout-builds",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        table.contains("the intervals have NO build component"),
+        "{table}"
+    );
+    assert!(!table.contains("#build-null"), "{table}");
+}
+
+#[test]
+fn layout_builds_out_of_range_is_refused_in_one_line() {
+    for k in ["0", "65", "two"] {
+        let out = loopbench()
+            .args([
+                "run",
+                "--no-history",
+                "--engines",
+                "wasmi",
+                "--layout-builds",
+                k,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{k}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--layout-builds"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
 }

@@ -135,6 +135,7 @@ impl RunArgs {
             counters: CounterSet::none(),
             labels: Vec::new(),
             arm_iters: Vec::new(),
+            layout_builds: e.layout_builds as usize,
         })
     }
 
@@ -343,6 +344,13 @@ pub struct EpochArgs {
     /// rounds only; for debugging).
     #[arg(long)]
     pub in_process: bool,
+    /// Layout variants of every build arm (function order shuffled at link
+    /// time), sampled across epochs so that a rebuild that only moves code
+    /// is never a verdict; 1 measures one build (the interval then has no
+    /// build component, and the table says so).
+    #[arg(long, value_name = "K", default_value_t = crate::workers::layout::DEFAULT_LAYOUT_BUILDS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub layout_builds: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -225,15 +225,22 @@ fn insert_shape(
         // The change of this arm against the baseline: its comparison, or
         // for the null control the null control's own change.
         let change = match a.role {
-            Role::Null => r.null_control.as_ref().map(|n| {
-                (
-                    info_vs(r),
-                    n.median_pct,
-                    n.ci_pct,
-                    "null control".to_string(),
-                    n.layout.epochs,
-                )
-            }),
+            Role::Null | Role::BuildNull => {
+                let (null, what) = if a.role == Role::Null {
+                    (&r.null_control, "null control")
+                } else {
+                    (&r.build_null, "build-layout null")
+                };
+                null.as_ref().map(|n| {
+                    (
+                        info_vs(r),
+                        n.median_pct,
+                        n.ci_pct,
+                        what.to_string(),
+                        n.layout.epochs,
+                    )
+                })
+            }
             _ => r.comparisons.iter().find(|c| c.arm == a.arm).map(|c| {
                 (
                     c.vs.clone(),
@@ -251,11 +258,7 @@ fn insert_shape(
                 .filter(|e| *e > 0)
                 .or(Some(a.samples_by_epoch().len() as i64))
         });
-        let role = match a.role {
-            Role::Baseline => "baseline",
-            Role::Null => "null",
-            Role::Candidate => "candidate",
-        };
+        let role = a.role.name();
         let summary_id = id_of(db.query(
             &d.sql(
                 "INSERT INTO summaries (session_id, shape_id, arm_id, role, iters, verified_reps,

@@ -47,7 +47,7 @@ pub use nnls::{nnls, not_identifiable};
 
 use crate::measure::counters::CounterKind;
 pub use crate::results::model::{EngineModel, Pair, Price, Residual};
-use crate::results::{Role, Session, ShapeResult};
+use crate::results::{Session, ShapeResult};
 use crate::stats;
 use features::feature_index;
 use fit::{fit, leave_one_out, loo_median_abs};
@@ -196,7 +196,7 @@ pub fn build(report: &Session, counter: Option<&str>) -> Result<Vec<EngineModel>
         .flat_map(|r| {
             r.arms
                 .iter()
-                .filter(|a| a.role != Role::Null)
+                .filter(|a| !a.role.is_null())
                 .map(|a| a.arm.clone())
         })
         .fold(Vec::new(), |mut v, a| {

@@ -9,7 +9,7 @@
 
 use super::{Exporter, ReportError};
 use crate::measure::summary::METRICS;
-use crate::results::{Document, Role, Session};
+use crate::results::{Document, Session};
 
 pub struct Csv;
 
@@ -37,14 +37,6 @@ fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, ReportError> {
 
 fn opt<T: ToString>(x: Option<T>) -> String {
     x.map(|v| v.to_string()).unwrap_or_default()
-}
-
-fn role(r: Role) -> &'static str {
-    match r {
-        Role::Baseline => "baseline",
-        Role::Null => "null",
-        Role::Candidate => "candidate",
-    }
 }
 
 /// The counters that have a value anywhere in the session, display order.
@@ -114,7 +106,7 @@ pub fn session(s: &Session) -> Result<Vec<u8>, ReportError> {
                     },
                     r.shape.clone(),
                     a.arm.clone(),
-                    role(a.role).to_string(),
+                    a.role.name().to_string(),
                     rep.iters.to_string(),
                     rep.ns.to_string(),
                     opt(rep.cpu_ns),

@@ -211,10 +211,10 @@ fn shape_section(o: &mut String, s: &Session, r: &ShapeResult) {
         .enumerate()
     {
         let dots = round_changes(r, a);
-        let (point, interval, color) = if a.role == Role::Null {
+        let (point, interval, color) = if a.role.is_null() {
             (
-                r.null_control.as_ref().map(|n| n.median_pct),
-                r.null_control.as_ref().map(|n| n.ci_pct),
+                r.null_of(a.role).map(|n| n.median_pct),
+                r.null_of(a.role).map(|n| n.ci_pct),
                 svg::BLACK,
             )
         } else {
@@ -231,6 +231,8 @@ fn shape_section(o: &mut String, s: &Session, r: &ShapeResult) {
         rows.push(Row {
             label: if a.role == Role::Null {
                 format!("{} (null control)", a.arm)
+            } else if a.role == Role::BuildNull {
+                format!("{} (build-layout null)", a.arm)
             } else {
                 a.arm.clone()
             },
@@ -274,9 +276,12 @@ fn shape_section(o: &mut String, s: &Session, r: &ShapeResult) {
             .as_ref()
             .map(|t| (num(t.median * scale), num(t.min * scale)))
             .unwrap_or(("-".into(), "-".into()));
-        let (change, verdict) = if a.role == Role::Null {
-            match &r.null_control {
-                Some(n) => (interval(n.median_pct, n.ci_pct), "null floor".to_string()),
+        let (change, verdict) = if a.role.is_null() {
+            match r.null_of(a.role) {
+                Some(n) => (
+                    interval(n.median_pct, n.ci_pct),
+                    a.role.floor_name().to_string(),
+                ),
                 None => ("-".into(), String::new()),
             }
         } else {

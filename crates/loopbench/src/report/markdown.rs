@@ -80,7 +80,7 @@ Up to {epochs} epochs (fresh processes) x {} rounds, {}; intervals are {level:.0
         .session
         .engines
         .iter()
-        .filter(|e| !e.arm.ends_with("#null"))
+        .filter(|e| !crate::results::is_null_label(&e.arm))
         .map(|e| match &e.git {
             Some(g) => format!("{} (git {g})", e.version),
             None => e.version.clone(),
@@ -122,7 +122,7 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
         let mut reasons: Vec<String> = r
             .arms
             .iter()
-            .filter(|a| a.role != Role::Null)
+            .filter(|a| !a.role.is_null())
             .filter_map(|a| a.skipped.clone().or_else(|| a.error.clone()))
             .map(|r| r.trim_start_matches("skipped: ").to_string())
             .collect();
@@ -149,7 +149,7 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
         Column::left("verdict", 0),
     ];
     o.push_str(&MD.table_start(&columns));
-    for a in r.arms.iter().filter(|a| a.role != Role::Null) {
+    for a in r.arms.iter().filter(|a| !a.role.is_null()) {
         let (per_op, per_iter) = match &a.ns_per_iter {
             Some(t) => (
                 a.ns_per_op.map(num).unwrap_or_else(|| "-".into()),
@@ -177,17 +177,26 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
         o.push_str(&MD.table_row(&columns, &[&a.arm, &per_op, &per_iter, &change, &verdict]));
     }
     o.push_str(&MD.table_end());
-    match &r.null_control {
-        Some(n) => {
-            let floor = n.ci_pct[0].abs().max(n.ci_pct[1].abs());
+    match (&r.null_control, r.floor_pct()) {
+        (Some(n), Some(floor)) => {
+            let build = r
+                .build_null
+                .as_ref()
+                .map(|b| {
+                    format!(
+                        ", the build-layout null (the baseline's layout variants against each other) {}",
+                        interval(b.median_pct, b.ci_pct)
+                    )
+                })
+                .unwrap_or_default();
             let _ = writeln!(
                 o,
-                "\nNull floor: the null control moved {}; changes inside ±{floor:.1}% are noise here.{}\n",
+                "\nNull floor: the null control moved {}{build}; changes inside ±{floor:.1}% are noise here.{}\n",
                 interval(n.median_pct, n.ci_pct),
                 stopped(r)
             );
         }
-        None => {
+        _ => {
             let _ = writeln!(
                 o,
                 "\nNull floor: unavailable (the null control did not run).\n"

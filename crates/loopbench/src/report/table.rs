@@ -47,10 +47,18 @@ impl Exporter for Table {
 /// The table's columns: a shape's name on its first row only, then the
 /// arm, its times and counts, its change and verdict. Notes under a shape
 /// are rows of two cells (an empty shape cell, then the note).
-fn columns() -> Vec<Column> {
+/// The arm column fits the longest label (a build arm's null can be long).
+fn columns(report: &Session) -> Vec<Column> {
+    let arm_width = report
+        .results
+        .iter()
+        .flat_map(|r| r.arms.iter().map(|a| a.arm.chars().count()))
+        .max()
+        .unwrap_or(0)
+        .max(18);
     vec![
         Column::left("shape", 20),
-        Column::left("arm", 18),
+        Column::left("arm", arm_width),
         Column::right("ns/iter", 11),
         Column::right("min", 11),
         Column::right("ns/op", 8),
@@ -96,12 +104,13 @@ pub fn render(report: &Session) -> String {
     let versions: Vec<String> = s
         .engines
         .iter()
-        .filter(|e| !e.arm.ends_with("#null"))
+        .filter(|e| !crate::results::is_null_label(&e.arm))
         .map(|e| format!("{} = {}", e.arm, e.version))
         .collect();
     let _ = writeln!(out, "engines: {}", versions.join("; "));
+    let _ = writeln!(out, "builds: {}", builds_line(report));
     let _ = writeln!(out);
-    let columns = columns();
+    let columns = columns(report);
     out.push_str(&Text.table_start(&columns));
     for r in &report.results {
         render_shape(&mut out, &columns, r);
@@ -153,13 +162,66 @@ fn render_disturbances(out: &mut String, report: &Session) {
     );
 }
 
+/// How the session sampled builds: in layout variants, one build per arm
+/// by request, or the engines compiled into this binary.
+fn builds_line(report: &Session) -> String {
+    let s = &report.session;
+    let varied: Vec<String> = s
+        .engines
+        .iter()
+        .filter(|e| !crate::results::is_null_label(&e.arm))
+        .filter_map(|e| {
+            let l = e.layout.as_ref()?;
+            Some(format!(
+                "{} in {} ({} of its {} largest functions moved; {:.1} s to build or find)",
+                e.arm,
+                l.variants.len(),
+                l.moved.moved,
+                l.moved.compared,
+                l.seconds
+            ))
+        })
+        .collect();
+    match s.layout_builds {
+        Some(k) if k >= 2 && !varied.is_empty() => format!(
+            "layout variants (function order shuffled at link time), epoch e runs variant e mod {k}: {}; \
+             intervals are across variants, and the build-layout null {} is part of the floor",
+            varied.join("; "),
+            crate::session::build_null_label(&s.baseline_label())
+        ),
+        Some(1) => "one build per arm (--layout-builds 1): the intervals have NO build component, \
+                    and a rebuild that only moved code can read as a change"
+            .to_string(),
+        _ if s.isolation.as_deref() == Some("in-process") => {
+            "the engines compiled into this binary, in this process: intervals cover rounds, \
+             not processes or builds"
+                .to_string()
+        }
+        _ => "the engines compiled into this binary, one fixed build each: intervals cover \
+              processes, not builds"
+            .to_string(),
+    }
+}
+
 /// A change with its interval, and the layout spread when it has one.
 fn change_text(median: f64, ci: [f64; 2], l: &Layout) -> String {
     let mut t = interval(median, ci);
     if l.layout_sensitive {
         t.push_str(" L");
     }
+    if inside_build_spread(median, l) {
+        t.push_str(" B");
+    }
     t
+}
+
+/// The change is no larger than what the build layout alone moves (twice
+/// the build component of its interval).
+fn inside_build_spread(median: f64, l: &Layout) -> bool {
+    l.build
+        .as_ref()
+        .and_then(|b| b.build_sd_pct)
+        .is_some_and(|sd| sd > 0.0 && median.abs() <= 2.0 * sd)
 }
 
 /// How a shape's intervals were made and why it stopped.
@@ -170,12 +232,18 @@ fn interval_note(r: &ShapeResult) -> String {
         .map(|n| &n.layout)
         .or_else(|| r.comparisons.first().map(|c| &c.layout));
     let how = match l {
-        Some(l) if l.includes_layout => format!(
-            "intervals across {} epochs ({} pairs, {})",
-            l.epochs,
-            l.pairs,
-            l.interval.replace('_', " ")
-        ),
+        Some(l) if l.includes_layout => {
+            let mut how = format!(
+                "intervals across {} epochs ({} pairs, {})",
+                l.epochs,
+                l.pairs,
+                l.interval.replace('_', " ")
+            );
+            if let Some(b) = &l.build {
+                how.push_str(&format!(" over {} pairs of layout variants", b.clusters));
+            }
+            how
+        }
         Some(l) if l.epochs == 1 => format!(
             "intervals from {} rounds of ONE process: no layout component, a rerun may differ by more",
             l.pairs
@@ -218,10 +286,10 @@ fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
             .unwrap_or_else(|| "-".into());
         let (ratio, change, verdict) = match (a.role, cmp) {
             (Role::Baseline, _) => ("1".to_string(), "baseline".to_string(), String::new()),
-            (Role::Null, Some(c)) => (
+            (Role::Null | Role::BuildNull, Some(c)) => (
                 format!("{:.3}", c.ratio),
                 change_text(c.median_pct, c.ci_pct, &c.layout),
-                "null floor".into(),
+                a.role.floor_name().into(),
             ),
             (_, Some(c)) => (
                 format!("{:.3}", c.ratio),
@@ -254,10 +322,23 @@ fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
             ],
         );
     }
-    if let Some(n) = &r.null_control {
-        let floor = n.ci_pct[0].abs().max(n.ci_pct[1].abs());
+    if let (Some(n), Some(floor)) = (&r.null_control, r.floor_pct()) {
         let note = format!(
             "null floor: {}, changes inside ±{floor:.1}% are within noise",
+            interval(n.median_pct, n.ci_pct)
+        );
+        row(out, &["", &note]);
+    }
+    if let Some(n) = &r.build_null {
+        let spread = n
+            .layout
+            .build
+            .as_ref()
+            .and_then(|b| b.build_sd_pct)
+            .map(|sd| format!("build-layout spread ±{sd:.1}% per variant"))
+            .unwrap_or_else(|| "build-layout spread not yet separable from epoch noise".into());
+        let note = format!(
+            "build floor: {} (the baseline's variants against each other; {spread}), part of the floor above",
             interval(n.median_pct, n.ci_pct)
         );
         row(out, &["", &note]);
@@ -276,6 +357,19 @@ fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
             )
         })
         .collect();
+    let inside: Vec<String> = r
+        .comparisons
+        .iter()
+        .filter(|c| inside_build_spread(c.median_pct, &c.layout))
+        .map(|c| c.arm.clone())
+        .collect();
+    if !inside.is_empty() {
+        let note = format!(
+            "B inside the build-layout spread (a rebuild that only moves code moves this much): {}",
+            inside.join(", ")
+        );
+        row(out, &["", &note]);
+    }
     if !sensitive.is_empty() {
         let note = format!(
             "L layout-sensitive: {}; a single process would have misled",

@@ -9,7 +9,7 @@
 //! then knows nothing of layout and says so. This is weaker than the
 //! paired comparison of arms inside one session, which every report says.
 
-use super::{EngineInfo, Role, Session};
+use super::{EngineInfo, Session};
 use crate::machine::Machine;
 use crate::stats::{self, Verdict};
 use serde::{Deserialize, Serialize};
@@ -120,13 +120,18 @@ pub fn compare(a: &Session, a_label: &str, b: &Session, b_label: &str) -> Sessio
             unmatched.push(format!("{}: only in A", ra.shape));
             continue;
         };
-        for arm_a in ra.arms.iter().filter(|x| x.role != Role::Null) {
+        for arm_a in ra.arms.iter().filter(|x| !x.role.is_null()) {
             let Some(arm_b) = rb.arms.iter().find(|x| x.arm == arm_a.arm) else {
                 unmatched.push(format!("{} {}: only in A", ra.shape, arm_a.arm));
                 continue;
             };
             let (ea, eb) = (arm_a.samples_by_epoch(), arm_b.samples_by_epoch());
-            let (units, xa, xb) = if ea.len() >= 2 && eb.len() >= 2 {
+            let (va, vb) = (by_variant(arm_a), by_variant(arm_b));
+            let (units, xa, xb) = if va.len() >= 2 && vb.len() >= 2 {
+                // Builds in layout variants: each variant is one draw of the
+                // build's layout, so the variants are the units.
+                ("layout variants", va, vb)
+            } else if ea.len() >= 2 && eb.len() >= 2 {
                 let meds = |m: &std::collections::BTreeMap<u32, Vec<f64>>| -> Vec<f64> {
                     m.values()
                         .filter(|v| !v.is_empty())
@@ -169,7 +174,7 @@ pub fn compare(a: &Session, a_label: &str, b: &Session, b_label: &str) -> Sessio
                 verdict,
             });
         }
-        for arm_b in rb.arms.iter().filter(|x| x.role != Role::Null) {
+        for arm_b in rb.arms.iter().filter(|x| !x.role.is_null()) {
             if !ra.arms.iter().any(|x| x.arm == arm_b.arm) {
                 unmatched.push(format!("{} {}: only in B", rb.shape, arm_b.arm));
             }
@@ -204,5 +209,61 @@ impl SessionComparison {
     /// against itself).
     pub fn no_change(&self) -> bool {
         !self.rows.is_empty() && self.rows.iter().all(|r| r.verdict == Verdict::WithinNoise)
+    }
+}
+
+/// An arm's value per layout variant of its build (the geometric mean of
+/// the medians of the epochs that ran it); empty for a fixed build.
+fn by_variant(arm: &super::ArmResult) -> Vec<f64> {
+    let mut logs: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
+    for (epoch, samples) in arm.samples_by_epoch() {
+        let (Some(v), false) = (arm.build_variants.get(&epoch), samples.is_empty()) else {
+            continue;
+        };
+        logs.entry(*v)
+            .or_default()
+            .push(stats::median(&samples).ln());
+    }
+    logs.values()
+        .map(|l| (l.iter().sum::<f64>() / l.len() as f64).exp())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An arm of 4 epochs, 2 reps each, `values[e]` per epoch, and the
+    /// variant each epoch ran.
+    fn arm(values: [f64; 4], variants: &[(u32, u32)]) -> super::super::ArmResult {
+        let reps: Vec<serde_json::Value> = (0..8)
+            .map(|i| serde_json::json!({"epoch": i / 2, "round": i % 2, "slot": 0, "iters": 1, "ns": values[i / 2]}))
+            .collect();
+        let samples: Vec<f64> = (0..8).map(|i| values[i / 2]).collect();
+        let variants: std::collections::BTreeMap<String, u32> =
+            variants.iter().map(|(e, v)| (e.to_string(), *v)).collect();
+        serde_json::from_value(serde_json::json!({
+            "arm": "a", "role": "candidate", "version": "v", "verified_reps": 8,
+            "samples_ns_per_iter": samples, "reps": reps, "build_variants": variants,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn variants_are_the_units_of_an_arm_in_layout_variants() {
+        // Epochs 0 and 2 ran variant 0, epochs 1 and 3 variant 1.
+        let a = arm([1.0, 2.0, 4.0, 8.0], &[(0, 0), (1, 1), (2, 0), (3, 1)]);
+        let v = by_variant(&a);
+        assert_eq!(v.len(), 2);
+        assert!(
+            (v[0] - 2.0).abs() < 1e-12,
+            "geometric mean of 1 and 4: {v:?}"
+        );
+        assert!(
+            (v[1] - 4.0).abs() < 1e-12,
+            "geometric mean of 2 and 8: {v:?}"
+        );
+        // A fixed build has no variants.
+        assert!(by_variant(&arm([1.0, 2.0, 4.0, 8.0], &[])).is_empty());
     }
 }

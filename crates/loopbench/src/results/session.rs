@@ -13,6 +13,78 @@ pub enum Role {
     Baseline,
     Null,
     Candidate,
+    /// The baseline's other layout variants against it: the build-layout
+    /// null, beside the process null (a build arm in variants only).
+    BuildNull,
+}
+
+/// How the session's nulls are labelled: the baseline's label plus one of
+/// these.
+pub const NULL_SUFFIX: &str = "#null";
+pub const BUILD_NULL_SUFFIX: &str = "#build-null";
+
+/// Whether an arm's label is one of the session's nulls.
+pub fn is_null_label(label: &str) -> bool {
+    label.ends_with(NULL_SUFFIX) || label.ends_with(BUILD_NULL_SUFFIX)
+}
+
+impl SessionInfo {
+    /// The baseline's label (its spec unless the plan named it).
+    pub fn baseline_label(&self) -> String {
+        self.null_arm
+            .strip_suffix(NULL_SUFFIX)
+            .unwrap_or(&self.baseline)
+            .to_string()
+    }
+}
+
+impl Role {
+    /// As stored in the history and the CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Baseline => "baseline",
+            Role::Null => "null",
+            Role::Candidate => "candidate",
+            Role::BuildNull => "build_null",
+        }
+    }
+
+    /// One of the session's nulls (process or build layout).
+    pub fn is_null(self) -> bool {
+        matches!(self, Role::Null | Role::BuildNull)
+    }
+
+    /// What a null's row says in place of a verdict.
+    pub fn floor_name(self) -> &'static str {
+        match self {
+            Role::BuildNull => "build floor",
+            _ => "null floor",
+        }
+    }
+}
+
+impl ShapeResult {
+    /// The noise floor of the verdicts, percent: the widest end of the
+    /// null control's interval and, with one, the build-layout null's.
+    pub fn floor_pct(&self) -> Option<f64> {
+        let n = self.null_control.as_ref()?;
+        Some(
+            [Some(n), self.build_null.as_ref()]
+                .into_iter()
+                .flatten()
+                .map(|n| n.ci_pct[0].abs().max(n.ci_pct[1].abs()))
+                .fold(0.0, f64::max),
+        )
+    }
+
+    /// The change of the null arm with `role` (process or build layout).
+    pub fn null_of(&self, role: Role) -> Option<&NullControl> {
+        match role {
+            Role::Null => self.null_control.as_ref(),
+            Role::BuildNull => self.build_null.as_ref(),
+            _ => None,
+        }
+    }
 }
 
 /// What a rep's cost is read from.
@@ -93,6 +165,10 @@ pub struct ArmResult {
     /// timed call), where the switches were read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preempted_reps: Option<usize>,
+    /// For an arm run in layout variants of its build: the variant (index)
+    /// each epoch ran.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub build_variants: BTreeMap<u32, u32>,
     /// Extra counters (TSC, perf events, callgrind), per iteration and per op.
     #[serde(default, skip_serializing_if = "ArmCounters::is_empty")]
     pub counters: ArmCounters,
@@ -155,6 +231,10 @@ pub struct Layout {
     /// The spread between epochs exceeds what the noise inside them explains.
     #[serde(default)]
     pub layout_sensitive: bool,
+    /// The build level, when the interval is across layout variants of the
+    /// arms' builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::stats::builds::BuildLevel>,
 }
 
 /// Per-iteration counts and where they came from.
@@ -220,6 +300,10 @@ pub struct ShapeResult {
     pub arms: Vec<ArmResult>,
     pub comparisons: Vec<Comparison>,
     pub null_control: Option<NullControl>,
+    /// The build-layout null (the baseline's other variants against it),
+    /// when the baseline ran in layout variants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_null: Option<NullControl>,
     /// Every candidate against the baseline, per counter.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counter_comparisons: Vec<CounterComparison>,
@@ -271,6 +355,10 @@ pub struct SessionInfo {
     /// iteration count comes from a pilot call), when not fixed by --iters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rep_ms: Option<f64>,
+    /// Layout variants per build arm (`--layout-builds`); absent in older
+    /// files and when the session had no build arm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_builds: Option<usize>,
 }
 
 /// When a shape stops taking epochs: the stop rule, recorded as it ran.
@@ -298,6 +386,9 @@ pub struct EpochRecord {
     pub pids: BTreeMap<String, u32>,
     pub shapes: Vec<String>,
     pub seconds: f64,
+    /// The layout variant (seed) each build arm ran in this epoch.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub variants: BTreeMap<String, u64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -308,6 +399,10 @@ pub struct EngineInfo {
     /// had uncommitted changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<GitRevision>,
+    /// For a build arm run in layout variants: which, and how far the
+    /// engine's code moved between them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<crate::workers::layout::Variants>,
 }
 
 /// A source checkout as it was when the session ran.
@@ -458,6 +553,7 @@ impl Layout {
             layout_sd_pct: c.layout_sd_pct,
             within_epoch_half_width_pct: Some(c.within_epoch_half_width_pct),
             layout_sensitive: c.layout_sensitive,
+            build: c.build.clone(),
         }
     }
 }

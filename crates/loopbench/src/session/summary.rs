@@ -89,28 +89,43 @@ pub(super) fn summarise(
             samples_ns_per_iter: samples,
             preempted_reps: (!switches.is_empty())
                 .then(|| switches.iter().filter(|&&s| s > 0).count()),
+            build_variants: records
+                .iter()
+                .filter_map(|r| Some((r.epoch, a.variant(r.epoch as usize)? as u32)))
+                .collect(),
             reps: records,
         });
     }
-    let base = results
-        .iter()
-        .find(|r| r.role == Role::Baseline)
-        .map(|r| r.samples_by_epoch());
-    let compare = |r: &ArmResult, null: Option<&stats::EpochChange>| {
-        let (c, b) = paired_epochs(&r.samples_by_epoch(), base.as_ref()?);
-        stats::compare(&c, &b, null, LEVEL)
+    let base_arm = results.iter().find(|r| r.role == Role::Baseline);
+    let base = base_arm.map(|r| r.samples_by_epoch());
+    let compare = |r: &ArmResult, floor: Option<[f64; 2]>| {
+        let (base_arm, base) = (base_arm?, base.as_ref()?);
+        let mine = r.samples_by_epoch();
+        let clusters = build_clusters(r, base_arm, mine.keys().filter(|e| base.contains_key(e)));
+        let (c, b) = paired_epochs(&mine, base);
+        stats::compare_builds(&c, &b, clusters.as_deref(), floor, LEVEL)
     };
-    let null_change = results
-        .iter()
-        .find(|r| r.role == Role::Null)
-        .and_then(|r| compare(r, None))
-        .map(|c| c.change);
+    let null_of = |role: Role| {
+        results
+            .iter()
+            .find(|r| r.role == role)
+            .and_then(|r| compare(r, None))
+            .map(|c| c.change)
+    };
+    let null_change = null_of(Role::Null);
+    let build_null = null_of(Role::BuildNull);
+    // The verdict's floor covers both nulls: a rebuild that only moved code
+    // is no more a result than a second process is.
+    let floor = match (&null_change, &build_null) {
+        (Some(n), Some(b)) => Some([n.ci_pct[0].min(b.ci_pct[0]), n.ci_pct[1].max(b.ci_pct[1])]),
+        (n, _) => n.as_ref().map(|n| n.ci_pct),
+    };
     let baseline_label = results.first().map(|r| r.arm.clone()).unwrap_or_default();
     let comparisons = results
         .iter()
         .filter(|r| r.role != Role::Baseline)
         .filter_map(|r| {
-            let c = compare(r, null_change.as_ref())?;
+            let c = compare(r, floor)?;
             Some(Comparison::of(&r.arm, &baseline_label, &c))
         })
         .collect();
@@ -131,6 +146,26 @@ pub(super) fn summarise(
         arms: results,
         comparisons,
         null_control: null_change.as_ref().map(NullControl::of),
+        build_null: build_null.as_ref().map(NullControl::of),
         stopped: None,
     }
+}
+
+/// Each paired epoch's build cluster (which variants of the two arms ran
+/// in it), or `None` when neither arm ran in layout variants.
+fn build_clusters<'a>(
+    arm: &ArmResult,
+    base: &ArmResult,
+    epochs: impl Iterator<Item = &'a u32>,
+) -> Option<Vec<u32>> {
+    if arm.build_variants.is_empty() && base.build_variants.is_empty() {
+        return None;
+    }
+    // Variant indices are small: one number names the pair.
+    let index = |m: &std::collections::BTreeMap<u32, u32>, e: &u32| m.get(e).map_or(0, |v| v + 1);
+    Some(
+        epochs
+            .map(|e| index(&arm.build_variants, e) * 1024 + index(&base.build_variants, e))
+            .collect(),
+    )
 }

@@ -122,6 +122,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{epoch_bootstrap, expanded_level, hierarchical_bootstrap};
+use super::builds::{cluster_interval, BuildLevel};
 use super::dist::{chi2_sf, normal_quantile, t_quantile};
 use super::{median, median_interval};
 
@@ -160,6 +161,9 @@ pub enum IntervalKind {
     HierarchicalBootstrap,
     HierarchicalBootstrapPlain,
     EpochBootstrap,
+    /// Student t on the means of build clusters (epochs that ran the same
+    /// layout variants), `clusters - 1` degrees of freedom.
+    StudentTBuilds,
 }
 
 impl IntervalKind {
@@ -171,6 +175,7 @@ impl IntervalKind {
             IntervalKind::HierarchicalBootstrap => "hierarchical_bootstrap",
             IntervalKind::HierarchicalBootstrapPlain => "hierarchical_bootstrap_plain",
             IntervalKind::EpochBootstrap => "epoch_bootstrap",
+            IntervalKind::StudentTBuilds => "student_t_builds",
         }
     }
 }
@@ -240,6 +245,10 @@ pub struct EpochChange {
     /// Bootstrap replicates and seed, when a bootstrap was used.
     pub resamples: Option<usize>,
     pub seed: Option<u64>,
+    /// The build level, when the arms ran in two or more layout variants
+    /// of their builds: the interval is then across variants
+    /// ([`super::builds`]).
+    pub build: Option<BuildLevel>,
 }
 
 impl EpochChange {
@@ -253,12 +262,12 @@ fn pct(log_ratio: f64) -> f64 {
     (log_ratio.exp() - 1.0) * 100.0
 }
 
-fn mean(xs: &[f64]) -> f64 {
+pub(super) fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 
 /// Sample variance (divisor n - 1); 0 for fewer than two values.
-fn variance(xs: &[f64]) -> f64 {
+pub(super) fn variance(xs: &[f64]) -> f64 {
     if xs.len() < 2 {
         return 0.0;
     }
@@ -323,21 +332,27 @@ pub fn epoch_change(epochs: &[Vec<f64>], opts: &Options) -> Option<EpochChange> 
     epoch_change_logs(&logs, opts)
 }
 
-/// [`epoch_change`] from per-epoch paired samples `(candidate, baseline)`.
-pub fn epoch_change_from_samples(
-    epochs: &[(&[f64], &[f64])],
-    opts: &Options,
-) -> Option<EpochChange> {
-    let logs: Vec<Vec<f64>> = epochs
-        .iter()
-        .map(|(c, b)| log_ratios(c, b))
-        .filter(|e| !e.is_empty())
-        .collect();
-    epoch_change_logs(&logs, opts)
-}
-
 /// [`epoch_change`] from per-epoch log ratios (each epoch non-empty).
 pub fn epoch_change_logs(logs: &[Vec<f64>], opts: &Options) -> Option<EpochChange> {
+    epoch_change_clustered(logs, None, opts)
+}
+
+/// [`epoch_change_logs`] with each epoch's build cluster (parallel to
+/// `logs`: which pair of layout variants of the arms' builds ran in it).
+/// With two or more clusters the estimate and interval are across clusters
+/// ([`super::builds`]); the epoch-level figures are kept beside them.
+pub fn epoch_change_clustered(
+    logs: &[Vec<f64>],
+    clusters: Option<&[u32]>,
+    opts: &Options,
+) -> Option<EpochChange> {
+    let clusters: Option<Vec<u32>> = clusters.filter(|c| c.len() == logs.len()).map(|c| {
+        logs.iter()
+            .zip(c)
+            .filter(|(e, _)| !e.is_empty())
+            .map(|(_, k)| *k)
+            .collect()
+    });
     let logs: Vec<&Vec<f64>> = logs.iter().filter(|e| !e.is_empty()).collect();
     let e = logs.len();
     if e == 0 {
@@ -369,6 +384,7 @@ pub fn epoch_change_logs(logs: &[Vec<f64>], opts: &Options) -> Option<EpochChang
         layout_p: None,
         resamples: None,
         seed: None,
+        build: None,
     };
     if e == 1 {
         let iv = median_interval(logs[0], opts.level)?;
@@ -416,9 +432,21 @@ pub fn epoch_change_logs(logs: &[Vec<f64>], opts: &Options) -> Option<EpochChang
             let reps = epoch_bootstrap(&meds, opts.resamples, opts.seed);
             percentile_interval(reps, expanded_level(opts.level, e))
         }
-        IntervalKind::RoundsOnly => unreachable!(),
+        IntervalKind::RoundsOnly | IntervalKind::StudentTBuilds => unreachable!(),
     };
     change.ci_pct = [pct(lo), pct(hi)];
+    if let Some((est, (lo, hi), level)) = clusters
+        .as_deref()
+        .and_then(|c| cluster_interval(&meds, c, opts.level))
+    {
+        change.median_pct = pct(est);
+        change.ratio = est.exp();
+        change.ci_pct = [pct(lo), pct(hi)];
+        change.method = IntervalKind::StudentTBuilds;
+        change.resamples = None;
+        change.seed = None;
+        change.build = Some(level);
+    }
     Some(change)
 }
 

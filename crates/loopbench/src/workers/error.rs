@@ -135,6 +135,8 @@ pub enum WorkerError {
     Build(String),
     #[error("cargo reported success but {} does not exist", bin.display())]
     NoBinary { bin: PathBuf },
+    #[error("layout variants: {detail}")]
+    Layout { detail: String },
     #[error("cannot find this loopbench binary to start workers: {0}")]
     CurrentExe(#[source] Arc<std::io::Error>),
     #[error("cannot start worker {}: {source}", bin.display())]

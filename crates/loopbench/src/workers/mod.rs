@@ -35,6 +35,7 @@ pub mod error;
 pub mod family;
 pub mod git;
 pub mod heap;
+pub mod layout;
 pub mod locate;
 pub mod project;
 pub mod protocol;
@@ -103,8 +104,8 @@ pub fn check(spec: &ArmSpec) -> Result<(), WorkerError> {
 }
 
 /// Builds already ensured in this process (the null control of a build
-/// baseline reuses its baseline's).
-type Builds = HashMap<(EngineKind, BuildSpec), Result<project::Built, WorkerError>>;
+/// baseline reuses its baseline's), by engine, build and layout seed.
+type Builds = HashMap<(EngineKind, BuildSpec, Option<u64>), Result<project::Built, WorkerError>>;
 static BUILT: Mutex<Option<Builds>> = Mutex::new(None);
 
 /// What every arm of a session shares: the baseline's timing (worker
@@ -260,15 +261,18 @@ impl ArmContext {
     /// (built or found in the cache first). A build that fails does not stop
     /// the session: the arm reports the failure on every shape.
     pub fn make(&self, spec: &ArmSpec, label: String) -> Result<Box<dyn Arm>, WorkerError> {
-        self.make_with(spec, label, crate::arm::Iters::Shape)
+        self.make_with(spec, label, crate::arm::Iters::Shape, None)
     }
 
-    /// [`ArmContext::make`] with an iteration count other than the shape's.
+    /// [`ArmContext::make`] with an iteration count other than the shape's,
+    /// and for a build arm, which of its layout variants ([`layout`]) runs
+    /// (`None`: the plain build).
     pub fn make_with(
         &self,
         spec: &ArmSpec,
         label: String,
         iters: crate::arm::Iters,
+        variant: Option<usize>,
     ) -> Result<Box<dyn Arm>, WorkerError> {
         let Some(build) = &spec.worker else {
             if self.isolation == Isolation::Workers {
@@ -284,22 +288,12 @@ impl ArmContext {
                 arm.with_counters(self.counters.clone()).with_iters(iters),
             ));
         };
-        let key = (spec.engine, build.clone());
-        let cached = BUILT
-            .lock()
-            .ok()
-            .and_then(|m| m.as_ref().and_then(|m| m.get(&key).cloned()));
-        let built = match cached {
-            Some(b) => b,
-            None => {
-                let b = project::ensure(spec.engine, build, &spec.to_string());
-                if let Ok(mut m) = BUILT.lock() {
-                    m.get_or_insert_with(HashMap::new).insert(key, b.clone());
-                }
-                b
-            }
-        };
-        let described = describe(build, built.as_ref().ok());
+        let seed = variant.map(layout::seed);
+        let built = ensure_once(spec, build, seed);
+        let mut described = describe(build, built.as_ref().ok());
+        if let Some(seed) = seed {
+            described.push_str(&format!(", layout variant {seed}"));
+        }
         Ok(Box::new(
             WorkerArm::start(label, spec, described, built, self).with_iters(iters),
         ))
@@ -323,6 +317,58 @@ impl ArmContext {
             timing: self.timing.clone(),
         })
     }
+}
+
+/// The build of `spec` (layout variant `seed`), ensured once per process.
+fn ensure_once(
+    spec: &ArmSpec,
+    build: &BuildSpec,
+    seed: Option<u64>,
+) -> Result<project::Built, WorkerError> {
+    let key = (spec.engine, build.clone(), seed);
+    let cached = BUILT
+        .lock()
+        .ok()
+        .and_then(|m| m.as_ref().and_then(|m| m.get(&key).cloned()));
+    if let Some(b) = cached {
+        return b;
+    }
+    let b = project::ensure(spec.engine, build, &spec.to_string(), seed);
+    if let Ok(mut m) = BUILT.lock() {
+        m.get_or_insert_with(HashMap::new).insert(key, b.clone());
+    }
+    b
+}
+
+/// Build the first `count` layout variants of a build arm before any
+/// epoch (so no compiler runs between measured epochs), and check that
+/// they place the engine's code differently ([`layout::differ`]).
+pub fn ensure_variants(spec: &ArmSpec, count: usize) -> Result<layout::Variants, WorkerError> {
+    let Some(build) = &spec.worker else {
+        return Err(WorkerError::Layout {
+            detail: format!("{spec} is not a build arm"),
+        });
+    };
+    let started = std::time::Instant::now();
+    let mut variants = Vec::with_capacity(count);
+    let mut bins = Vec::with_capacity(count);
+    for index in 0..count {
+        let seed = layout::seed(index);
+        let built = ensure_once(spec, build, Some(seed))?;
+        variants.push(layout::Variant {
+            index,
+            seed,
+            key: built.key.clone(),
+        });
+        bins.push(built.bin);
+    }
+    let paths: Vec<&std::path::Path> = bins.iter().map(|b| b.as_path()).collect();
+    let moved = layout::differ(&paths, spec.engine)?;
+    Ok(layout::Variants {
+        variants,
+        moved,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// This binary as the worker of an engine compiled into it

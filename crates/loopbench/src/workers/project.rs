@@ -78,7 +78,12 @@ pub struct Built {
 }
 
 /// The cache key of a build: a hash of every input that changes the binary.
-pub fn cache_key(engine: EngineKind, build: &BuildSpec, dep: &Dependency) -> String {
+pub fn cache_key(
+    engine: EngineKind,
+    build: &BuildSpec,
+    dep: &Dependency,
+    layout: Option<u64>,
+) -> String {
     let source = match dep {
         Dependency::Registry(req) => format!("registry {req}"),
         Dependency::Path(p, _) => format!("path {}", p.display()),
@@ -95,6 +100,9 @@ pub fn cache_key(engine: EngineKind, build: &BuildSpec, dep: &Dependency) -> Str
         MAIN_TEMPLATE.to_string(),
     ];
     text.extend(build.features.iter().cloned());
+    if let Some(seed) = layout {
+        text.push(super::layout::build_script(seed));
+    }
     for f in family::of(engine) {
         text.push(format!(
             "{} {} {:?}",
@@ -126,6 +134,7 @@ fn manifest(
     fam: &Family,
     key: &str,
     label: &str,
+    layout: Option<u64>,
 ) -> String {
     let mut features: Vec<String> = fam.base_features.iter().map(|f| f.to_string()).collect();
     features.extend(build.features.iter().cloned());
@@ -143,7 +152,8 @@ fn manifest(
          version = \"0.0.0\"\n\
          edition = \"2021\"\n\
          rust-version = \"1.95\"\n\
-         publish = false\n\n\
+         publish = false\n\
+         {build_script}\n\
          [[bin]]\n\
          name = \"lbw-{key}\"\n\
          path = \"src/main.rs\"\n\n\
@@ -159,6 +169,12 @@ fn manifest(
          lto = \"fat\"\n\
          codegen-units = 1\n",
         family = fam.name,
+        // A layout variant's build script passes its link arguments.
+        build_script = if layout.is_some() {
+            "build = \"build.rs\"\n"
+        } else {
+            ""
+        },
         lb = toml_str(&source_dir().display().to_string()),
         engine = engine.name(),
         df = fam.default_features,
@@ -198,11 +214,20 @@ struct Resolution {
 }
 
 /// Make sure the worker for this build exists and is fresh, building it if
-/// needed. `label` names the arm in progress lines and errors.
-pub fn ensure(engine: EngineKind, build: &BuildSpec, label: &str) -> Result<Built, WorkerError> {
+/// needed. `label` names the arm in progress lines and errors. With
+/// `layout`, the worker is that layout variant of the build (its own small
+/// project linked with a shuffled function order, [`super::layout`]); the
+/// engine and every dependency are the plain build's, compiled once in the
+/// shared target directory.
+pub fn ensure(
+    engine: EngineKind,
+    build: &BuildSpec,
+    label: &str,
+    layout: Option<u64>,
+) -> Result<Built, WorkerError> {
     let started = Instant::now();
     let (dep, fam) = locate(engine, build)?;
-    let key = cache_key(engine, build, &dep);
+    let key = cache_key(engine, build, &dep, layout);
     let root = workers_root();
     let dir = root.join(&key);
     let target = match &build.rustflags {
@@ -215,9 +240,12 @@ pub fn ensure(engine: EngineKind, build: &BuildSpec, label: &str) -> Result<Buil
     let source = check_source()?;
     write_if_changed(
         &dir.join("Cargo.toml"),
-        &manifest(engine, build, &dep, fam, &key, label),
+        &manifest(engine, build, &dep, fam, &key, label, layout),
     )?;
     write_if_changed(&dir.join("src/adapter.rs"), fam.adapter)?;
+    if let Some(seed) = layout {
+        write_if_changed(&dir.join("build.rs"), &super::layout::build_script(seed))?;
+    }
     let lock = dir.join("Cargo.lock");
     let seed = source.join("../../Cargo.lock");
     if !lock.exists() && seed.is_file() {
@@ -264,7 +292,10 @@ pub fn ensure(engine: EngineKind, build: &BuildSpec, label: &str) -> Result<Buil
         &dir.join("src/main.rs"),
         &MAIN_TEMPLATE.replace("@VERSION@", &version),
     )?;
-    let what = format!("{engine} {version}, {}", build.profile);
+    let what = match layout {
+        None => format!("{engine} {version}, {}", build.profile),
+        Some(seed) => format!("{engine} {version}, {}, layout {seed}", build.profile),
+    };
     let compiled = cargo_build(&dir, &target, build, label, &what, started)?;
     let bin = target
         .join(profile_dir(&build.profile))
@@ -329,7 +360,7 @@ mod tests {
     fn key(s: &str) -> String {
         let (e, b) = spec(s);
         let (dep, _) = locate(e, &b).unwrap();
-        cache_key(e, &b, &dep)
+        cache_key(e, &b, &dep, None)
     }
 
     #[test]
@@ -348,13 +379,31 @@ mod tests {
         }
         // Options are runtime settings of one binary: same key.
         assert_eq!(base, key("wasmi@0.31:fuel"));
+        // Each layout variant is a build of its own.
+        let (e, b) = spec("wasmi@0.31");
+        let (dep, _) = locate(e, &b).unwrap();
+        let v1 = cache_key(e, &b, &dep, Some(1));
+        assert_ne!(v1, base);
+        assert_ne!(v1, cache_key(e, &b, &dep, Some(2)));
+        assert_eq!(v1, cache_key(e, &b, &dep, Some(1)));
+    }
+
+    #[test]
+    fn a_layout_variant_links_through_its_build_script() {
+        let (e, b) = spec("wasmi@0.31");
+        let (dep, fam) = locate(e, &b).unwrap();
+        let plain = manifest(e, &b, &dep, fam, "k", "arm", None);
+        let variant = manifest(e, &b, &dep, fam, "k", "arm", Some(3));
+        assert!(!plain.contains("build.rs"), "{plain}");
+        assert!(variant.contains("build = \"build.rs\""), "{variant}");
+        assert!(super::super::layout::build_script(3).contains("--shuffle-sections=*=3"));
     }
 
     #[test]
     fn manifests_name_the_source_and_features() {
         let (e, b) = spec("tinywasm@=0.12.0-beta.0+feature:simd-intrinsics");
         let (dep, fam) = locate(e, &b).unwrap();
-        let m = manifest(e, &b, &dep, fam, "k", "arm");
+        let m = manifest(e, &b, &dep, fam, "k", "arm", None);
         assert!(m.contains(
             r#"tinywasm = { version = "=0.12.0-beta.0", default-features = false, features = ["std", "parser", "validate", "simd-intrinsics"] }"#
         ), "{m}");
