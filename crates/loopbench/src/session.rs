@@ -340,7 +340,7 @@ fn run_epoch(
         .filter_map(|a| {
             Some((
                 a.label.clone(),
-                crate::workers::layout::seed(a.variant(epoch)?),
+                crate::workers::layout::seed(setup.plan.seed, a.variant(epoch)?),
             ))
         })
         .collect();

@@ -514,20 +514,29 @@ fn build_arms_run_in_layout_variants_beside_a_build_layout_null() {
         let layout = &e["layout"];
         let variants = layout["variants"].as_array().unwrap();
         assert_eq!(variants.len(), 2, "{e}");
-        assert_eq!(variants[0]["seed"], 1);
-        assert_eq!(variants[1]["seed"], 2);
+        // The session's default seed picks the link seeds.
+        let session_seed = json["session"]["seed"].as_u64().unwrap();
+        assert_eq!(
+            variants[0]["seed"],
+            loopbench::workers::layout::seed(session_seed, 0)
+        );
+        assert_eq!(
+            variants[1]["seed"],
+            loopbench::workers::layout::seed(session_seed, 1)
+        );
         assert_ne!(variants[0]["key"], variants[1]["key"]);
         assert!(layout["moved"]["moved"].as_u64().unwrap() > 0, "{layout}");
     }
     // Which variant ran in each epoch: 1, 2, 1, 2 for every build arm; the
     // build-layout null runs the baseline's other one.
     let build_null = format!("{NEW}#build-null");
+    let seed =
+        |i: usize| loopbench::workers::layout::seed(json["session"]["seed"].as_u64().unwrap(), i);
     for (e, record) in json["epochs"].as_array().unwrap().iter().enumerate() {
-        let seed = (e % 2 + 1) as u64;
-        assert_eq!(record["variants"][NEW], seed, "{record}");
-        assert_eq!(record["variants"][OLD], seed, "{record}");
-        assert_eq!(record["variants"][format!("{NEW}#null")], seed);
-        assert_eq!(record["variants"][build_null.as_str()], 3 - seed);
+        assert_eq!(record["variants"][NEW], seed(e % 2), "{record}");
+        assert_eq!(record["variants"][OLD], seed(e % 2), "{record}");
+        assert_eq!(record["variants"][format!("{NEW}#null")], seed(e % 2));
+        assert_eq!(record["variants"][build_null.as_str()], seed((e + 1) % 2));
     }
     for shape in json["results"].as_array().unwrap() {
         // Every rep of every variant verified (the workers verify each rep).
@@ -586,7 +595,12 @@ fn build_arms_run_in_layout_variants_beside_a_build_layout_null() {
     let (ok, _, stderr) = session_with(&engines, &epochs, &[]);
     assert!(ok, "{stderr}");
     assert!(!stderr.contains("built worker"), "rebuilt: {stderr}");
-    assert!(stderr.contains("layout 2) is up to date"), "{stderr}");
+    let variant_lines: Vec<&str> = stderr.lines().filter(|l| l.contains(", layout ")).collect();
+    assert!(variant_lines.len() >= 4, "{stderr}");
+    assert!(
+        variant_lines.iter().all(|l| l.contains("is up to date")),
+        "{stderr}"
+    );
 
     // One build per arm: no variants, and the table says what is missing.
     let out = loopbench()

@@ -203,13 +203,14 @@ fn builds_line(report: &Session) -> String {
     }
 }
 
-/// A change with its interval, and the layout spread when it has one.
-fn change_text(median: f64, ci: [f64; 2], l: &Layout) -> String {
+/// A change with its interval, and the layout spread when it has one
+/// (`L`), and for a candidate whether it is inside the build spread (`B`).
+fn change_text(median: f64, ci: [f64; 2], l: &Layout, role: Role) -> String {
     let mut t = interval(median, ci);
     if l.layout_sensitive {
         t.push_str(" L");
     }
-    if inside_build_spread(median, l) {
+    if role == Role::Candidate && inside_build_spread(median, l) {
         t.push_str(" B");
     }
     t
@@ -288,12 +289,12 @@ fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
             (Role::Baseline, _) => ("1".to_string(), "baseline".to_string(), String::new()),
             (Role::Null | Role::BuildNull, Some(c)) => (
                 format!("{:.3}", c.ratio),
-                change_text(c.median_pct, c.ci_pct, &c.layout),
+                change_text(c.median_pct, c.ci_pct, &c.layout, a.role),
                 a.role.floor_name().into(),
             ),
             (_, Some(c)) => (
                 format!("{:.3}", c.ratio),
-                change_text(c.median_pct, c.ci_pct, &c.layout),
+                change_text(c.median_pct, c.ci_pct, &c.layout, a.role),
                 c.verdict.to_string(),
             ),
             (_, None) => ("-".into(), "-".into(), String::new()),
@@ -360,6 +361,7 @@ fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
     let inside: Vec<String> = r
         .comparisons
         .iter()
+        .filter(|c| !crate::results::is_null_label(&c.arm))
         .filter(|c| inside_build_spread(c.median_pct, &c.layout))
         .map(|c| c.arm.clone())
         .collect();

@@ -115,9 +115,14 @@ pub(super) fn summarise(
     let null_change = null_of(Role::Null);
     let build_null = null_of(Role::BuildNull);
     // The verdict's floor covers both nulls: a rebuild that only moved code
-    // is no more a result than a second process is.
+    // is no more a result than a second process is. The build-layout
+    // null's sign is arbitrary (variant e + 1 against e, or e against
+    // e + 1), so its part of the floor is symmetric.
     let floor = match (&null_change, &build_null) {
-        (Some(n), Some(b)) => Some([n.ci_pct[0].min(b.ci_pct[0]), n.ci_pct[1].max(b.ci_pct[1])]),
+        (Some(n), Some(b)) => {
+            let reach = b.ci_pct[0].abs().max(b.ci_pct[1].abs());
+            Some([n.ci_pct[0].min(-reach), n.ci_pct[1].max(reach)])
+        }
         (n, _) => n.as_ref().map(|n| n.ci_pct),
     };
     let baseline_label = results.first().map(|r| r.arm.clone()).unwrap_or_default();

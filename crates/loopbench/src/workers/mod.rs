@@ -288,7 +288,7 @@ impl ArmContext {
                 arm.with_counters(self.counters.clone()).with_iters(iters),
             ));
         };
-        let seed = variant.map(layout::seed);
+        let seed = variant.map(|i| layout::seed(self.seed, i));
         let built = ensure_once(spec, build, seed);
         let mut described = describe(build, built.as_ref().ok());
         if let Some(seed) = seed {
@@ -343,7 +343,11 @@ fn ensure_once(
 /// Build the first `count` layout variants of a build arm before any
 /// epoch (so no compiler runs between measured epochs), and check that
 /// they place the engine's code differently ([`layout::differ`]).
-pub fn ensure_variants(spec: &ArmSpec, count: usize) -> Result<layout::Variants, WorkerError> {
+pub fn ensure_variants(
+    spec: &ArmSpec,
+    count: usize,
+    session_seed: u64,
+) -> Result<layout::Variants, WorkerError> {
     let Some(build) = &spec.worker else {
         return Err(WorkerError::Layout {
             detail: format!("{spec} is not a build arm"),
@@ -353,7 +357,7 @@ pub fn ensure_variants(spec: &ArmSpec, count: usize) -> Result<layout::Variants,
     let mut variants = Vec::with_capacity(count);
     let mut bins = Vec::with_capacity(count);
     for index in 0..count {
-        let seed = layout::seed(index);
+        let seed = layout::seed(session_seed, index);
         let built = ensure_once(spec, build, Some(seed))?;
         variants.push(layout::Variant {
             index,
