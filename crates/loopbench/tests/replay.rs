@@ -301,6 +301,16 @@ fn bad_input_is_one_clear_line() {
         "--resamples 0: needs at least 1",
     );
     fails_with(
+        &[f, "--resamples", "18446744073709551615"],
+        &[],
+        "--resamples 18446744073709551615: at most 1000000",
+    );
+    fails_with(
+        &[f, "--epochs", "1000000000000"],
+        &[],
+        "--epochs 1000000000000: at most 100000",
+    );
+    fails_with(
         &[f, "--epochs", "1"],
         &[],
         "--epochs 1: an interval across epochs needs at least 2",

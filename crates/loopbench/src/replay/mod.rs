@@ -61,6 +61,11 @@ pub const KIND: &str = "replay";
 /// Its schema version.
 pub const VERSION: u32 = 1;
 
+/// The most resampled sessions per shape, and epochs per resampled session,
+/// a replay accepts (each is held in memory).
+pub const MAX_RESAMPLES: usize = 1_000_000;
+pub const MAX_EPOCHS: usize = 100_000;
+
 /// What to replay and how.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
@@ -140,12 +145,22 @@ impl Options {
         if self.resamples == 0 {
             return Err(bad("--resamples", "0".into(), "needs at least 1"));
         }
+        if self.resamples > MAX_RESAMPLES {
+            return Err(bad(
+                "--resamples",
+                self.resamples.to_string(),
+                "at most 1000000 (the coverage of 1000000 is known to +-0.05%)",
+            ));
+        }
         if let Some(e) = self.epochs.filter(|&e| e < 2) {
             return Err(bad(
                 "--epochs",
                 e.to_string(),
                 "an interval across epochs needs at least 2",
             ));
+        }
+        if let Some(e) = self.epochs.filter(|&e| e > MAX_EPOCHS) {
+            return Err(bad("--epochs", e.to_string(), "at most 100000"));
         }
         if self.min_epochs < 2 {
             return Err(bad(
