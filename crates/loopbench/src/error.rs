@@ -49,6 +49,9 @@ pub enum Error {
     App(#[from] crate::apps::error::AppError),
     #[error(transparent)]
     Calibrate(#[from] crate::calibrate::error::CalibrateError),
+    /// A replay of recorded reps cannot read its file or options.
+    #[error(transparent)]
+    Replay(#[from] crate::replay::ReplayError),
     #[error(transparent)]
     Size(#[from] crate::units::SizeError),
     /// Pinning failed, or `--counters callgrind` could not re-execute.

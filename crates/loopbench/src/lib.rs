@@ -16,7 +16,8 @@
 //! | the order of arms in a round (Williams design) | [`schedule`] |
 //! | a whole session in epochs, reduced to results | [`session`] |
 //! | known effects: how well the instrument measures them | [`calibrate`] |
-//! | paired ratios, intervals across epochs, bootstraps, the stop rule, verdicts | [`stats`] |
+//! | paired ratios, intervals across epochs, bootstraps, estimators, the stop rule, verdicts | [`stats`] |
+//! | estimators proven on recorded noise: known effects injected into a session's null control | [`replay`] |
 //! | prices per primitive | [`model`] |
 //! | the results model: owned, versioned, read back | [`results`] |
 //! | exporters (table, JSON, CSV, Markdown, HTML) over one markup layer, and the export manager | [`report`] |
@@ -97,6 +98,7 @@ pub mod measure;
 pub mod model;
 pub mod phases;
 pub mod proposals;
+pub mod replay;
 pub mod report;
 pub mod results;
 pub mod schedule;

@@ -16,14 +16,17 @@
 //!
 //! Beside this file: [`epochs`] builds intervals across layout epochs (the
 //! one [`compare`] every command makes), [`bootstrap`] the resampling
-//! intervals measured against them, [`stop`] the rule that says when a
-//! shape has enough epochs, and [`dist`] the normal, t and chi-square
-//! functions they rest on.
+//! intervals measured against them, [`estimators`] the per-epoch
+//! estimators made for contention (evaluated on recorded noise by
+//! [`crate::replay`]), [`stop`] the rule that says when a shape has enough
+//! epochs, and [`dist`] the normal, t and chi-square functions they rest
+//! on.
 
 pub mod bootstrap;
 pub mod builds;
 pub mod dist;
 pub mod epochs;
+pub mod estimators;
 #[cfg(test)]
 mod simulate;
 pub mod stop;

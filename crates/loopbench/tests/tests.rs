@@ -29,5 +29,7 @@ mod mock;
 /// The optional engine adapters (features `wasmtime`, `wasmer`).
 #[cfg(any(feature = "wasmtime", feature = "wasmer"))]
 mod optional_engines;
+/// `loopbench replay`: known effects injected into recorded noise, coverage and determinism.
+mod replay;
 /// Every built-in shape verifies on every engine, and fails with its body disabled.
 mod shapes;

@@ -22,6 +22,7 @@ mod leaderboard;
 mod list;
 mod model;
 mod progress;
+mod replay;
 mod report;
 mod run;
 #[cfg(feature = "history")]
@@ -84,6 +85,14 @@ pub enum Command {
     ///
     /// Example: loopbench compare before.json after.json --markdown -
     Compare(compare::CompareArgs),
+    /// Prove estimators on recorded noise: inject known effects into a session's null control.
+    ///
+    /// Reads the per-rep CSV of `run --csv` (gzip too), multiplies the null
+    /// arm's reps by 1 + effect, resamples epochs and reports each
+    /// estimator's coverage, interval half-width and detection rate.
+    ///
+    /// Example: loopbench replay reps.csv.gz --effects 0,0.01,0.05 --estimators all --resamples 400
+    Replay(replay::ReplayArgs),
     /// Sessions and series stored in the history database; `history import FILE` stores saved JSON.
     ///
     /// Example: loopbench history --shape load_stream --arm wasmi
@@ -223,6 +232,7 @@ impl Cli {
             Command::App(a) => a.execute(),
             Command::Report(a) => a.execute(),
             Command::Compare(a) => a.execute(),
+            Command::Replay(a) => a.execute(),
             #[cfg(feature = "history")]
             Command::History(a) => a.execute(),
             #[cfg(feature = "history")]
