@@ -9,7 +9,6 @@
 
 use assert_cmd::Command;
 use loopbench::replay::{self, Options, Replay};
-use loopbench::stats::epochs;
 use loopbench::stats::estimators::{self, Estimator};
 use std::path::{Path, PathBuf};
 
@@ -113,12 +112,10 @@ fn recorded_null_is_what_a_session_reports() {
         let pairs = reps.paired(null, base);
         let (c, b): (Vec<Vec<f64>>, Vec<Vec<f64>>) =
             pairs.iter().map(|e| e.iter().copied().unzip()).unzip();
-        let samples: Vec<(&[f64], &[f64])> = c
-            .iter()
-            .zip(&b)
-            .map(|(c, b)| (c.as_slice(), b.as_slice()))
-            .collect();
-        let want = epochs::epoch_change_from_samples(&samples, &Default::default()).unwrap();
+        // The comparison every session makes.
+        let want = loopbench::stats::compare(&c, &b, None, 0.95)
+            .unwrap()
+            .change;
         let got = s.recorded.iter().find(|x| x.estimator == "median").unwrap();
         assert!(
             (got.change_pct - want.median_pct).abs() < 1e-9,

@@ -290,13 +290,8 @@ mod tests {
         let a = across_epochs(&ests, 0.95).unwrap();
         let (c, b): (Vec<Vec<f64>>, Vec<Vec<f64>>) =
             epochs.iter().map(|e| e.iter().copied().unzip()).unzip();
-        let samples: Vec<(&[f64], &[f64])> = c
-            .iter()
-            .zip(&b)
-            .map(|(c, b)| (c.as_slice(), b.as_slice()))
-            .collect();
-        let change =
-            super::super::epochs::epoch_change_from_samples(&samples, &Default::default()).unwrap();
+        // The comparison every session makes.
+        let change = crate::stats::compare(&c, &b, None, 0.95).unwrap().change;
         let pct = |y: f64| (y.exp() - 1.0) * 100.0;
         assert!((pct(a.estimate) - change.median_pct).abs() < 1e-9);
         assert!((pct(a.lo) - change.ci_pct[0]).abs() < 1e-9);
