@@ -376,7 +376,13 @@ fn run_shape_epoch(
         report.errors.push(e.clone());
         run.failed = vec![Some(format!("not run: {e}")); specs.len()];
         run.stop("failed before its first epoch", None);
-        run.result = Some(summarise(run, specs, arms, plan.metric));
+        run.result = Some(summarise(
+            run,
+            specs,
+            arms,
+            plan.metric,
+            plan.stop.precision_pct,
+        ));
         return Ok(false);
     }
     let skips = run.skips();
@@ -405,7 +411,13 @@ fn run_shape_epoch(
             "skipped by every arm"
         };
         run.stop(reason, None);
-        run.result = Some(summarise(run, specs, arms, plan.metric));
+        run.result = Some(summarise(
+            run,
+            specs,
+            arms,
+            plan.metric,
+            plan.stop.precision_pct,
+        ));
         return Ok(false);
     }
     setup.ctx.timing.expect(run.expected_ns);
@@ -437,7 +449,7 @@ fn run_shape_epoch(
     run.record(epoch, outcomes, &mut report.errors);
     run.spent += t0.elapsed();
     run.epochs += 1;
-    let result = summarise(run, specs, arms, plan.metric);
+    let result = summarise(run, specs, arms, plan.metric, plan.stop.precision_pct);
     let rotation = specs.iter().map(|a| a.variants).max().unwrap_or(0);
     run.stopped = stopped_after(&plan.stop, rotation, run, &result);
     run.result = Some(result);
@@ -478,8 +490,45 @@ fn stopped_after(
         // interval exists to narrow.
         Decision::Stop(StopReason::NothingToCompare)
     } else {
-        match rule.decide(hw, run.epochs, run.spent.as_secs_f64()) {
-            Decision::Stop(StopReason::PrecisionReached)
+        // Candidates are decided three ways (rule 16); a session of the
+        // baseline and its null alone narrows the null to the precision.
+        // Each look judges the outcomes at a stricter level, so that
+        // stopping at the first decided look finds no change that is not
+        // there (see StopRule::is_look).
+        let candidates: Vec<&crate::results::Comparison> = result
+            .comparisons
+            .iter()
+            .filter(|c| c.outcome.is_some())
+            .collect();
+        let spent = run.spent.as_secs_f64();
+        let decision = if candidates.is_empty() {
+            rule.decide(hw, run.epochs, spent)
+        } else {
+            let floor = crate::stats::floor(
+                result.null_control.as_ref().map(|n| n.ci_pct),
+                result.build_null.as_ref().map(|b| b.ci_pct),
+            );
+            let strict = rule.look_level(LEVEL);
+            let decided = candidates.iter().all(|c| {
+                let units = c
+                    .layout
+                    .build
+                    .as_ref()
+                    .map_or(c.layout.epochs, |b| b.clusters);
+                let check = crate::stats::outcome::Check {
+                    median_pct: c.median_pct,
+                    ci_pct: c.ci_pct,
+                    level: c.confidence,
+                    pairs: c.layout.pairs,
+                    df: units.saturating_sub(1) as f64,
+                };
+                crate::stats::outcome::outcome_at(&check, floor, rule.precision_pct, strict)
+                    .decided()
+            });
+            rule.decide_outcomes(decided, run.epochs, spent)
+        };
+        match decision {
+            Decision::Stop(StopReason::PrecisionReached | StopReason::Decided)
                 if rotation >= 2
                     && (run.epochs < rotation || !run.epochs.is_multiple_of(rotation)) =>
             {

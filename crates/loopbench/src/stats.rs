@@ -27,6 +27,7 @@ pub mod builds;
 pub mod dist;
 pub mod epochs;
 pub mod estimators;
+pub mod outcome;
 #[cfg(test)]
 mod simulate;
 pub mod stop;
@@ -223,6 +224,20 @@ pub fn compare_builds(
     Some(Compared {
         verdict: verdict(change.median_pct, change.ci_pct, change.pairs, floor),
         change,
+    })
+}
+
+/// The noise floor of a verdict: the null control's interval joined with
+/// the build-layout null's, whose part is symmetric because its sign is
+/// arbitrary (variant e + 1 against e, or e against e + 1).
+pub fn floor(null: Option<[f64; 2]>, build_null: Option<[f64; 2]>) -> Option<[f64; 2]> {
+    let n = null?;
+    Some(match build_null {
+        Some(b) => {
+            let reach = b[0].abs().max(b[1].abs());
+            [n[0].min(-reach), n[1].max(reach)]
+        }
+        None => n,
     })
 }
 

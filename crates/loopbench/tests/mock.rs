@@ -388,3 +388,113 @@ fn the_binary_runs_mock_arms() {
     assert!(errors[0].contains("mock option `cost=abc`"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// A session of `arms` on add_chain over 3 to 8 epochs, precision 0.5%.
+fn decided_session(arms: &[&str]) -> ShapeResult {
+    let plan = Plan {
+        shapes: vec![shapes::find("add_chain").unwrap()],
+        arms: arms.iter().map(|a| a.parse::<ArmSpec>().unwrap()).collect(),
+        params: params(),
+        rounds: 6,
+        warmup: 1,
+        isolation: Isolation::InProcess,
+        rep_target: None,
+        stop: StopSettings {
+            min_epochs: 3,
+            max_epochs: 8,
+            precision_pct: 0.5,
+            budget_s: 1e9,
+        },
+        ..Default::default()
+    };
+    session::run(plan, &mut ()).unwrap().results.remove(0)
+}
+
+/// Three outcomes (rule 16), and epochs where they decide something: a
+/// changed or unchanged comparison stops its shape at --min-epochs, an
+/// unsure one takes every epoch it may.
+#[test]
+fn unsure_comparisons_take_more_epochs_and_decided_ones_none() {
+    use loopbench::stats::outcome::Outcome;
+    let cases = [
+        // Twice the cost under 30% noise: changed at once.
+        (
+            ["mock:cost=10,noise=0.3", "mock:cost=20,noise=0.3"],
+            Outcome::Changed,
+            3,
+        ),
+        // The same cost and no noise: an interval of [0, 0], unchanged.
+        (["mock:cost=10", "mock:cost=10"], Outcome::Unchanged, 3),
+        // 1% apart under 30% noise: neither, until the epoch limit.
+        (
+            ["mock:cost=10,noise=0.3", "mock:cost=10.1,noise=0.3"],
+            Outcome::Unsure,
+            8,
+        ),
+    ];
+    for (arms, outcome, epochs) in cases {
+        let r = decided_session(&arms);
+        let c = r.comparisons.iter().find(|c| c.arm == arms[1]).unwrap();
+        assert_eq!(c.outcome, Some(outcome), "{arms:?}: {c:?}");
+        assert_eq!(c.precision_pct, Some(0.5));
+        let stopped = r.stopped.as_ref().unwrap();
+        assert_eq!(stopped.epochs, epochs, "{arms:?}: {stopped:?}");
+        let reason = if outcome == Outcome::Unsure {
+            "epoch limit"
+        } else {
+            "every comparison decided"
+        };
+        assert!(
+            stopped.reason.starts_with(reason),
+            "{arms:?}: {}",
+            stopped.reason
+        );
+        // The nulls are the floor, not an outcome.
+        let null = r
+            .comparisons
+            .iter()
+            .find(|c| c.arm.ends_with("#null"))
+            .unwrap();
+        assert_eq!(null.outcome, None);
+    }
+}
+
+/// Stopping at the first look that decides must not invent changes: 200
+/// sessions of a candidate equal to its baseline (noise and a per-process
+/// layout bias, different seeds), up to 40 epochs with looks at 5, 10, 20
+/// and 40, end "changed" no more often than a 95% interval allows.
+/// (Stopping at the first epoch whose 95% verdict is a change: 20 of 200
+/// here; with the looks: 6.)
+#[test]
+fn stopping_when_decided_does_not_inflate_false_changes() {
+    let mut changed = 0;
+    for seed in 0..200 {
+        let arms = [
+            format!("mock:cost=10,noise=0.2,layout=0.02,seed={seed}"),
+            format!("mock:cost=10,noise=0.2,layout=0.02,seed={}", seed + 1000),
+        ];
+        let plan = Plan {
+            shapes: vec![shapes::find("add_chain").unwrap()],
+            arms: arms.iter().map(|a| a.parse::<ArmSpec>().unwrap()).collect(),
+            params: params(),
+            rounds: 4,
+            warmup: 0,
+            isolation: Isolation::InProcess,
+            rep_target: None,
+            stop: StopSettings {
+                min_epochs: 5,
+                max_epochs: 40,
+                precision_pct: 0.5,
+                budget_s: 1e9,
+            },
+            ..Default::default()
+        };
+        let r = session::run(plan, &mut ()).unwrap().results.remove(0);
+        let c = r.comparisons.iter().find(|c| c.arm == arms[1]).unwrap();
+        if c.outcome == Some(loopbench::stats::outcome::Outcome::Changed) {
+            changed += 1;
+        }
+    }
+    // At a true 5% rate, 10 of 200 is the expectation.
+    assert!(changed <= 10, "{changed} of 200 A/A sessions ended changed");
+}

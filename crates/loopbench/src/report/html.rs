@@ -286,7 +286,7 @@ fn shape_section(o: &mut String, s: &Session, r: &ShapeResult) {
             }
         } else {
             match r.comparisons.iter().find(|c| c.arm == a.arm) {
-                Some(c) => (interval(c.median_pct, c.ci_pct), c.verdict.to_string()),
+                Some(c) => (interval(c.median_pct, c.ci_pct), c.verdict_text()),
                 None => (
                     "-".into(),
                     a.skipped

@@ -158,7 +158,7 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
             None => ("-".into(), "-".into()),
         };
         let (change, verdict) = match r.comparisons.iter().find(|c| c.arm == a.arm) {
-            Some(c) => (interval(c.median_pct, c.ci_pct), c.verdict.to_string()),
+            Some(c) => (interval(c.median_pct, c.ci_pct), c.verdict_text()),
             None if a.role == Role::Baseline => (
                 "(baseline)".into(),
                 a.skipped

@@ -295,7 +295,7 @@ fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
             (_, Some(c)) => (
                 format!("{:.3}", c.ratio),
                 change_text(c.median_pct, c.ci_pct, &c.layout, a.role),
-                c.verdict.to_string(),
+                c.verdict_text(),
             ),
             (_, None) => ("-".into(), "-".into(), String::new()),
         };

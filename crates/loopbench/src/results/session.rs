@@ -183,6 +183,13 @@ pub struct Comparison {
     pub confidence: f64,
     pub ratio: f64,
     pub verdict: Verdict,
+    /// Changed, unchanged (inside `--precision`) or unsure (methodology
+    /// rule 16); absent in older files and outside sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<crate::stats::outcome::Outcome>,
+    /// The precision the outcome was taken at, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_pct: Option<f64>,
     #[serde(flatten)]
     pub layout: Layout,
 }
@@ -535,7 +542,29 @@ impl Comparison {
             confidence: c.change.confidence,
             ratio: c.change.ratio,
             verdict: c.verdict,
+            outcome: None,
+            precision_pct: None,
             layout: Layout::of(&c.change),
+        }
+    }
+
+    /// With its three-way outcome at `precision_pct` ([`crate::stats::outcome`]).
+    pub fn with_outcome(mut self, precision_pct: f64) -> Self {
+        self.outcome = Some(crate::stats::outcome::outcome(
+            self.verdict,
+            self.ci_pct,
+            precision_pct,
+        ));
+        self.precision_pct = Some(precision_pct);
+        self
+    }
+
+    /// What the verdict column says: the outcome and why, or for a
+    /// comparison without one (older files) the verdict.
+    pub fn verdict_text(&self) -> String {
+        match (self.outcome, self.precision_pct) {
+            (Some(o), Some(p)) => crate::stats::outcome::describe(self.verdict, o, self.ci_pct, p),
+            _ => self.verdict.to_string(),
         }
     }
 }

@@ -21,6 +21,7 @@ pub(super) fn summarise(
     specs: &[ArmPlan],
     arms: &[&dyn Arm],
     metric: Metric,
+    precision_pct: f64,
 ) -> ShapeResult {
     let module = &run.module;
     let counts = run.counts.clone();
@@ -115,23 +116,24 @@ pub(super) fn summarise(
     let null_change = null_of(Role::Null);
     let build_null = null_of(Role::BuildNull);
     // The verdict's floor covers both nulls: a rebuild that only moved code
-    // is no more a result than a second process is. The build-layout
-    // null's sign is arbitrary (variant e + 1 against e, or e against
-    // e + 1), so its part of the floor is symmetric.
-    let floor = match (&null_change, &build_null) {
-        (Some(n), Some(b)) => {
-            let reach = b.ci_pct[0].abs().max(b.ci_pct[1].abs());
-            Some([n.ci_pct[0].min(-reach), n.ci_pct[1].max(reach)])
-        }
-        (n, _) => n.as_ref().map(|n| n.ci_pct),
-    };
+    // is no more a result than a second process is.
+    let floor = stats::floor(
+        null_change.as_ref().map(|n| n.ci_pct),
+        build_null.as_ref().map(|b| b.ci_pct),
+    );
     let baseline_label = results.first().map(|r| r.arm.clone()).unwrap_or_default();
     let comparisons = results
         .iter()
         .filter(|r| r.role != Role::Baseline)
         .filter_map(|r| {
             let c = compare(r, floor)?;
-            Some(Comparison::of(&r.arm, &baseline_label, &c))
+            let c = Comparison::of(&r.arm, &baseline_label, &c);
+            // The nulls are the floor, not comparisons to decide.
+            Some(if r.role == Role::Candidate {
+                c.with_outcome(precision_pct)
+            } else {
+                c
+            })
         })
         .collect();
     let counter_arms: Vec<(&str, Role, &ArmCounters, &[RepRecord])> = results

@@ -23,6 +23,9 @@ pub enum StopReason {
     /// No comparison can be made (the baseline and the null control did not
     /// run): more epochs would narrow nothing.
     NothingToCompare,
+    /// Every comparison is changed or unchanged ([`super::outcome`]): no
+    /// epoch more would change an answer's kind.
+    Decided,
 }
 
 impl std::fmt::Display for StopReason {
@@ -31,6 +34,7 @@ impl std::fmt::Display for StopReason {
             StopReason::PrecisionReached => "precision reached",
             StopReason::BudgetExhausted => "budget exhausted",
             StopReason::NothingToCompare => "nothing to compare",
+            StopReason::Decided => "every comparison decided",
         })
     }
 }
@@ -90,6 +94,49 @@ impl StopRule {
         }
     }
 
+    /// The epochs at which outcomes may stop a shape: `min_epochs` (at
+    /// least 2), then doubling, up to `max_epochs`. Looking after every
+    /// epoch and stopping at the first "changed" would find changes that
+    /// are not there (optional stopping); a few planned looks, each at a
+    /// stricter level ([`StopRule::look_level`]), keep the false rate of
+    /// the stop within the stated one.
+    pub fn is_look(&self, epochs: usize) -> bool {
+        let mut look = self.min_epochs.max(2);
+        while look < epochs {
+            look = look.saturating_mul(2);
+        }
+        look == epochs
+    }
+
+    /// The confidence level of each look's stop check: Bonferroni over
+    /// the planned looks, `1 - (1 - level) / looks`.
+    pub fn look_level(&self, level: f64) -> f64 {
+        let mut looks = 0usize;
+        let mut look = self.min_epochs.max(2);
+        while look <= self.max_epochs.max(2) {
+            looks += 1;
+            look = look.saturating_mul(2);
+        }
+        1.0 - (1.0 - level) / looks.max(1) as f64
+    }
+
+    /// With comparisons to decide (rule 16): stop once every one is changed
+    /// or unchanged (`decided`, judged at [`StopRule::look_level`]) at a
+    /// planned look ([`StopRule::is_look`]), else at the budget. Unsure
+    /// comparisons keep their shape taking epochs, decided ones stop it
+    /// early, so the time goes where it decides something.
+    pub fn decide_outcomes(&self, decided: bool, epochs: usize, spent_s: f64) -> Decision {
+        if epochs < 2 {
+            Decision::Continue
+        } else if self.is_look(epochs) && decided {
+            Decision::Stop(StopReason::Decided)
+        } else if spent_s >= self.budget_s {
+            Decision::Stop(StopReason::BudgetExhausted)
+        } else {
+            Decision::Continue
+        }
+    }
+
     /// [`StopRule::decide`] for an [`EpochChange`].
     pub fn decide_change(&self, change: &EpochChange, spent_s: f64) -> Decision {
         let hw = if change.includes_layout {
@@ -110,6 +157,28 @@ impl StopRule {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn outcomes_stop_only_at_planned_looks_at_a_stricter_level() {
+        let rule = StopRule {
+            min_epochs: 5,
+            max_epochs: 200,
+            ..Default::default()
+        };
+        let looks: Vec<usize> = (0..=200).filter(|&e| rule.is_look(e)).collect();
+        assert_eq!(looks, [5, 10, 20, 40, 80, 160]);
+        assert!((rule.look_level(0.95) - (1.0 - 0.05 / 6.0)).abs() < 1e-12);
+        assert_eq!(rule.decide_outcomes(true, 6, 0.0), Decision::Continue);
+        assert_eq!(
+            rule.decide_outcomes(true, 10, 0.0),
+            Decision::Stop(StopReason::Decided)
+        );
+        assert_eq!(rule.decide_outcomes(false, 10, 0.0), Decision::Continue);
+        assert_eq!(
+            rule.decide_outcomes(false, 7, 99.0),
+            Decision::Stop(StopReason::BudgetExhausted)
+        );
+    }
+
     use super::*;
     use crate::stats::epochs::{epoch_change, Options};
     use crate::stats::simulate::session;

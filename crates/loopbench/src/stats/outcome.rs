@@ -1,0 +1,197 @@
+//! Three outcomes, not two (methodology rule 16): a comparison is
+//! **changed**, **unchanged** or **unsure**, and unsure earns more
+//! measurement instead of being rounded to "within noise" or to a verdict.
+//!
+//! - changed: the verdict is `faster` or `slower` (the interval excludes
+//!   zero and the median lies outside the noise floor, [`super::verdict`]);
+//! - unchanged: not changed, and the whole interval lies inside
+//!   `+-precision` (the change, if any, is smaller than the reader asked
+//!   to resolve);
+//! - unsure: neither yet. Chromium's Pinpoint keeps adding repeats while a
+//!   comparison is in this state; the session's stop rule does the same
+//!   ([`super::stop`]).
+//!
+//! This is the one implementation: a session's comparisons and, across
+//! sessions, `compare` take their outcome from here.
+
+use serde::{Deserialize, Serialize};
+
+use super::Verdict;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Changed,
+    Unchanged,
+    Unsure,
+}
+
+impl Outcome {
+    /// Decided either way: more measurement would not change the answer's
+    /// kind.
+    pub fn decided(self) -> bool {
+        self != Outcome::Unsure
+    }
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Outcome::Changed => "changed",
+            Outcome::Unchanged => "unchanged",
+            Outcome::Unsure => "unsure",
+        })
+    }
+}
+
+/// The outcome of a comparison with `verdict` and interval `ci_pct`, for a
+/// reader who wants changes of `precision_pct` resolved.
+pub fn outcome(verdict: Verdict, ci_pct: [f64; 2], precision_pct: f64) -> Outcome {
+    match verdict {
+        Verdict::Faster | Verdict::Slower => Outcome::Changed,
+        Verdict::TooFewPairs => Outcome::Unsure,
+        Verdict::WithinNoise => {
+            let [lo, hi] = ci_pct;
+            if lo.is_finite() && hi.is_finite() && -precision_pct <= lo && hi <= precision_pct {
+                Outcome::Unchanged
+            } else {
+                Outcome::Unsure
+            }
+        }
+    }
+}
+
+/// A comparison as a stop check sees it.
+pub struct Check {
+    pub median_pct: f64,
+    /// Its interval at `level`.
+    pub ci_pct: [f64; 2],
+    pub level: f64,
+    pub pairs: usize,
+    /// Degrees of freedom of the interval (epochs or build clusters - 1).
+    pub df: f64,
+}
+
+/// The outcome of `c` judged at the stricter `strict_level`: the interval
+/// widened on the log scale by the ratio of the t quantiles, the verdict
+/// taken against `floor` as the session takes it.
+pub fn outcome_at(
+    c: &Check,
+    floor: Option<[f64; 2]>,
+    precision_pct: f64,
+    strict_level: f64,
+) -> Outcome {
+    if c.df.is_nan() || c.df < 1.0 {
+        return Outcome::Unsure;
+    }
+    let q = |level: f64| super::dist::t_quantile(0.5 + level / 2.0, c.df);
+    let scale = q(strict_level) / q(c.level);
+    let log = |p: f64| (1.0 + p / 100.0).ln();
+    let pct = |y: f64| (y.exp() - 1.0) * 100.0;
+    let (lo, hi) = (log(c.ci_pct[0]), log(c.ci_pct[1]));
+    let (mid, half) = ((lo + hi) / 2.0, (hi - lo) / 2.0 * scale);
+    let ci = [pct(mid - half), pct(mid + half)];
+    outcome(
+        super::verdict(c.median_pct, ci, c.pairs, floor),
+        ci,
+        precision_pct,
+    )
+}
+
+/// What a comparison's verdict column says: the direction of a change,
+/// `unchanged`, or `unsure` with why (the interval is wider than the
+/// precision, or there are too few pairs).
+pub fn describe(
+    verdict: Verdict,
+    outcome: Outcome,
+    ci_pct: [f64; 2],
+    precision_pct: f64,
+) -> String {
+    match (outcome, verdict) {
+        (Outcome::Changed, v) => v.to_string(),
+        (Outcome::Unchanged, _) => format!("unchanged (inside ±{precision_pct}%)"),
+        (Outcome::Unsure, Verdict::TooFewPairs) => "unsure: too few pairs".to_string(),
+        (Outcome::Unsure, _) => {
+            let reach = ci_pct[0].abs().max(ci_pct[1].abs());
+            format!("unsure (reaches ±{reach:.1}%, precision ±{precision_pct}%)")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_outcomes() {
+        let p = 1.0;
+        assert_eq!(outcome(Verdict::Faster, [-9.0, -5.0], p), Outcome::Changed);
+        assert_eq!(
+            outcome(Verdict::Slower, [0.2, 0.4], p),
+            Outcome::Changed,
+            "small but real"
+        );
+        assert_eq!(
+            outcome(Verdict::WithinNoise, [-0.8, 0.9], p),
+            Outcome::Unchanged
+        );
+        assert_eq!(
+            outcome(Verdict::WithinNoise, [-0.8, 1.1], p),
+            Outcome::Unsure
+        );
+        assert_eq!(
+            outcome(Verdict::WithinNoise, [f64::NAN, 0.1], p),
+            Outcome::Unsure
+        );
+        // Inside the precision but too few pairs for any call.
+        assert_eq!(
+            outcome(Verdict::TooFewPairs, [-0.1, 0.1], p),
+            Outcome::Unsure
+        );
+        assert!(Outcome::Changed.decided() && Outcome::Unchanged.decided());
+        assert!(!Outcome::Unsure.decided());
+    }
+
+    #[test]
+    fn a_stricter_level_widens_the_interval_before_it_decides() {
+        let c = Check {
+            median_pct: -3.0,
+            ci_pct: [-5.0, -1.0],
+            level: 0.95,
+            pairs: 40,
+            df: 4.0,
+        };
+        let floor = Some([-0.5, 0.5]);
+        assert_eq!(
+            outcome_at(&c, floor, 0.5, 0.95),
+            Outcome::Changed,
+            "the same level"
+        );
+        // t(4) at 99.2% is about 1.8 times t(4) at 95%: the interval
+        // reaches past zero and the change is no longer decided.
+        assert_eq!(
+            outcome_at(&c, floor, 0.5, 1.0 - 0.05 / 6.0),
+            Outcome::Unsure
+        );
+        assert_eq!(
+            outcome_at(&Check { df: 0.0, ..c }, floor, 0.5, 0.95),
+            Outcome::Unsure
+        );
+    }
+
+    #[test]
+    fn the_verdict_column_says_why_it_is_unsure() {
+        assert_eq!(
+            describe(Verdict::Slower, Outcome::Changed, [1.0, 3.0], 0.5),
+            "slower"
+        );
+        assert_eq!(
+            describe(Verdict::WithinNoise, Outcome::Unchanged, [-0.3, 0.4], 0.5),
+            "unchanged (inside ±0.5%)"
+        );
+        assert_eq!(
+            describe(Verdict::WithinNoise, Outcome::Unsure, [-2.5, 1.0], 0.5),
+            "unsure (reaches ±2.5%, precision ±0.5%)"
+        );
+    }
+}
