@@ -29,13 +29,23 @@ const STATEMENT_TIMEOUT: Duration = Duration::from_secs(120);
 /// have cancelled it: a server that stalls cancels nothing.
 const ANSWER_GRACE: Duration = Duration::from_secs(30);
 
-fn query_error(e: tokio_postgres::Error) -> StoreError {
-    // The server's own message (e.g. "relation jobs does not exist") is in
-    // the source; the outer text alone is often just "db error".
-    let detail = match e.as_db_error() {
-        Some(db) => db.message().to_string(),
+/// What went wrong, in words: the server's own message (`password
+/// authentication failed for user "bench"`, `database "x" does not
+/// exist`, `relation "jobs" does not exist`), else the client's error with
+/// its cause; the client's text alone is often just "db error" or "error
+/// connecting to server".
+fn describe(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return db.message().to_string();
+    }
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{e}: {cause}"),
         None => e.to_string(),
-    };
+    }
+}
+
+fn query_error(e: tokio_postgres::Error) -> StoreError {
+    let detail = describe(&e);
     // Closed, an I/O failure, or the server's connection exception (08) and
     // shutdown (57P) classes: the connection is gone, not the statement wrong.
     let class = e.code().map(|c| c.code().to_string()).unwrap_or_default();
@@ -78,7 +88,7 @@ impl Postgres {
             runtime.block_on(async { tokio::time::timeout(limit, config.connect(NoTls)).await });
         let (client, connection) = match connected {
             Ok(Ok(pair)) => pair,
-            Ok(Err(e)) => return Err(open_error(e.to_string())),
+            Ok(Err(e)) => return Err(open_error(describe(&e))),
             Err(_) => {
                 return Err(open_error(format!(
                     "no answer within {} s (connect timeout; ?connect_timeout=SECONDS in the URL waits longer)",

@@ -273,3 +273,30 @@ fn a_connect_that_times_out_leaves_nothing_on_the_socket() {
             .unwrap_or_else(|_| panic!("connection {i} still open after its connect gave up"));
     }
 }
+
+#[test]
+fn postgres_says_why_it_refused() {
+    let server = PgServer::start();
+    let mut db = Location::parse(&server.url).unwrap().connect().unwrap();
+    db.batch("CREATE ROLE bench LOGIN PASSWORD 'right-one'")
+        .unwrap();
+    drop(db);
+    server.require_passwords();
+    let base = server.url.strip_suffix("/postgres").unwrap();
+    let host = base.strip_prefix("postgres://postgres@").unwrap();
+
+    let wrong = format!("postgres://bench:wrong-one@{host}/postgres");
+    let stderr = one_line_failure(loopbench(&wrong).arg("jobs"));
+    assert!(
+        stderr.contains("password authentication failed for user \"bench\""),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("wrong-one"), "{stderr}");
+
+    let missing = format!("{base}/nope");
+    let stderr = one_line_failure(loopbench(&missing).arg("jobs"));
+    assert!(
+        stderr.contains("database \"nope\" does not exist"),
+        "{stderr}"
+    );
+}
