@@ -87,6 +87,7 @@ macro_rules! diag_part {
 
 pub mod arm;
 pub mod calibrate;
+pub mod children;
 pub mod cli;
 pub mod count;
 pub mod engines;

@@ -135,7 +135,7 @@ pub fn artifact(spec: &AppSpec) -> Result<PathBuf, AppError> {
             script,
         });
     }
-    let out = std::process::Command::new("bash")
+    let out = crate::children::die_with_parent(&mut std::process::Command::new("bash"))
         .arg(&script)
         .arg(spec.name)
         .env("LOOPBENCH_APPS_OUT", &dir)

@@ -289,7 +289,8 @@ fn run_job(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(stderr);
-    die_with_parent(&mut cmd);
+    crate::children::die_with_parent(&mut cmd);
+    own_group(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::io(format!("cannot start {}", opts.exe.display()), e))?;
@@ -301,16 +302,14 @@ fn run_job(
             Ok(Some(status)) => break Some(status),
             Ok(None) => {}
             Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
+                kill_run(&mut child);
                 done.store(true, Ordering::SeqCst);
                 let _ = beat.join();
                 return Err(Error::io("cannot wait for the job's run", e));
             }
         }
         if stop.load(Ordering::SeqCst) || lost.load(Ordering::SeqCst) {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_run(&mut child);
             break None;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -371,20 +370,24 @@ fn keep(dir: tempfile::TempDir, json: &Path) -> PathBuf {
     json.to_path_buf()
 }
 
-/// The run is killed when the agent dies, even by SIGKILL.
-#[cfg(target_os = "linux")]
-fn die_with_parent(cmd: &mut Command) {
+/// The run in a process group of its own, so that stopping it stops what
+/// it started too (cargo and its rustc, a valgrind child's workers).
+#[cfg(unix)]
+fn own_group(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
-    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    cmd.process_group(0);
 }
 
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_: &mut Command) {}
+#[cfg(not(unix))]
+fn own_group(_: &mut Command) {}
+
+/// SIGKILL to the run and everything in its process group.
+fn kill_run(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    // SAFETY: signals the process group this agent created for the run.
+    unsafe {
+        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -1,21 +1,51 @@
-//! The shared store of a fleet: PostgreSQL through the synchronous
-//! `postgres` client (loopbench has no async runtime of its own).
+//! The shared store of a fleet: PostgreSQL through `tokio-postgres`, each
+//! call driven to completion on a current-thread runtime of this
+//! connection's own (loopbench has no async runtime otherwise). Driving
+//! the futures here, not through the synchronous `postgres` wrapper, is
+//! what lets every call carry a deadline: on expiry the future, and with it
+//! the socket, is dropped, so nothing is left blocked on a dead server.
 
 use super::store::{Dialect, Row, Sql, StoreError, Value};
-use postgres::types::{IsNull, ToSql, Type};
-use postgres::{Client, NoTls};
+use std::future::Future;
+use std::time::Duration;
+use tokio::runtime::Runtime;
+use tokio_postgres::types::{IsNull, ToSql, Type};
+use tokio_postgres::{Client, NoTls};
 
 pub struct Postgres {
+    runtime: Runtime,
     client: Client,
 }
 
-fn query_error(e: postgres::Error) -> StoreError {
-    // The server's own message (e.g. "relation jobs does not exist") is in
-    // the source; the outer text alone is often just "db error".
-    let detail = match e.as_db_error() {
-        Some(db) => db.message().to_string(),
+/// How long connecting may take, TCP and the startup handshake together,
+/// unless the URL says (`?connect_timeout=SECONDS`).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The server cancels a statement running longer than this (a lock held
+/// elsewhere); the URL's own `options` come after it and so win.
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A statement's answer is given up on this long after the server should
+/// have cancelled it: a server that stalls cancels nothing.
+const ANSWER_GRACE: Duration = Duration::from_secs(30);
+
+/// What went wrong, in words: the server's own message (`password
+/// authentication failed for user "bench"`, `database "x" does not
+/// exist`, `relation "jobs" does not exist`), else the client's error with
+/// its cause; the client's text alone is often just "db error" or "error
+/// connecting to server".
+fn describe(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return db.message().to_string();
+    }
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{e}: {cause}"),
         None => e.to_string(),
-    };
+    }
+}
+
+fn query_error(e: tokio_postgres::Error) -> StoreError {
+    let detail = describe(&e);
     // Closed, an I/O failure, or the server's connection exception (08) and
     // shutdown (57P) classes: the connection is gone, not the statement wrong.
     let class = e.code().map(|c| c.code().to_string()).unwrap_or_default();
@@ -27,13 +57,70 @@ fn query_error(e: postgres::Error) -> StoreError {
 }
 
 impl Postgres {
-    /// Connect to `url` (`postgres://user@host:port/db`); no TLS.
+    /// Connect to `url` (`postgres://user@host:port/db`); no TLS. Gives up
+    /// after [`CONNECT_TIMEOUT`] (or the URL's `connect_timeout`), also
+    /// when a server accepts the connection and never answers.
     pub fn connect(url: &str) -> Result<Self, StoreError> {
-        let client = Client::connect(url, NoTls).map_err(|e| StoreError::Open {
+        let open_error = |detail: String| StoreError::Open {
             location: redact(url),
-            detail: e.to_string(),
-        })?;
-        Ok(Postgres { client })
+            detail,
+        };
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e: tokio_postgres::Error| open_error(e.to_string()))?;
+        let limit = config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(CONNECT_TIMEOUT);
+        // Per TCP attempt (the client's own), and the whole below.
+        config.connect_timeout(limit);
+        let options = format!(
+            "-c statement_timeout={} {}",
+            STATEMENT_TIMEOUT.as_millis(),
+            config.get_options().unwrap_or("")
+        );
+        config.options(options.trim_end());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| open_error(format!("cannot start the client's runtime: {e}")))?;
+        let connected =
+            runtime.block_on(async { tokio::time::timeout(limit, config.connect(NoTls)).await });
+        let (client, connection) = match connected {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(e)) => return Err(open_error(describe(&e))),
+            Err(_) => {
+                return Err(open_error(format!(
+                    "no answer within {} s (connect timeout; ?connect_timeout=SECONDS in the URL waits longer)",
+                    limit.as_secs_f64()
+                )))
+            }
+        };
+        // The connection task reads and writes the socket; it runs whenever
+        // a call below drives the runtime, and ends with the socket.
+        runtime.spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(Postgres { runtime, client })
+    }
+
+    /// `call` driven to its end, or to the statement deadline: a server
+    /// that stops answering is a lost connection, not a hang.
+    fn drive<T>(
+        &self,
+        call: impl Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> Result<T, StoreError> {
+        let limit = STATEMENT_TIMEOUT + ANSWER_GRACE;
+        match self
+            .runtime
+            .block_on(async { tokio::time::timeout(limit, call).await })
+        {
+            Ok(r) => r.map_err(query_error),
+            Err(_) => Err(StoreError::Connection(format!(
+                "no answer within {} s (statement timeout)",
+                limit.as_secs()
+            ))),
+        }
     }
 }
 
@@ -90,7 +177,7 @@ impl ToSql for Value {
         true
     }
 
-    postgres::types::to_sql_checked!();
+    tokio_postgres::types::to_sql_checked!();
 }
 
 fn refs(params: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
@@ -103,15 +190,15 @@ impl Sql for Postgres {
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
-        self.client.batch_execute(sql).map_err(query_error)
+        self.drive(self.client.batch_execute(sql))
     }
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, StoreError> {
-        self.client.execute(sql, &refs(params)).map_err(query_error)
+        self.drive(self.client.execute(sql, &refs(params)))
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, StoreError> {
-        let rows = self.client.query(sql, &refs(params)).map_err(query_error)?;
+        let rows = self.drive(self.client.query(sql, &refs(params)))?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             let mut values = Vec::with_capacity(r.len());

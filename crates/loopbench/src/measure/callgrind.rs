@@ -148,6 +148,9 @@ pub fn valgrind_args(dir: &Path) -> Vec<String> {
         "--compress-pos=no".into(),
         format!("--callgrind-out-file={}/cg.%p", dir.display()),
         "-q".into(),
+        // No gdbserver FIFOs left in the temporary directory by a child
+        // that is killed.
+        "--vgdb=no".into(),
     ]
 }
 
@@ -163,17 +166,84 @@ pub fn reexec() -> Result<i32, MeasureError> {
     crate::diag!(
         "counters: running under {version} (callgrind); counts are exact, times are not meaningful"
     );
-    let status = std::process::Command::new("valgrind")
-        .args(valgrind_args(dir.path()))
+    let mut cmd = std::process::Command::new("valgrind");
+    cmd.args(valgrind_args(dir.path()))
         .arg(&exe)
         .args(std::env::args_os().skip(1))
-        .env(CHILD_ENV, dir.path())
-        .status()
-        .map_err(|e| MeasureError::ValgrindStart(Arc::new(e)))?;
+        .env(CHILD_ENV, dir.path());
+    crate::children::die_with_parent(&mut cmd);
+    let status = wait_passing_signals(&mut cmd)?;
+    // `dir` is removed here, whatever ended the child.
+    drop(dir);
+    #[cfg(unix)]
+    if let Some(sig) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        return Ok(128 + sig);
+    }
     match status.code() {
         Some(c) => Ok(c),
         None => Err(MeasureError::NoExitCode { status }),
     }
+}
+
+/// Start the valgrind child and wait for it. The child runs in a process
+/// group of its own and this process passes it each SIGINT and SIGTERM
+/// once (a Ctrl-C at the terminal reaches this process only): the first
+/// stops the session between shapes with what completed, the second at
+/// once, a third is SIGKILL. So this process outlives the child and removes
+/// its temporary directory; if it is killed outright, the child dies with
+/// it ([`crate::children`]).
+#[cfg(unix)]
+fn wait_passing_signals(
+    cmd: &mut std::process::Command,
+) -> Result<std::process::ExitStatus, MeasureError> {
+    use std::os::unix::process::CommandExt;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let start = |e| MeasureError::ValgrindStart(Arc::new(e));
+    let signals = [libc::SIGINT, libc::SIGTERM];
+    let counts: Arc<[AtomicUsize; 2]> = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+    let mut ids = Vec::new();
+    for (i, sig) in signals.into_iter().enumerate() {
+        let counts = Arc::clone(&counts);
+        // SAFETY: the action only increments an atomic (async-signal-safe).
+        let id = unsafe {
+            signal_hook::low_level::register(sig, move || {
+                counts[i].fetch_add(1, Ordering::SeqCst);
+            })
+        }
+        .map_err(start)?;
+        ids.push(id);
+    }
+    let waited = (|| {
+        let mut child = cmd.process_group(0).spawn().map_err(start)?;
+        let pid = child.id() as libc::pid_t;
+        let mut passed = 0;
+        loop {
+            if let Some(status) = child.try_wait().map_err(start)? {
+                return Ok(status);
+            }
+            for (i, sig) in signals.into_iter().enumerate() {
+                for _ in 0..counts[i].swap(0, Ordering::SeqCst) {
+                    passed += 1;
+                    let sig = if passed >= 3 { libc::SIGKILL } else { sig };
+                    // SAFETY: signals this process's own child.
+                    unsafe { libc::kill(pid, sig) };
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    })();
+    for id in ids {
+        signal_hook::low_level::unregister(id);
+    }
+    waited
+}
+
+#[cfg(not(unix))]
+fn wait_passing_signals(
+    cmd: &mut std::process::Command,
+) -> Result<std::process::ExitStatus, MeasureError> {
+    cmd.status()
+        .map_err(|e| MeasureError::ValgrindStart(Arc::new(e)))
 }
 
 /// The command that starts a worker process (an arm from another build of an
@@ -190,6 +260,7 @@ pub fn worker_command(bin: &Path, args: &[String]) -> std::process::Command {
         }
         None => std::process::Command::new(bin),
     };
+    crate::children::die_with_parent(&mut c);
     c.args(args);
     c
 }

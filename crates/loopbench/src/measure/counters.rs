@@ -90,6 +90,13 @@ impl FromStr for CounterChoice {
         };
         let mut list = Vec::new();
         for part in s.split(',').map(str::trim) {
+            if part == "auto" || part == "none" {
+                // Whole choices on their own, not counters to list.
+                return Err(ChoiceError::AloneOnly {
+                    name: part.to_string(),
+                    spec: s.to_string(),
+                });
+            }
             if part.is_empty() {
                 return Err(ChoiceError::EmptyName {
                     spec: s.to_string(),
@@ -234,6 +241,10 @@ mod tests {
             .to_string()
             .contains("cannot be combined"));
         assert!("tsc,".parse::<CounterChoice>().is_err());
+        for spec in ["none,callgrind", "tsc,auto"] {
+            let e = spec.parse::<CounterChoice>().unwrap_err().to_string();
+            assert!(e.contains("cannot be combined with other counters"), "{e}");
+        }
         assert!(!CounterChoice::Auto.wants(CounterKind::Callgrind));
     }
 

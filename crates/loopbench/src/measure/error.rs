@@ -36,6 +36,8 @@ pub enum ChoiceError {
     EmptyName { spec: String, valid: String },
     #[error("unknown counter `{name}` (valid: {valid})")]
     Unknown { name: String, valid: String },
+    #[error("--counters `{spec}`: `{name}` is a choice of its own and cannot be combined with other counters (give `--counters {name}` alone)")]
+    AloneOnly { name: String, spec: String },
     #[error("--counters callgrind runs the session under valgrind and cannot be combined with other counters")]
     CallgrindCombined,
 }

@@ -73,6 +73,33 @@ pub const METHOD: &str = "Welch t interval on the difference of mean log per-epo
 pub const WEAKER: &str = "comparing two sessions is weaker than comparing arms inside one session: \
 between them the machine's state, its load and the process layouts changed, and no null control spans both";
 
+/// Why two sides' values give no change: too few of them, or too few
+/// that are times at all (a change on the log scale needs two positive,
+/// finite values a side; a saved session may hold zeros or negatives).
+fn not_comparable(units: &str, a: &[f64], b: &[f64]) -> String {
+    let non_positive: Vec<String> = [("A", a), ("B", b)]
+        .into_iter()
+        .filter_map(|(side, xs)| {
+            let positive = xs.iter().filter(|x| **x > 0.0 && x.is_finite()).count();
+            (xs.len() >= 2 && positive < 2).then(|| {
+                format!(
+                    "{} of the {} {units} in {side} have non-positive (or non-finite) samples",
+                    xs.len() - positive,
+                    xs.len()
+                )
+            })
+        })
+        .collect();
+    if non_positive.is_empty() {
+        format!("fewer than two measured {units} on a side")
+    } else {
+        format!(
+            "{}; a change needs two positive times on a side",
+            non_positive.join(", ")
+        )
+    }
+}
+
 /// `b` against `a`.
 pub fn compare(a: &Session, a_label: &str, b: &Session, b_label: &str) -> SessionComparison {
     let level = a.session.confidence_level;
@@ -149,8 +176,10 @@ pub fn compare(a: &Session, a_label: &str, b: &Session, b_label: &str) -> Sessio
             let Some((median_pct, ci_pct)) = stats::epochs::welch_log_change(&xa, &xb, level)
             else {
                 unmatched.push(format!(
-                    "{} {}: fewer than two measured {units} on a side",
-                    ra.shape, arm_a.arm
+                    "{} {}: {}",
+                    ra.shape,
+                    arm_a.arm,
+                    not_comparable(units, &xa, &xb)
                 ));
                 continue;
             };

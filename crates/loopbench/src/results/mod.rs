@@ -26,6 +26,10 @@ pub enum ReadError {
     NotJson(#[source] serde_json::Error),
     #[error("no `schema` field: not a loopbench results file")]
     NoSchema,
+    /// Valid JSON of another shape (an array, a number, a `schema` that is
+    /// not a string): what it holds, in words.
+    #[error("not a loopbench document: it holds {0}, not an object with a `schema` string")]
+    NotADocument(&'static str),
     #[error("a {schema} document, but {source}")]
     Malformed {
         schema: String,
@@ -124,7 +128,22 @@ pub fn parse(text: &str) -> Result<Document, ReadError> {
     struct Probe {
         schema: Option<String>,
     }
-    let probe: Probe = serde_json::from_str(text).map_err(ReadError::NotJson)?;
+    let probe: Probe = serde_json::from_str(text).map_err(|e| {
+        if !e.is_data() {
+            return ReadError::NotJson(e);
+        }
+        // Well-formed JSON that is not an object with a string `schema`:
+        // say what it is rather than what the probe expected.
+        ReadError::NotADocument(match serde_json::from_str(text) {
+            Ok(serde_json::Value::Array(_)) => "a JSON array",
+            Ok(serde_json::Value::Object(_)) => "an object whose `schema` is not a string",
+            Ok(serde_json::Value::String(_)) => "a JSON string",
+            Ok(serde_json::Value::Number(_)) => "a JSON number",
+            Ok(serde_json::Value::Bool(_)) => "a JSON boolean",
+            Ok(serde_json::Value::Null) => "JSON null",
+            Err(_) => "JSON of another shape",
+        })
+    })?;
     let schema = probe.schema.ok_or(ReadError::NoSchema)?;
     let bad = |source: serde_json::Error| ReadError::Malformed {
         schema: schema.clone(),

@@ -424,7 +424,7 @@ impl GitRevision {
     /// not one (or git is missing).
     pub fn of(dir: &std::path::Path) -> Option<Self> {
         let git = |args: &[&str]| {
-            std::process::Command::new("git")
+            crate::children::die_with_parent(&mut std::process::Command::new("git"))
                 .arg("-C")
                 .arg(dir)
                 .args(args)

@@ -51,6 +51,7 @@ const SCRUBBED_ENV: [&str; 3] = [
 
 fn cargo() -> Command {
     let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    crate::children::die_with_parent(&mut c);
     for var in SCRUBBED_ENV {
         c.env_remove(var);
     }

@@ -23,7 +23,7 @@ fn git(
         rev: rev.to_string(),
         detail,
     };
-    let out = Command::new("git")
+    let out = crate::children::die_with_parent(&mut Command::new("git"))
         .arg("-C")
         .arg(repo)
         .args(args)

@@ -21,6 +21,21 @@ fn unknown_shape_lists_valid_ones() {
 }
 
 #[test]
+fn none_and_auto_cannot_be_combined_with_counters() {
+    for spec in ["none,callgrind", "tsc,none", "auto,perf"] {
+        let name = if spec.contains("none") {
+            "none"
+        } else {
+            "auto"
+        };
+        fails_with(
+            &["run", "--shapes", "add_chain", "--counters", spec],
+            &format!("`{name}` is a choice of its own and cannot be combined with other counters"),
+        );
+    }
+}
+
+#[test]
 fn unknown_engine_and_option() {
     fails_with(
         &["run", "--engines", "v8"],

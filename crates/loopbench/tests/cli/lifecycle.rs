@@ -214,3 +214,135 @@ fn sigterm_stops_model_and_writes_its_json() {
     let doc = json(&dir.path().join("model.json"));
     assert_eq!(doc["session"]["complete"], false, "{doc}");
 }
+
+/// Shapes enough that a callgrind session runs well past the moment it is
+/// signalled (each is quick, and the session stops between shapes).
+const CALLGRIND_SHAPES: &str = "add_chain,br_chain,if_else,add_run,add_blocks,add_stack,\
+add_loops,br_if_ladder,br_table_switch,lut,load_stream,store_stream,memory_copy,memory_fill,\
+locals_traffic,local_copies,call_direct,call_indirect";
+
+/// `run --counters callgrind` with its temporary directories in `tmp`.
+fn callgrind_run(dir: &Path, tmp: &Path) -> Child {
+    bin(dir)
+        .env("TMPDIR", tmp)
+        .args(["run", "--engines", "wasmi", "--shapes", CALLGRIND_SHAPES])
+        .args(["--bytes", "64k", "--rounds", "2", "--iters", "256"])
+        .args(["--counters", "callgrind", "--json", "partial.json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Processes (pid, ppid) whose command line names `tmp`: the valgrind
+/// child and anything it started hold the callgrind directory under it.
+fn processes_naming(tmp: &Path) -> Vec<(u32, u32)> {
+    let needle = tmp.to_string_lossy().to_string();
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        if !String::from_utf8_lossy(&cmdline).contains(&needle) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid ...: the comm may hold spaces, so after ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        found.push((pid, ppid));
+    }
+    found
+}
+
+fn callgrind_dirs(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with("loopbench-callgrind-"))
+        .collect()
+}
+
+/// Wait (generously: only a hang fails) until valgrind runs the session.
+fn wait_for_valgrind(tmp: &Path, child: &mut Child) {
+    let until = Instant::now() + Duration::from_secs(120);
+    while processes_naming(tmp).is_empty() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("ended ({status}) before valgrind started");
+        }
+        assert!(Instant::now() < until, "valgrind never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn valgrind_present() -> bool {
+    let ok = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIPPED: valgrind is not installed (apt-get install valgrind)");
+    }
+    ok
+}
+
+/// Issue 26.7: SIGTERM to `run --counters callgrind` reaches the session
+/// under valgrind, which stops (exit 143); valgrind does not run on as an
+/// orphan, and the temporary directory is gone.
+#[test]
+fn sigterm_to_a_callgrind_run_leaves_nothing_running() {
+    if !valgrind_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut child = callgrind_run(dir.path(), &tmp);
+    wait_for_valgrind(&tmp, &mut child);
+    sigterm(&child);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // 143 either way: the session under valgrind stops with what it
+    // completed ("interrupted: ..."), or, signalled before its handlers
+    // are in place, dies of the signal, which the parent passes on as
+    // 128 + 15. Never does it run on to finish and record the session.
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(!err.contains("recorded in"), "{err}");
+    let json = dir.path().join("partial.json");
+    assert!(!json.exists() || self::json(&json)["complete"] == false);
+    assert_eq!(processes_naming(&tmp), vec![], "left running");
+    assert_eq!(callgrind_dirs(&tmp), Vec::<String>::new());
+}
+
+/// Issue 26.7: a parent killed outright (SIGKILL: no handler runs) takes
+/// its valgrind child with it (PR_SET_PDEATHSIG).
+#[test]
+fn a_killed_callgrind_run_takes_valgrind_with_it() {
+    if !valgrind_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut child = callgrind_run(dir.path(), &tmp);
+    wait_for_valgrind(&tmp, &mut child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The kernel signals the child at once; it may take a moment to exit.
+    let until = Instant::now() + Duration::from_secs(60);
+    while !processes_naming(&tmp).is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        processes_naming(&tmp),
+        vec![],
+        "valgrind outlived its parent"
+    );
+}

@@ -128,3 +128,78 @@ fn report_and_compare_refuse_what_is_not_a_session() {
     let e = super::util::assert_one_line_error(&out.get_output().stderr);
     assert!(e.contains("cannot read missing.json"), "{e}");
 }
+
+/// Well-formed JSON that is no loopbench document (`[]`, a number, an
+/// object whose `schema` is not a string) is named as such, not as the
+/// reader's internal expectation ("expected struct Probe").
+#[test]
+fn compare_says_a_json_array_is_not_a_loopbench_document() {
+    for (text, holds) in [
+        ("[]", "a JSON array"),
+        ("42", "a JSON number"),
+        (
+            "{\"schema\": 7}",
+            "an object whose `schema` is not a string",
+        ),
+    ] {
+        let (mut cmd, dir) = loopbench();
+        std::fs::write(dir.path().join("x.json"), text).unwrap();
+        let out = cmd.args(["compare", "x.json", "x.json"]).assert().failure();
+        let e = super::util::assert_one_line_error(&out.get_output().stderr);
+        assert!(
+            e.contains("x.json: not a loopbench document") && e.contains(holds),
+            "{text}: {e}"
+        );
+        assert!(!e.contains("Probe"), "{text}: {e}");
+    }
+}
+
+/// A saved session whose samples are zero or negative (edited, or
+/// written by something else) cannot give a change on the log scale:
+/// compare says the samples are non-positive, not that epochs are missing.
+#[test]
+fn compare_names_non_positive_samples() {
+    let (mut cmd, dir) = loopbench();
+    let mut args = vec![
+        "run",
+        "--engines",
+        "wasmi",
+        "--shapes",
+        "add_chain",
+        "--min-epochs",
+        "3",
+        "--max-epochs",
+        "3",
+        "--json",
+        "a.json",
+        "--quiet",
+    ];
+    args.extend_from_slice(SMALL);
+    cmd.args(&args).assert().success();
+    let text = std::fs::read_to_string(dir.path().join("a.json")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for result in doc["results"].as_array_mut().unwrap() {
+        for arm in result["arms"].as_array_mut().unwrap() {
+            for s in arm["samples_ns_per_iter"].as_array_mut().unwrap() {
+                *s = serde_json::json!(-1.0);
+            }
+        }
+    }
+    std::fs::write(dir.path().join("b.json"), doc.to_string()).unwrap();
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .current_dir(dir.path())
+        .args(["compare", "a.json", "b.json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("not compared: add_chain wasmi"))
+        .unwrap_or_else(|| panic!("no `not compared` line: {stdout}"));
+    assert!(
+        line.contains("3 of the 3 epochs in B have non-positive"),
+        "{line}"
+    );
+    assert!(!line.contains("fewer than two"), "{line}");
+}

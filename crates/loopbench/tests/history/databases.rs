@@ -198,3 +198,105 @@ fn count_sessions(conn: &rusqlite::Connection) -> i64 {
     conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
         .unwrap()
 }
+
+/// A listener on 127.0.0.1 that accepts every connection, holds it and
+/// never says a word. Each connection's end (the client closing it) is
+/// sent on the returned channel.
+fn silent_server() -> (u16, std::sync::mpsc::Receiver<()>) {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (closed, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let closed = closed.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 1024];
+                while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+                let _ = closed.send(());
+            });
+        }
+    });
+    (port, rx)
+}
+
+#[test]
+fn a_server_that_never_answers_is_one_line_not_a_hang() {
+    let (port, _closed) = silent_server();
+    let url = format!("postgres://bench:secret@127.0.0.1:{port}/loopbench");
+    let commands: &[&[&str]] = &[
+        &["jobs"],
+        &[
+            "submit",
+            "--machines",
+            "lab",
+            "--",
+            "run",
+            "--engines",
+            "wasmi",
+        ],
+    ];
+    for args in commands {
+        // A generous limit only to turn a hang into a failure.
+        let stderr = one_line_failure(
+            loopbench(&url)
+                .args(*args)
+                .timeout(std::time::Duration::from_secs(120)),
+        );
+        assert!(
+            stderr.contains("no answer within 10 s (connect timeout"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("secret"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_connect_that_times_out_leaves_nothing_on_the_socket() {
+    // Every attempt against the silent server gives up and closes its
+    // socket: nothing (a thread, a socket) stays blocked per retry.
+    let (port, closed) = silent_server();
+    let url = format!("postgres://bench@127.0.0.1:{port}/loopbench?connect_timeout=1");
+    let location = Location::parse(&url).unwrap();
+    for _ in 0..3 {
+        let e = location
+            .connect()
+            .err()
+            .expect("a silent server cannot connect");
+        assert!(e.to_string().contains("no answer within 1 s"), "{e}");
+    }
+    for i in 0..3 {
+        // Generous: the sockets are closed when connect returns.
+        closed
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("connection {i} still open after its connect gave up"));
+    }
+}
+
+#[test]
+fn postgres_says_why_it_refused() {
+    let server = PgServer::start();
+    let mut db = Location::parse(&server.url).unwrap().connect().unwrap();
+    db.batch("CREATE ROLE bench LOGIN PASSWORD 'right-one'")
+        .unwrap();
+    drop(db);
+    server.require_passwords();
+    let base = server.url.strip_suffix("/postgres").unwrap();
+    let host = base.strip_prefix("postgres://postgres@").unwrap();
+
+    let wrong = format!("postgres://bench:wrong-one@{host}/postgres");
+    let stderr = one_line_failure(loopbench(&wrong).arg("jobs"));
+    assert!(
+        stderr.contains("password authentication failed for user \"bench\""),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("wrong-one"), "{stderr}");
+
+    let missing = format!("{base}/nope");
+    let stderr = one_line_failure(loopbench(&missing).arg("jobs"));
+    assert!(
+        stderr.contains("database \"nope\" does not exist"),
+        "{stderr}"
+    );
+}

@@ -131,6 +131,21 @@ impl PgServer {
         run(start, "pg_ctl start");
     }
 
+    /// Passwords checked from here on (scram-sha-256) for every role but
+    /// `postgres`, which stays trusted, on TCP; the server restarts (a
+    /// reload would take effect at some later moment).
+    pub fn require_passwords(&self) {
+        std::fs::write(
+            self.data.join("pg_hba.conf"),
+            "local all all trust\n\
+             host all postgres 127.0.0.1/32 trust\n\
+             host all all 127.0.0.1/32 scram-sha-256\n",
+        )
+        .unwrap();
+        self.stop_immediately();
+        self.start_again();
+    }
+
     /// `pg_ctl stop -m immediate`: every connection dropped at once, as in
     /// a crash.
     pub fn stop_immediately(&self) {
