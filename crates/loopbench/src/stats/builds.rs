@@ -43,7 +43,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::epochs::{mean, t_interval, variance};
+use super::dist::{mean, t_interval, variance};
 
 /// The build level of one comparison, as recorded beside its interval.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -123,91 +123,6 @@ pub fn cluster_interval(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::epochs::{epoch_change_clustered, Options};
-    use crate::stats::simulate::normal;
-    use rand::rngs::Xoshiro256PlusPlus;
-    use rand::{RngExt, SeedableRng};
-
-    /// A simulated session of two builds in `k` layout variants each:
-    /// epoch `e` runs variant `e mod k` of both, so its rounds are
-    /// `truth + (b_cand[v] - b_base[v]) + epoch offset + noise`. Returns the
-    /// epochs' log ratios and their clusters.
-    fn three_levels(
-        rng: &mut Xoshiro256PlusPlus,
-        truth: f64,
-        k: usize,
-        epochs: usize,
-        sd_build: f64,
-        bimodal: bool,
-    ) -> (Vec<Vec<f64>>, Vec<u32>) {
-        let draw = |rng: &mut Xoshiro256PlusPlus| {
-            if bimodal {
-                if rng.random::<bool>() {
-                    sd_build
-                } else {
-                    -sd_build
-                }
-            } else {
-                sd_build * normal(rng)
-            }
-        };
-        let offsets: Vec<f64> = (0..k).map(|_| draw(rng) - draw(rng)).collect();
-        let (sd_epoch, sd_round, rounds) = (0.01, 0.03, 16);
-        let logs = (0..epochs)
-            .map(|e| {
-                let b = truth + offsets[e % k] + sd_epoch * normal(rng);
-                (0..rounds).map(|_| b + sd_round * normal(rng)).collect()
-            })
-            .collect();
-        let clusters = (0..epochs).map(|e| (e % k) as u32).collect();
-        (logs, clusters)
-    }
-
-    /// Coverage (of 400 sessions) and mean half-width in percent, with and
-    /// without the build level, for `k` variants and `epochs` epochs.
-    fn coverage(k: usize, epochs: usize, sd_build: f64, bimodal: bool) -> [(f64, f64); 2] {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(17 + k as u64);
-        let truth = 0.02;
-        let opts = Options::default();
-        let mut out = [(0.0, 0.0); 2];
-        let n = 400;
-        for _ in 0..n {
-            let (logs, clusters) = three_levels(&mut rng, truth, k, epochs, sd_build, bimodal);
-            for (slot, c) in [Some(clusters.as_slice()), None].into_iter().enumerate() {
-                let ch = epoch_change_clustered(&logs, c, &opts).unwrap();
-                let [lo, hi] = ch.ci_pct;
-                let t = (truth.exp() - 1.0) * 100.0;
-                if lo <= t && t <= hi {
-                    out[slot].0 += 1.0 / n as f64;
-                }
-                out[slot].1 += ch.half_width_pct() / n as f64;
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn the_build_level_covers_a_known_build_component_and_epochs_alone_do_not() {
-        // Builds differ by SD 4% per variant (about what an alignment-only
-        // rebuild moved add_chain), 4 variants, 2 epochs each.
-        let [(with, _), (without, _)] = coverage(4, 8, 0.04, false);
-        assert!(
-            (0.92..=0.98).contains(&with),
-            "with the build level: {with}"
-        );
-        assert!(without < 0.80, "epochs alone: {without}");
-        // Two modes (aligned or not), 6 variants.
-        let [(with, _), _] = coverage(6, 12, 0.04, true);
-        assert!((0.92..=0.99).contains(&with), "bimodal: {with}");
-    }
-
-    #[test]
-    fn without_a_build_component_the_level_costs_width_not_coverage() {
-        let [(with, w_with), (without, w_without)] = coverage(4, 8, 0.0, false);
-        assert!((0.92..=0.99).contains(&with), "{with}");
-        assert!((0.92..=0.98).contains(&without), "{without}");
-        assert!(w_with > w_without, "{w_with} {w_without}");
-    }
 
     #[test]
     fn cluster_figures_are_exact() {
@@ -223,24 +138,5 @@ mod tests {
         assert!(cluster_interval(&[0.1, 0.2], &[3, 3], 0.95).is_none());
         let (_, _, one_each) = cluster_interval(&[0.1, 0.2, 0.3], &[0, 1, 2], 0.95).unwrap();
         assert_eq!(one_each.build_sd_pct, None);
-    }
-
-    /// The figures behind the default K (run with `--ignored --nocapture`):
-    /// coverage and width per K at a fixed number of epochs.
-    #[test]
-    #[ignore]
-    fn width_by_number_of_variants() {
-        for sd in [0.0, 0.02, 0.04] {
-            for k in [2, 3, 4, 6, 8] {
-                let e = 24 / k * k;
-                let [(c, w), (c0, w0)] = coverage(k, e, sd, false);
-                println!(
-                    "sd_build {:.0}% K {k} E {e}: coverage {:.1}% half-width {w:.2}% (epochs only: {:.1}% {w0:.2}%)",
-                    sd * 100.0,
-                    c * 100.0,
-                    c0 * 100.0
-                );
-            }
-        }
     }
 }

@@ -260,6 +260,28 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
+/// Mean of a non-empty slice.
+pub fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// Sample variance (divisor n - 1); 0 for fewer than two values.
+pub fn variance(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(xs);
+    xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64
+}
+
+/// `mean +- t(n-1, (1+level)/2) s / sqrt(n)` (n >= 2).
+pub fn t_interval(xs: &[f64], level: f64) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let m = mean(xs);
+    let half = t_quantile(0.5 + level / 2.0, n - 1.0) * (variance(xs) / n).sqrt();
+    (m - half, m + half)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -123,7 +123,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{epoch_bootstrap, expanded_level, hierarchical_bootstrap};
 use super::builds::{cluster_interval, BuildLevel};
-use super::dist::{chi2_sf, normal_quantile, t_quantile};
+use super::dist::{chi2_sf, mean, normal_quantile, t_interval, t_quantile, variance};
 use super::{median, median_interval};
 
 /// Also at this, its first, path: callers turn their own replicates into
@@ -260,19 +260,6 @@ impl EpochChange {
 
 fn pct(log_ratio: f64) -> f64 {
     (log_ratio.exp() - 1.0) * 100.0
-}
-
-pub(super) fn mean(xs: &[f64]) -> f64 {
-    xs.iter().sum::<f64>() / xs.len() as f64
-}
-
-/// Sample variance (divisor n - 1); 0 for fewer than two values.
-pub(super) fn variance(xs: &[f64]) -> f64 {
-    if xs.len() < 2 {
-        return 0.0;
-    }
-    let m = mean(xs);
-    xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64
 }
 
 /// Per-epoch log ratios from per-epoch paired samples `(candidate,
@@ -448,14 +435,6 @@ pub fn epoch_change_clustered(
         change.build = Some(level);
     }
     Some(change)
-}
-
-/// `mean +- t(n-1, (1+level)/2) s / sqrt(n)` (n >= 2).
-pub fn t_interval(xs: &[f64], level: f64) -> (f64, f64) {
-    let n = xs.len() as f64;
-    let m = mean(xs);
-    let half = t_quantile(0.5 + level / 2.0, n - 1.0) * (variance(xs) / n).sqrt();
-    (m - half, m + half)
 }
 
 /// The change from sample `a` to sample `b` of two independent runs (two

@@ -43,7 +43,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::epochs::{log_ratios, t_interval};
+use super::dist::t_interval;
+use super::epochs::log_ratios;
 use super::median;
 
 /// One way to reduce an epoch's paired reps to a log ratio.

@@ -1,0 +1,108 @@
+//! When a shape stops taking epochs: the three-way outcomes of its
+//! candidates at planned looks, or, for a baseline and its null alone, the
+//! null's precision; the budget and whole rotations of layout variants in
+//! either case ([`crate::stats::stop`] holds the rule's numbers).
+
+use super::{ShapeRun, LEVEL};
+use crate::results::{Layout, ShapeResult, Stopped};
+use crate::stats::stop::{Decision, StopReason, StopRule};
+
+/// Whether a shape stops after the epoch that gave `result`, and why.
+/// `rotation`: the most layout variants any arm cycles through; precision
+/// counts only after whole rotations, so every variant weighs alike.
+pub(super) fn stopped_after(
+    rule: &StopRule,
+    rotation: usize,
+    run: &ShapeRun,
+    result: &ShapeResult,
+) -> Option<Stopped> {
+    let hw = widest_half_width(result);
+    let decision = if result.comparisons.is_empty() && result.null_control.is_none() {
+        // Only one arm (or none) ran: its time is reported, and no
+        // interval exists to narrow.
+        Decision::Stop(StopReason::NothingToCompare)
+    } else {
+        // Candidates are decided three ways (rule 16); a session of the
+        // baseline and its null alone narrows the null to the precision.
+        // Each look judges the outcomes at a stricter level, so that
+        // stopping at the first decided look finds no change that is not
+        // there (see StopRule::is_look).
+        let candidates: Vec<&crate::results::Comparison> = result
+            .comparisons
+            .iter()
+            .filter(|c| c.outcome.is_some())
+            .collect();
+        let spent = run.spent.as_secs_f64();
+        let decision = if candidates.is_empty() {
+            rule.decide(hw, run.epochs, spent)
+        } else {
+            let floor = crate::stats::floor(
+                result.null_control.as_ref().map(|n| n.ci_pct),
+                result.build_null.as_ref().map(|b| b.ci_pct),
+            );
+            let strict = rule.look_level(LEVEL);
+            let decided = candidates.iter().all(|c| {
+                let units = c
+                    .layout
+                    .build
+                    .as_ref()
+                    .map_or(c.layout.epochs, |b| b.clusters);
+                let check = crate::stats::outcome::Check {
+                    median_pct: c.median_pct,
+                    ci_pct: c.ci_pct,
+                    level: c.confidence,
+                    pairs: c.layout.pairs,
+                    df: units.saturating_sub(1) as f64,
+                };
+                crate::stats::outcome::outcome_at(&check, floor, rule.precision_pct, strict)
+                    .decided()
+            });
+            rule.decide_outcomes(decided, run.epochs, spent)
+        };
+        match decision {
+            Decision::Stop(StopReason::PrecisionReached | StopReason::Decided)
+                if rotation >= 2
+                    && (run.epochs < rotation || !run.epochs.is_multiple_of(rotation)) =>
+            {
+                Decision::Continue
+            }
+            d => d,
+        }
+    };
+    let Decision::Stop(reason) = decision else {
+        return None;
+    };
+    let narrowed = hw.is_finite() && reason != StopReason::NothingToCompare;
+    let mut reason = reason.to_string();
+    if run.cut_epochs > 0 {
+        reason.push_str(&format!(
+            "; --budget cut {} of {} epochs short of their warm-up and rounds",
+            run.cut_epochs, run.epochs
+        ));
+    }
+    Some(run.stopped_now(reason, narrowed.then_some(hw)))
+}
+
+/// The widest half-width of a shape's comparisons and null control, in
+/// percent of the ratio each estimates (so "+236% [+212, +262]" is a
+/// ratio known to about ±7%, not ±26 points); infinite while any of them
+/// lacks the layout component.
+pub(super) fn widest_half_width(r: &ShapeResult) -> f64 {
+    let hw = |m: f64, ci: [f64; 2], l: &Layout| {
+        if !l.includes_layout {
+            return f64::INFINITY;
+        }
+        let ratio = 1.0 + m / 100.0;
+        let (lo, hi) = (1.0 + ci[0] / 100.0, 1.0 + ci[1] / 100.0);
+        ((hi / ratio - 1.0).max(1.0 - lo / ratio)) * 100.0
+    };
+    r.comparisons
+        .iter()
+        .map(|c| hw(c.median_pct, c.ci_pct, &c.layout))
+        .chain(
+            r.null_control
+                .iter()
+                .map(|n| hw(n.median_pct, n.ci_pct, &n.layout)),
+        )
+        .fold(0.0, f64::max)
+}
