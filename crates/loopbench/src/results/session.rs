@@ -409,7 +409,7 @@ pub struct EngineInfo {
     /// For a build arm run in layout variants: which, and how far the
     /// engine's code moved between them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<crate::workers::layout::Variants>,
+    pub layout: Option<super::layout::Variants>,
 }
 
 /// A source checkout as it was when the session ran.

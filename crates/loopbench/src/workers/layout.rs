@@ -28,7 +28,6 @@
 use super::error::WorkerError;
 use crate::engines::EngineKind;
 use object::{Object, ObjectSymbol, SymbolKind};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -66,35 +65,7 @@ pub fn build_script(seed: u64) -> String {
     )
 }
 
-/// One variant as the results record it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Variant {
-    pub index: usize,
-    pub seed: u64,
-    /// The worker's cache key (its project directory).
-    pub key: String,
-}
-
-/// The variants of one build arm a session runs, as recorded with it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Variants {
-    pub variants: Vec<Variant>,
-    pub moved: Moved,
-    /// Wall time to ensure them all (builds, or cache checks).
-    pub seconds: f64,
-}
-
-/// How far the variants' code moved: of the engine's `compared` largest
-/// functions present in every variant, how many sit at another address in
-/// at least one variant, and one example.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Moved {
-    pub compared: usize,
-    pub moved: usize,
-    /// The largest moved function and its address in each variant.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub example: Option<(String, Vec<u64>)>,
-}
+pub use crate::results::layout::{Moved, Variant, Variants};
 
 /// How many of the engine's largest functions are compared.
 const HOT_FUNCTIONS: usize = 32;
