@@ -378,13 +378,7 @@ fn run_shape_epoch(
         report.errors.push(e.clone());
         run.failed = vec![Some(format!("not run: {e}")); specs.len()];
         run.stop("failed before its first epoch", None);
-        run.result = Some(summarise(
-            run,
-            specs,
-            arms,
-            plan.metric,
-            plan.stop.precision_pct,
-        ));
+        run.result = Some(summarise(run, specs, arms, plan));
         return Ok(false);
     }
     let skips = run.skips();
@@ -413,13 +407,7 @@ fn run_shape_epoch(
             "skipped by every arm"
         };
         run.stop(reason, None);
-        run.result = Some(summarise(
-            run,
-            specs,
-            arms,
-            plan.metric,
-            plan.stop.precision_pct,
-        ));
+        run.result = Some(summarise(run, specs, arms, plan));
         return Ok(false);
     }
     setup.ctx.timing.expect(run.expected_ns);
@@ -451,7 +439,7 @@ fn run_shape_epoch(
     run.record(epoch, outcomes, &mut report.errors);
     run.spent += t0.elapsed();
     run.epochs += 1;
-    let result = summarise(run, specs, arms, plan.metric, plan.stop.precision_pct);
+    let result = summarise(run, specs, arms, plan);
     let rotation = specs.iter().map(|a| a.variants).max().unwrap_or(0);
     run.stopped = stopped_after(&plan.stop, rotation, run, &result);
     run.result = Some(result);

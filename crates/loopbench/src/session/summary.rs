@@ -20,9 +20,9 @@ pub(super) fn summarise(
     run: &ShapeRun,
     specs: &[ArmPlan],
     arms: &[&dyn Arm],
-    metric: Metric,
-    precision_pct: f64,
+    plan: &super::Plan,
 ) -> ShapeResult {
+    let (metric, precision_pct) = (plan.metric, plan.stop.precision_pct);
     let module = &run.module;
     let counts = run.counts.clone();
     let mut results = Vec::new();
