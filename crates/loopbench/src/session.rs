@@ -80,6 +80,18 @@ pub struct Plan {
     /// Layout variants of every build arm, sampled across epochs
     /// (`--layout-builds`; 1: the plain build only, no build level).
     pub layout_builds: usize,
+    /// The arm every result is also given as a ratio to (`--reference`).
+    pub reference: Option<Reference>,
+}
+
+/// Which arm of a plan is the session's reference.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reference {
+    /// Its index in [`Plan::arms`].
+    pub index: usize,
+    /// Added by `--reference` rather than asked for as an arm: then it is
+    /// a yardstick only ([`Role::Reference`]), not a candidate to decide.
+    pub added: bool,
 }
 
 impl Default for Plan {
@@ -102,6 +114,7 @@ impl Default for Plan {
             metric: Metric::Wall,
             rep_target: Some(Duration::from_millis(2)),
             layout_builds: crate::workers::layout::DEFAULT_LAYOUT_BUILDS,
+            reference: None,
         }
     }
 }
@@ -481,10 +494,10 @@ impl Setup {
             .map(|(i, a)| ArmPlan {
                 spec: a.clone(),
                 label: plan.labels.get(i).cloned().unwrap_or_else(|| a.to_string()),
-                role: if i == 0 {
-                    Role::Baseline
-                } else {
-                    Role::Candidate
+                role: match plan.reference {
+                    _ if i == 0 => Role::Baseline,
+                    Some(r) if r.index == i && r.added => Role::Reference,
+                    _ => Role::Candidate,
                 },
                 iters: plan.arm_iters.get(i).copied().unwrap_or_default(),
                 variants: 0,
@@ -573,6 +586,7 @@ impl Setup {
                     .iter()
                     .any(|a| a.spec.worker.is_some())
                     .then_some(plan.layout_builds),
+                reference: plan.reference.map(|r| self.arms[r.index].label.clone()),
             },
             counters: plan.counters.status().to_vec(),
             results: Vec::new(),
@@ -580,6 +594,7 @@ impl Setup {
             errors: Vec::new(),
             wall_seconds: 0.0,
             epochs: Vec::new(),
+            gate: None,
         }
     }
 }

@@ -19,7 +19,7 @@
 //! intervals measured against them, [`estimators`] the per-epoch
 //! estimators made for contention (evaluated on recorded noise by
 //! [`crate::replay`]), [`stop`] the rule that says when a shape has enough
-//! epochs, and [`dist`] the normal, t and chi-square functions they rest
+//! epochs, [`sessions`] what a change between two sessions can claim, and [`dist`] the normal, t and chi-square functions they rest
 //! on.
 
 pub mod bootstrap;
@@ -28,6 +28,7 @@ pub mod dist;
 pub mod epochs;
 pub mod estimators;
 pub mod outcome;
+pub mod sessions;
 #[cfg(test)]
 mod simulate;
 pub mod stop;

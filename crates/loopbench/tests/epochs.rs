@@ -235,3 +235,89 @@ fn a_session_with_nothing_measured_fails_and_says_why() {
     let st = s.results[0].stopped.as_ref().unwrap();
     assert_eq!((st.reason.as_str(), st.epochs), ("skipped by every arm", 0));
 }
+
+#[test]
+fn a_reference_arm_anchors_every_result_and_the_gate_fails_on_a_change() {
+    // 10 against 13 is +30% exactly; the reference at 20 makes the
+    // baseline -50% and the candidate -35% exactly.
+    let base = [
+        "--in-process",
+        "--engines",
+        "mock:cost=10,mock:cost=13",
+        "--reference",
+        "mock:cost=20",
+        "--min-epochs",
+        "3",
+    ];
+    let (s, ok, err) = run(
+        &args(&[&base[..], &["--fail-on", "slower:20"]].concat()),
+        &[],
+    );
+    assert!(!ok, "+30% fails a 20% gate: {err}");
+    assert!(
+        err.contains("gate FAILED (slower by more than 20%): 1 of 1 comparisons"),
+        "{err}"
+    );
+    let gate = s.gate.as_ref().unwrap();
+    assert!(
+        gate.failed && gate.failing[0].starts_with("add_chain mock:cost=13: +30.0"),
+        "{gate:?}"
+    );
+    assert_eq!(s.session.reference.as_deref(), Some("mock:cost=20"));
+    let r = &s.results[0];
+    let role = |arm: &str| r.arms.iter().find(|a| a.arm == arm).unwrap().role;
+    assert_eq!(role("mock:cost=20"), loopbench::results::Role::Reference);
+    let anchored: Vec<(String, f64)> = r
+        .anchored
+        .iter()
+        .map(|c| (c.arm.clone(), (c.median_pct * 1e6).round() / 1e6))
+        .collect();
+    assert_eq!(
+        anchored,
+        [
+            ("mock:cost=10".to_string(), -50.0),
+            ("mock:cost=13".to_string(), -35.0)
+        ]
+    );
+    // The reference is not a comparison to decide: no outcome, not gated,
+    // and the stop rule decided on the candidate alone.
+    let reference = r
+        .comparisons
+        .iter()
+        .find(|c| c.arm == "mock:cost=20")
+        .unwrap();
+    assert_eq!(reference.outcome, None);
+    assert_eq!(
+        r.stopped.as_ref().unwrap().reason,
+        "every comparison decided"
+    );
+    // A looser gate, or the other direction, passes.
+    for rule in ["slower:40", "faster"] {
+        let (s, ok, err) = run(&args(&[&base[..], &["--fail-on", rule]].concat()), &[]);
+        assert!(ok, "{rule}: {err}");
+        assert!(!s.gate.unwrap().failed);
+    }
+    // A reference that is one of the arms stays a candidate.
+    let (s, ok, err) = run(
+        &args(&[
+            "--in-process",
+            "--engines",
+            "mock:cost=10,mock:cost=13",
+            "--reference",
+            "mock:cost=13",
+            "--min-epochs",
+            "3",
+        ]),
+        &[],
+    );
+    assert!(ok, "{err}");
+    let r = &s.results[0];
+    assert_eq!(r.arms.len(), 3, "no extra arm: two and the null control");
+    let c = r
+        .comparisons
+        .iter()
+        .find(|c| c.arm == "mock:cost=13")
+        .unwrap();
+    assert!(c.outcome.is_some());
+    assert_eq!(r.anchored.len(), 1, "the baseline against it");
+}

@@ -248,12 +248,29 @@ fn the_manager_refuses_two_formats_on_stdout_and_one_file_twice() {
     );
 }
 
-/// A session compared with itself: no change anywhere, the plain warning,
-/// and no fingerprint warning.
+/// `b` against `a` with no history to learn a between-session spread
+/// from, or with `between` as that spread.
+fn compare_with(
+    a: &Session,
+    b: &Session,
+    between: Option<loopbench::stats::sessions::Between>,
+) -> results::compare::SessionComparison {
+    let lookup = move |_: &results::compare::SeriesQuery| between.clone();
+    let opts = results::compare::Options {
+        precision_pct: 0.5,
+        reference: None,
+        between: &lookup,
+    };
+    results::compare::compare(a, "a.json", b, "b.json", &opts).unwrap()
+}
+
+/// A session compared with itself: no change anywhere, no warning that two
+/// sessions are weaker (it is one), and no fingerprint warning.
 #[test]
 fn a_session_compared_with_itself_shows_no_change() {
     let s = fixed_session();
-    let c = results::compare::compare(&s, "a.json", &s, "a.json");
+    assert!(s.id.is_some());
+    let c = compare_with(&s, &s, None);
     // Every arm but the null control, on both shapes.
     assert_eq!(c.rows.len(), 2 * 3);
     assert!(c.no_change());
@@ -261,27 +278,32 @@ fn a_session_compared_with_itself_shows_no_change() {
         assert_eq!(r.median_pct, 0.0, "{r:?}");
         assert_eq!(r.units, "epochs");
         assert_eq!((r.a_units, r.b_units), (2, 2));
+        assert_eq!(r.basis, Some(results::compare::Basis::SameSession));
     }
     assert!(c.mismatches.is_empty(), "{:?}", c.mismatches);
-    assert_eq!(c.warnings, [results::compare::WEAKER]);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     let text = render("table", &Document::Compare(c));
-    assert!(
-        text.contains("no change: every interval holds zero"),
-        "{text}"
-    );
+    assert!(text.contains("no change: no row changed"), "{text}");
 }
 
-/// B 20% slower on every rep of one arm: that row says slower, by 20%.
+/// B 20% slower on every rep of one arm: with a between-session spread of
+/// 1% that row says slower, by 20%; with no spread to learn from and no
+/// shared reference it is unsure, and says why.
 #[test]
 fn compare_finds_a_uniform_slowdown() {
     let a = fixed_session();
     let mut b = a.clone();
+    b.id = Some("another session".into());
     let arm = &mut b.results[0].arms[1];
     for x in &mut arm.samples_ns_per_iter {
         *x *= 1.2;
     }
     let name = arm.arm.clone();
-    let c = results::compare::compare(&a, "a", &b, "b");
+    let spread = loopbench::stats::sessions::Between {
+        sd_pct: 1.0,
+        sessions: 10,
+    };
+    let c = compare_with(&a, &b, Some(spread));
     let row = c
         .rows
         .iter()
@@ -289,7 +311,22 @@ fn compare_finds_a_uniform_slowdown() {
         .unwrap();
     assert!((row.median_pct - 20.0).abs() < 1e-9, "{row:?}");
     assert_eq!(row.verdict, loopbench::stats::Verdict::Slower);
+    assert_eq!(
+        row.outcome,
+        Some(loopbench::stats::outcome::Outcome::Changed)
+    );
     assert!(!c.no_change());
+    assert_eq!(c.warnings, [results::compare::WEAKER]);
+    let c = compare_with(&a, &b, None);
+    let row = c.rows.iter().find(|r| r.arm == name).unwrap();
+    assert_eq!(
+        row.outcome,
+        Some(loopbench::stats::outcome::Outcome::Unsure)
+    );
+    assert!(
+        row.reason.as_deref().unwrap().contains("--reference ARM"),
+        "{row:?}"
+    );
 }
 
 /// Different machines: the mismatch is named field by field, and the
@@ -306,7 +343,7 @@ fn a_fingerprint_mismatch_is_reported() {
     let fields: Vec<&str> = diffs.iter().map(|d| d.field).collect();
     assert_eq!(fields, ["cpu", "microcode"]);
     assert_eq!(diffs[0].to_string(), "cpu: Test CPU vs Other CPU");
-    let c = results::compare::compare(&a, "a", &b, "b");
+    let c = compare_with(&a, &b, None);
     assert_eq!(
         c.mismatches,
         ["cpu: Test CPU vs Other CPU", "microcode: 0x1 vs 0x2"]

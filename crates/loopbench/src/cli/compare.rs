@@ -2,48 +2,147 @@
 
 use super::OutputArgs;
 use crate::error::Error;
+use crate::results::gate::{FailOn, Judged};
 use crate::results::{self, compare, Document, Session};
+use crate::stats::sessions::Between;
 use clap::Args;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
     /// The earlier (reference) session: a saved JSON file, or a stored
-    /// session: @last, @baseline:NAME, @ID (the database of LOOPBENCH_DB, else the default).
+    /// session: @last, @baseline:NAME, @ID (the database of --db, else LOOPBENCH_DB, else the default).
     pub a: String,
     /// The later session, compared against A.
     pub b: String,
+    /// Anchor on this arm, which both sessions measured in the same build
+    /// (default: the --reference both sessions were run with): each arm's
+    /// ratio to it is compared, not its absolute time.
+    #[arg(long, value_name = "ARM")]
+    pub reference: Option<String>,
+    /// "Unchanged" needs the whole interval inside +-PCT (default: the
+    /// larger --precision the two sessions were run with, else 0.5).
+    #[arg(long, value_name = "PCT")]
+    pub precision: Option<f64>,
+    /// A CI gate: exit 1 when a row's outcome is "changed" in this direction
+    /// by more than PCT: slower[:PCT], faster[:PCT] or changed[:PCT]. Unsure
+    /// rows never fail it. The Markdown report (--markdown FILE) starts with
+    /// the gate's result, ready for a pull request comment.
+    #[arg(long, value_name = "DIRECTION[:PCT]", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<FailOn>()))]
+    pub fail_on: Option<FailOn>,
     #[command(flatten)]
     pub output: OutputArgs,
+    /// The history the between-session spread is learned from.
+    #[command(flatten)]
+    pub db: super::DbArg,
 }
 
 impl CompareArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let exports = self.output.exports()?;
-        let a = load_session(&self.a)?;
-        let b = load_session(&self.b)?;
-        let c = compare::compare(&a, &self.a, &b, &self.b);
+        let a = load_session(&self.a, self.db.db.as_deref())?;
+        let b = load_session(&self.b, self.db.db.as_deref())?;
+        if let Some(p) = self.precision.filter(|p| !(*p > 0.0 && p.is_finite())) {
+            return Err(Error::Usage(format!(
+                "--precision {p}: must be a positive percentage"
+            )));
+        }
+        let precision_pct = self.precision.unwrap_or_else(|| {
+            [&a, &b]
+                .iter()
+                .filter_map(|s| s.session.stop_rule.as_ref().map(|r| r.precision_pct))
+                .reduce(f64::max)
+                .unwrap_or(0.5)
+        });
+        let (between, history_note) = self.history();
+        let opts = compare::Options {
+            precision_pct,
+            reference: self.reference.clone(),
+            between: &between,
+        };
+        let mut c = compare::compare(&a, &self.a, &b, &self.b, &opts).map_err(Error::Usage)?;
+        if let Some(note) = history_note {
+            if c.rows.iter().any(|r| r.basis == Some(compare::Basis::None)) {
+                c.warnings.push(note);
+            }
+        }
+        c.gate = self.fail_on.map(|rule| {
+            rule.judge(c.rows.iter().map(|r| Judged {
+                shape: &r.shape,
+                arm: &r.arm,
+                outcome: r.outcome,
+                median_pct: r.median_pct,
+                ci_pct: r.ci_pct,
+            }))
+        });
         // The warnings go to stderr too, where they are seen even when the
         // report goes to a file.
         for w in &c.warnings {
             crate::diag!("warning: {w}");
         }
+        let passed = c.gate.as_ref().is_none_or(|g| !g.failed);
+        if let Some(g) = &c.gate {
+            crate::diag!("{}", g.summary());
+        }
         exports.finish(&Document::Compare(c))?;
-        Ok(true)
+        Ok(passed)
+    }
+
+    /// The between-session spread of a series, from the history database;
+    /// and, when there is no history to learn from, why.
+    fn history(&self) -> (Lookup, Option<String>) {
+        #[cfg(feature = "history")]
+        {
+            use crate::history::sessions;
+            let opened = self.db.location().and_then(|l| {
+                let db = l.open_read().map_err(|e| {
+                    Error::Usage(format!(
+                        "no history to learn between-session spread from: {e}"
+                    ))
+                })?;
+                Ok((l, db))
+            });
+            match opened {
+                Ok((_, db)) => {
+                    let db = std::cell::RefCell::new(db);
+                    let lookup = move |q: &compare::SeriesQuery| {
+                        let values = sessions::repeated(db.borrow_mut().as_mut(), q).ok()?;
+                        Between::learn(&values)
+                    };
+                    (Box::new(lookup), None)
+                }
+                Err(e) => (
+                    Box::new(|_: &compare::SeriesQuery| None),
+                    Some(e.to_string()),
+                ),
+            }
+        }
+        #[cfg(not(feature = "history"))]
+        {
+            (
+                Box::new(|_: &compare::SeriesQuery| None),
+                Some("built without the history feature: no between-session spread".to_string()),
+            )
+        }
     }
 }
+
+/// Where a row's between-session spread comes from.
+type Lookup = Box<dyn Fn(&compare::SeriesQuery) -> Option<Between>>;
 
 /// A session named on the command line (here, not in `results`, which
 /// the history database itself builds on): a
 /// stored session of the history database (`@last`, `@baseline:NAME`,
-/// `@ID`; the database of `LOOPBENCH_DB`, else the default one), or a saved
-/// session (or the session inside a model document) at path `arg`.
-pub fn load_session(arg: &str) -> Result<Session, Error> {
+/// `@ID`; the database `db`, else that of `LOOPBENCH_DB`, else the default
+/// one), or a saved session (or the session inside a model document) at
+/// path `arg`.
+pub fn load_session(arg: &str, db: Option<&str>) -> Result<Session, Error> {
     #[cfg(feature = "history")]
-    if let Some(s) = crate::history::load_reference(arg, None)? {
+    if let Some(s) = crate::history::load_reference(arg, db)? {
         return Ok(s);
     }
     #[cfg(not(feature = "history"))]
     if arg.starts_with('@') {
+        let _ = db;
         return Err(Error::Usage(format!(
             "{arg}: stored sessions need the history feature; rebuild with --features history"
         )));

@@ -129,8 +129,8 @@ fn check(args: &[String], allow: Option<&Allow>) -> Result<RunArgs, Error> {
         )));
     }
     let mut arms = parse_arms(&run.engines)?;
-    if let Some(b) = &run.baseline {
-        arms.push(b.parse()?);
+    for extra in [&run.baseline, &run.reference].into_iter().flatten() {
+        arms.push(extra.parse()?);
     }
     for arm in &arms {
         if arm.worker.as_ref().is_some_and(|b| b.rustflags.is_some()) {

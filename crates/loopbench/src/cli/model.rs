@@ -89,7 +89,7 @@ impl ModelArgs {
         let mut models = crate::model::build(session, self.price_in.as_deref())
             .map_err(|e| Error::Usage(format!("--price-in: {e}")))?;
         if let Some(from) = &self.instructions_from {
-            let ir = super::compare::load_session(from)?;
+            let ir = super::compare::load_session(from, None)?;
             crate::model::instructions::add(session, &ir, &mut models)
                 .map_err(|e| Error::Usage(format!("--instructions-from {from}: {e}")))?;
         }
@@ -104,7 +104,7 @@ impl ModelArgs {
             )));
         }
         let exports = self.run.output.exports()?;
-        let session = super::compare::load_session(from)?;
+        let session = super::compare::load_session(from, None)?;
         let models = self.models(&session)?;
         if models.is_empty() {
             return Err(Error::Usage(format!(

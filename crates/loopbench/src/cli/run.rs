@@ -30,6 +30,19 @@ pub struct RunArgs {
     /// copy is the null control.
     #[arg(long)]
     pub baseline: Option<String>,
+    /// Also measure ARM as the session's yardstick (a pinned build such as
+    /// wasmi@=2.0.0, a git: revision or a compiled-in engine): every result
+    /// is also given as a ratio to it, and `compare` of two sessions that
+    /// share it compares those ratios, which survive the machine's drift
+    /// between sessions. It may be one of --engines (then it stays a
+    /// candidate too).
+    #[arg(long, value_name = "ARM")]
+    pub reference: Option<String>,
+    /// A CI gate: exit 1 when a candidate's outcome is "changed" in this
+    /// direction by more than PCT: slower[:PCT], faster[:PCT] or
+    /// changed[:PCT]. Unsure comparisons never fail it.
+    #[arg(long, value_name = "DIRECTION[:PCT]", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<crate::results::gate::FailOn>()))]
+    pub fail_on: Option<crate::results::gate::FailOn>,
     /// Shapes, comma-separated, or `all` (default: all built-in shapes).
     #[arg(long, value_delimiter = ',')]
     pub shapes: Vec<String>,
@@ -93,6 +106,25 @@ impl RunArgs {
             arms.retain(|a| *a != b);
             arms.insert(0, b);
         }
+        let reference = match &self.reference {
+            None => None,
+            Some(r) => {
+                let r: ArmSpec = r.parse()?;
+                Some(match arms.iter().position(|a| *a == r) {
+                    Some(index) => session::Reference {
+                        index,
+                        added: false,
+                    },
+                    None => {
+                        arms.push(r);
+                        session::Reference {
+                            index: arms.len() - 1,
+                            added: true,
+                        }
+                    }
+                })
+            }
+        };
         for (i, a) in arms.iter().enumerate() {
             if arms[..i].contains(a) {
                 return Err(Error::Usage(format!(
@@ -136,6 +168,7 @@ impl RunArgs {
             labels: Vec::new(),
             arm_iters: Vec::new(),
             layout_builds: e.layout_builds as usize,
+            reference,
         })
     }
 
@@ -184,8 +217,9 @@ impl RunArgs {
             .with_eta(&names, plan.stop.clone())
             .with_notes(notes);
         let started = Instant::now();
-        let report = session::run(plan, &mut sink)?;
+        let mut report = session::run(plan, &mut sink)?;
         sink.finish();
+        report.gate = self.fail_on.map(|rule| rule.judge(gate_rows(&report)));
         let interrupted = !report.complete;
         let completed = report.results.len();
         let mut errors = report.errors.clone();
@@ -239,8 +273,34 @@ impl RunArgs {
             return Err(super::progress::interrupted(completed, planned));
         }
         exported?;
-        Ok(errors.is_empty())
+        let gate_passed = match document.session().and_then(|s| s.gate.as_ref()) {
+            Some(g) => {
+                crate::diag!("{}", g.summary());
+                !g.failed
+            }
+            None => true,
+        };
+        Ok(errors.is_empty() && gate_passed)
     }
+}
+
+/// Every decided-or-not candidate comparison of a session, for the gate.
+fn gate_rows(s: &crate::results::Session) -> Vec<crate::results::gate::Judged<'_>> {
+    s.results
+        .iter()
+        .flat_map(|r| {
+            r.comparisons
+                .iter()
+                .filter(|c| c.outcome.is_some())
+                .map(|c| crate::results::gate::Judged {
+                    shape: &r.shape,
+                    arm: &c.arm,
+                    outcome: c.outcome,
+                    median_pct: c.median_pct,
+                    ci_pct: c.ci_pct,
+                })
+        })
+        .collect()
 }
 
 #[cfg(feature = "history")]

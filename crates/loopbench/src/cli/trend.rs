@@ -1,8 +1,11 @@
-//! `loopbench trend`: one series per machine, shape, arm and metric, each
-//! step judged against the series' own recent changes.
+//! `loopbench trend`: one series per machine, shape, arm and metric, in
+//! up to three kinds (absolute time, the ratio to the session's
+//! reference, exact instruction counts), each step judged against the
+//! series' own noise ([`trend::RULE`]).
 
 use super::DbArg;
 use crate::error::Error;
+use crate::history::trend::Kind;
 use crate::history::{sessions, trend};
 use clap::Args;
 
@@ -47,61 +50,122 @@ impl TrendArgs {
         }
         crate::outln!("rule: {}", trend::RULE);
         for (k, points) in &series {
-            let values: Vec<f64> = points.iter().map(|p| p.median_ns).collect();
-            let steps = trend::steps(&values);
-            crate::outln!(
-                "\n{} / {} / {} / {}: {} sessions (median ns/iter)",
-                k.machine,
-                k.shape,
-                k.arm,
-                k.metric,
-                points.len()
-            );
-            crate::outln!(
-                "  {:>7}  {:<19}  {:>10}  {:>9}  {:>9}  {:<16}",
-                "session",
-                "recorded (UTC)",
-                "ns/iter",
-                "change",
-                "threshold",
-                "build"
-            );
-            for (i, p) in points.iter().enumerate() {
-                let step = i.checked_sub(1).map(|j| &steps[j]);
-                let (change, threshold, flag) = match step {
-                    Some(s) => (
-                        format!("{:+.2}%", s.change_pct),
-                        format!("{:.2}%", s.threshold_pct),
-                        if s.flagged {
-                            if s.change_pct > 0.0 {
-                                "  << slower (regression)"
-                            } else {
-                                "  << faster (improvement)"
-                            }
-                        } else {
-                            ""
-                        },
-                    ),
-                    None => (String::new(), String::new(), ""),
-                };
-                let build = match &p.commit {
-                    Some(c) => format!("{} @{}", p.version, &c[..c.len().min(12)]),
-                    None => p.version.clone(),
-                };
-                crate::outln!(
-                    "  {:>7}  {:<19}  {:>10.3}  {:>9}  {:>9}  {:<16}{}",
-                    p.session_id,
-                    p.recorded,
-                    p.median_ns,
-                    change,
-                    threshold,
-                    build,
-                    flag
-                );
+            for s in kinds(points) {
+                let chosen: Vec<&sessions::Point> = s.values.iter().map(|(p, _)| *p).collect();
+                let v: Vec<f64> = s.values.iter().map(|(_, v)| *v).collect();
+                print_series(k, s.kind, &s.label, &chosen, &v)?;
             }
-            let flagged = steps.iter().filter(|s| s.flagged).count();
-            crate::outln!("  {flagged} flagged change(s)");
         }
         Ok(true)
     }
+}
+
+/// The series a stored series holds, each with the values of the sessions
+/// that have it: absolute time always; the ratio to the reference, one
+/// series per reference build (a new yardstick starts a new series); exact
+/// instructions per iteration where callgrind counted them.
+fn kinds(points: &[sessions::Point]) -> Vec<KindSeries<'_>> {
+    let mut out = vec![KindSeries {
+        kind: Kind::Time,
+        label: "median ns/iter".to_string(),
+        values: points.iter().map(|p| (p, p.median_ns)).collect(),
+    }];
+    let mut anchors: Vec<(String, Vec<(&sessions::Point, f64)>)> = Vec::new();
+    for p in points {
+        let Some(a) = &p.anchored else { continue };
+        let yardstick = format!("ratio to {} ({})", a.reference, a.reference_version);
+        let value = 1.0 + a.change_pct / 100.0;
+        match anchors.iter_mut().find(|(y, _)| *y == yardstick) {
+            Some((_, v)) => v.push((p, value)),
+            None => anchors.push((yardstick, vec![(p, value)])),
+        }
+    }
+    out.extend(anchors.into_iter().map(|(label, values)| KindSeries {
+        kind: Kind::Anchored,
+        label,
+        values,
+    }));
+    let counted: Vec<(&sessions::Point, f64)> = points
+        .iter()
+        .filter_map(|p| Some((p, p.instructions_per_iter?)))
+        .collect();
+    if !counted.is_empty() {
+        out.push(KindSeries {
+            kind: Kind::Instructions,
+            label: "instructions/iter (callgrind)".to_string(),
+            values: counted,
+        });
+    }
+    out
+}
+
+/// One kind of a stored series: the sessions that have it, with its value.
+struct KindSeries<'a> {
+    kind: Kind,
+    label: String,
+    values: Vec<(&'a sessions::Point, f64)>,
+}
+
+fn print_series(
+    k: &sessions::SeriesKey,
+    kind: Kind,
+    label: &str,
+    points: &[&sessions::Point],
+    values: &[f64],
+) -> Result<(), Error> {
+    let steps = trend::steps(values, kind);
+    crate::outln!(
+        "\n{} / {} / {} / {}: {}, {} sessions ({label})",
+        k.machine,
+        k.shape,
+        k.arm,
+        k.metric,
+        kind.name(),
+        points.len()
+    );
+    crate::outln!(
+        "  {:>7}  {:<19}  {:>12}  {:>9}  {:>9}  {:<16}",
+        "session",
+        "recorded (UTC)",
+        "value",
+        "change",
+        "threshold",
+        "build"
+    );
+    for (i, (p, v)) in points.iter().zip(values).enumerate() {
+        let step = i.checked_sub(1).map(|j| &steps[j]);
+        let (change, threshold, flag) = match step {
+            Some(s) if s.threshold_pct.is_nan() => {
+                (format!("{:+.2}%", s.change_pct), "-".to_string(), "")
+            }
+            Some(s) => (
+                format!("{:+.2}%", s.change_pct),
+                format!("{:.2}%", s.threshold_pct),
+                match (s.flagged, s.pending, s.change_pct > 0.0) {
+                    (true, _, true) => "  << slower (regression)",
+                    (true, _, false) => "  << faster (improvement)",
+                    (false, true, _) => "  ? beyond the bound: pending the next session",
+                    _ => "",
+                },
+            ),
+            None => (String::new(), String::new(), ""),
+        };
+        let build = match &p.commit {
+            Some(c) => format!("{} @{}", p.version, &c[..c.len().min(12)]),
+            None => p.version.clone(),
+        };
+        crate::outln!(
+            "  {:>7}  {:<19}  {:>12}  {:>9}  {:>9}  {:<16}{}",
+            p.session_id,
+            p.recorded,
+            crate::units::significant(*v),
+            change,
+            threshold,
+            build,
+            flag
+        );
+    }
+    let flagged = steps.iter().filter(|s| s.flagged).count();
+    crate::outln!("  {flagged} flagged change(s) ({})", kind.name());
+    Ok(())
 }

@@ -135,15 +135,13 @@ pub fn insert(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<i64
         ],
     )?)?;
     let info = &session.session;
-    let metric = serde_json::to_value(info.metric)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_else(|| "wall".into());
+    let metric = info.metric.key();
     let session_id = id_of(db.query(
         &d.sql(
             "INSERT INTO sessions (machine_id, recorded_at, origin, label, job_id, schema_name,
-                complete, metric, baseline_arm, null_arm, build_profile, wall_seconds, errors, document, uid)
-             VALUES ($1, COALESCE($14, {now}), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15)
+                complete, metric, baseline_arm, null_arm, build_profile, wall_seconds, errors, document, uid,
+                reference_arm)
+             VALUES ($1, COALESCE($14, {now}), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16)
              RETURNING id",
         ),
         &[
@@ -162,6 +160,7 @@ pub fn insert(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<i64
             json(session)?.into(),
             p.recorded_at.into(),
             session.id.clone().into(),
+            info.reference.clone().into(),
         ],
     )?)?;
     // Every arm the session names, with the version it reported.
@@ -251,6 +250,8 @@ fn insert_shape(
                 )
             }),
         };
+        // Its ratio to the session's reference arm, the anchored series.
+        let anchored = r.anchored.iter().find(|c| c.arm == a.arm);
         let epochs = r.stopped.as_ref().map(|s| s.epochs as i64).or_else(|| {
             change
                 .as_ref()
@@ -263,8 +264,10 @@ fn insert_shape(
             &d.sql(
                 "INSERT INTO summaries (session_id, shape_id, arm_id, role, iters, verified_reps,
                     median_ns, min_ns, ns_per_op, vs_arm, change_pct, ci_low_pct, ci_high_pct,
-                    verdict, epochs, skipped, error)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                    verdict, epochs, skipped, error, ref_change_pct, ref_ci_low_pct, ref_ci_high_pct,
+                    instructions_per_iter)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+                    $18, $19, $20, $21)
                  RETURNING id",
             ),
             &[
@@ -285,6 +288,14 @@ fn insert_shape(
                 epochs.into(),
                 a.skipped.clone().into(),
                 a.error.clone().into(),
+                anchored.map(|c| c.median_pct).into(),
+                anchored.map(|c| c.ci_pct[0]).into(),
+                anchored.map(|c| c.ci_pct[1]).into(),
+                a.counters
+                    .values
+                    .get(crate::measure::callgrind::NAME)
+                    .map(|c| c.per_iter.median)
+                    .into(),
             ],
         )?)?;
         insert_reps(db, summary_id, r.iters, a)?;
@@ -520,12 +531,31 @@ pub struct SeriesKey {
 #[derive(Clone, Debug)]
 pub struct Point {
     pub session_id: i64,
+    /// The session's own id (`Session::id`), when it has one.
+    pub uid: Option<String>,
+    /// The machine's fingerprint ([`fingerprint`]).
+    pub fingerprint: String,
     pub recorded: String,
     /// Median ns per iteration over the session's reps.
     pub median_ns: f64,
     pub min_ns: Option<f64>,
     pub version: String,
     pub commit: Option<String>,
+    /// The arm's ratio to the session's reference arm, when it had one.
+    pub anchored: Option<AnchoredPoint>,
+    /// Exact instructions per iteration (callgrind sessions).
+    pub instructions_per_iter: Option<f64>,
+}
+
+/// A point's ratio to its session's reference.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnchoredPoint {
+    pub reference: String,
+    /// The reference's version as that session resolved it: a series is
+    /// one yardstick only while this stays the same.
+    pub reference_version: String,
+    pub change_pct: f64,
+    pub ci_pct: [f64; 2],
 }
 
 /// Every series matching the filters (empty filter: any), with its
@@ -537,16 +567,30 @@ pub fn series(
     metric: Option<&str>,
 ) -> Result<Vec<(SeriesKey, Vec<Point>)>, StoreError> {
     let d = db.dialect();
+    // Read-only commands never migrate: a database from before anchored
+    // sessions (schema 3) has none of their columns.
+    let anchored = if super::store::version(db)? >= 4 {
+        "s.reference_arm, r.version, x.ref_change_pct, x.ref_ci_low_pct, x.ref_ci_high_pct, \
+         x.instructions_per_iter"
+    } else {
+        "NULL, NULL, NULL, NULL, NULL, NULL"
+    };
+    let reference_join = if anchored.starts_with("NULL") {
+        "LEFT JOIN arms r ON 1 = 0"
+    } else {
+        "LEFT JOIN arms r ON r.session_id = s.id AND r.label = s.reference_arm"
+    };
     let rows = db.query(
         &d.sql(&format!(
             "SELECT COALESCE(s.label, m.hostname || ' (' || m.cpu || ')'), h.name, a.label, s.metric, s.id, {},
-                    x.median_ns, x.min_ns, a.version, a.commit_id
+                    x.median_ns, x.min_ns, a.version, a.commit_id, s.uid, m.fingerprint, {anchored}
              FROM summaries x
              JOIN sessions s ON s.id = x.session_id
              JOIN machines m ON m.id = s.machine_id
              JOIN shapes h ON h.id = x.shape_id
              JOIN arms a ON a.id = x.arm_id
-             WHERE x.median_ns IS NOT NULL AND x.role <> 'null'
+             {reference_join}
+             WHERE x.median_ns IS NOT NULL AND x.role NOT IN ('null', 'build_null')
                AND ($1 = '' OR h.name = $1) AND ($2 = '' OR a.label = $2) AND ($3 = '' OR s.metric = $3)
              ORDER BY 1, 2, 3, 4, s.recorded_at, s.id",
             d.datetime("s.recorded_at")
@@ -565,6 +609,18 @@ pub fn series(
             arm: r.text(2)?,
             metric: r.text(3)?,
         };
+        let anchored = match (r.opt_text(12)?, r.opt_real(14)?) {
+            (Some(reference), Some(change_pct)) => Some(AnchoredPoint {
+                reference,
+                reference_version: r.opt_text(13)?.unwrap_or_default(),
+                change_pct,
+                ci_pct: [
+                    r.opt_real(15)?.unwrap_or(f64::NAN),
+                    r.opt_real(16)?.unwrap_or(f64::NAN),
+                ],
+            }),
+            _ => None,
+        };
         let point = Point {
             session_id: r.int(4)?,
             recorded: r.text(5)?,
@@ -572,6 +628,10 @@ pub fn series(
             min_ns: r.opt_real(7)?,
             version: r.text(8)?,
             commit: r.opt_text(9)?,
+            uid: r.opt_text(10)?,
+            fingerprint: r.text(11)?,
+            anchored,
+            instructions_per_iter: r.opt_real(17)?,
         };
         match out.last_mut() {
             Some((k, points)) if *k == key => points.push(point),
@@ -579,6 +639,39 @@ pub fn series(
         }
     }
     Ok(out)
+}
+
+/// The values of repeated sessions of one series on one machine, for the
+/// between-session term of `compare` ([`crate::stats::sessions::Between`]):
+/// complete sessions of `q`'s machine, shape, arm and metric, of the first
+/// of `q.versions` that has at least `MIN_SESSIONS` of them, leaving out
+/// `q.exclude`.
+pub fn repeated(
+    db: &mut dyn Sql,
+    q: &crate::results::compare::SeriesQuery,
+) -> Result<Vec<f64>, StoreError> {
+    let fp = fingerprint(&q.machine);
+    let points: Vec<Point> = series(db, Some(&q.shape), Some(&q.arm), Some(&q.metric))?
+        .into_iter()
+        .flat_map(|(_, p)| p)
+        .filter(|p| p.fingerprint == fp)
+        .filter(|p| p.uid.as_ref().is_none_or(|u| !q.exclude.contains(u)))
+        .collect();
+    let mut best = Vec::new();
+    for v in &q.versions {
+        let values: Vec<f64> = points
+            .iter()
+            .filter(|p| p.version == *v)
+            .map(|p| p.median_ns)
+            .collect();
+        if values.len() >= crate::stats::sessions::MIN_SESSIONS {
+            return Ok(values);
+        }
+        if values.len() > best.len() {
+            best = values;
+        }
+    }
+    Ok(best)
 }
 
 /// Which stored session a reference names: `@last`, `@baseline:NAME`, `@ID`.

@@ -325,6 +325,14 @@ pub const MIGRATIONS: &[&str] = &[
     "ALTER TABLE sessions ADD COLUMN uid TEXT;
     UPDATE sessions SET uid = {document_id};
     CREATE INDEX sessions_by_uid ON sessions (uid);",
+    // 4: anchored sessions: the reference arm of a session, each result's
+    // ratio to it (the series that carries across sessions), and the exact
+    // instruction count per iteration of a callgrind session.
+    "ALTER TABLE sessions ADD COLUMN reference_arm TEXT;
+    ALTER TABLE summaries ADD COLUMN ref_change_pct DOUBLE PRECISION;
+    ALTER TABLE summaries ADD COLUMN ref_ci_low_pct DOUBLE PRECISION;
+    ALTER TABLE summaries ADD COLUMN ref_ci_high_pct DOUBLE PRECISION;
+    ALTER TABLE summaries ADD COLUMN instructions_per_iter DOUBLE PRECISION;",
 ];
 
 /// The PostgreSQL advisory lock that serialises migrations ("loop").

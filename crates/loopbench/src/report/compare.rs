@@ -1,13 +1,16 @@
 //! `loopbench compare` in the terminal: the warnings first (they decide
-//! how much the numbers mean), then one row per shape and arm.
+//! how much the numbers mean), then one row per shape and arm, with what
+//! makes its interval true and its three-way outcome.
 
 use super::markup::{Column, Markup, Text};
 use crate::results::compare::SessionComparison;
+use crate::stats::outcome::Outcome;
 use crate::stats::Verdict;
 use crate::units::{interval, significant};
 use std::fmt::Write;
 
-/// The verdict of a between-session change, in words.
+/// The verdict of a between-session change, in words (files written
+/// before three-way outcomes).
 pub fn verdict_words(v: Verdict) -> &'static str {
     match v {
         Verdict::Faster => "faster",
@@ -17,11 +20,29 @@ pub fn verdict_words(v: Verdict) -> &'static str {
     }
 }
 
+/// The count of rows per outcome, in one line.
+pub fn outcomes_line(c: &SessionComparison) -> String {
+    format!(
+        "outcomes: {} changed, {} unchanged, {} unsure (of {} rows; precision ±{}%)",
+        c.count(Outcome::Changed),
+        c.count(Outcome::Unchanged),
+        c.count(Outcome::Unsure),
+        c.rows.len(),
+        c.precision_pct.unwrap_or(0.5)
+    )
+}
+
 pub fn render(c: &SessionComparison) -> String {
     let mut out = String::new();
     let id = |r: &crate::results::compare::SessionRef| {
         r.id.as_ref().map(|i| format!(" [{i}]")).unwrap_or_default()
     };
+    if let Some(g) = &c.gate {
+        let _ = writeln!(out, "{}", g.summary());
+        for f in &g.failing {
+            let _ = writeln!(out, "  {f}");
+        }
+    }
     let _ = writeln!(
         out,
         "A: {}{}  ({})",
@@ -36,6 +57,12 @@ pub fn render(c: &SessionComparison) -> String {
         id(&c.b),
         c.b.machine.fingerprint()
     );
+    if let Some(r) = &c.reference {
+        let _ = writeln!(
+            out,
+            "anchored: every arm as a ratio to {r}, measured in both"
+        );
+    }
     for w in &c.warnings {
         let _ = writeln!(out, "warning: {w}");
     }
@@ -45,9 +72,15 @@ pub fn render(c: &SessionComparison) -> String {
     for u in &c.unmatched {
         let _ = writeln!(out, "not compared: {u}");
     }
+    let mut reasons: Vec<&str> = c.rows.iter().filter_map(|r| r.reason.as_deref()).collect();
+    reasons.dedup();
+    for r in reasons {
+        let _ = writeln!(out, "unsure: {r}");
+    }
+    let _ = writeln!(out, "{}", outcomes_line(c));
     let _ = writeln!(out, "method: {}", c.method);
     if c.no_change() {
-        let _ = writeln!(out, "no change: every interval holds zero");
+        let _ = writeln!(out, "no change: no row changed");
     }
     out
 }
@@ -57,14 +90,16 @@ pub fn render(c: &SessionComparison) -> String {
 /// each interval's units (pairs of epochs or rounds), which Markdown leaves
 /// out to stay narrow.
 pub fn table(c: &SessionComparison, units: bool) -> (Vec<Column>, Vec<Vec<String>>) {
+    let precision = c.precision_pct.unwrap_or(0.5);
     let mut columns = vec![
         Column::left("shape", 20),
         Column::left("arm", 18),
         Column::right("A ns/iter", 11),
         Column::right("B ns/iter", 11),
         Column::left(format!("B vs A [{:.0}% CI]", c.confidence * 100.0), 30).gap(2),
+        Column::left("across sessions", 24),
         Column::right("units", 9),
-        Column::left("verdict", 0).gap(2),
+        Column::left("outcome", 0).gap(2),
     ];
     let mut rows: Vec<Vec<String>> = c
         .rows
@@ -76,8 +111,14 @@ pub fn table(c: &SessionComparison, units: bool) -> (Vec<Column>, Vec<Vec<String
                 significant(r.a_ns_per_iter),
                 significant(r.b_ns_per_iter),
                 interval(r.median_pct, r.ci_pct),
+                r.basis
+                    .as_ref()
+                    .map_or_else(|| "-".to_string(), |b| b.short()),
                 format!("{}+{} {}", r.a_units, r.b_units, r.units),
-                verdict_words(r.verdict).to_string(),
+                match r.outcome {
+                    Some(_) => r.verdict_text(precision),
+                    None => verdict_words(r.verdict).to_string(),
+                },
             ]
         })
         .collect();

@@ -195,6 +195,8 @@ fn comparison(c: &crate::results::compare::SessionComparison) -> Result<Vec<u8>,
         "ci_lo_pct",
         "ci_hi_pct",
         "verdict",
+        "outcome",
+        "basis",
     ])
     .map_err(err)?;
     for r in &c.rows {
@@ -212,6 +214,8 @@ fn comparison(c: &crate::results::compare::SessionComparison) -> Result<Vec<u8>,
             r.ci_pct[0].to_string(),
             r.ci_pct[1].to_string(),
             super::compare::verdict_words(r.verdict).to_string(),
+            r.outcome.map(|o| o.to_string()).unwrap_or_default(),
+            r.basis.as_ref().map(|b| b.short()).unwrap_or_default(),
         ])
         .map_err(err)?;
     }

@@ -21,6 +21,7 @@ use crate::results::app::{AppProfile, AppProjection};
 use crate::results::calibration::Calibration;
 use crate::results::compare::SessionComparison;
 use crate::results::{paired_epochs, Document, Role, Session, ShapeResult};
+use crate::stats::outcome::Outcome;
 use crate::stats::Verdict;
 use crate::units::{interval, significant as num};
 use std::fmt::Write;
@@ -157,7 +158,7 @@ pub fn session_section(label: &str, s: &Session) -> String {
         let chart = DotChart {
             title: "Every comparison: change against the baseline".into(),
             x_label: format!(
-                "change in {} per iteration vs {} (%), {:.0}% interval",
+                "change in {} per iteration vs {} (%, log-ratio axis), {:.0}% interval",
                 s.session.metric.name(),
                 s.session.baseline,
                 s.session.confidence_level * 100.0
@@ -165,6 +166,7 @@ pub fn session_section(label: &str, s: &Session) -> String {
             rows: forest_rows,
             reference: Some(0.0),
             legend: verdict_legend(),
+            log_ratio: true,
             band_label: "that shape's null floor".into(),
             ..Default::default()
         };
@@ -439,6 +441,10 @@ pub fn calibration_section(c: &Calibration) -> String {
 /// B against A, loud where the machines differ.
 pub fn compare_section(c: &SessionComparison) -> String {
     let mut o = String::new();
+    if let Some(g) = &c.gate {
+        let class = if g.failed { "loud" } else { "meta" };
+        let _ = write!(o, "<p class=\"{class}\">{}</p>", esc(&g.summary()));
+    }
     let _ = write!(
         o,
         "<p class=\"meta\">A: {} ({})<br>B: {} ({})</p>",
@@ -462,7 +468,11 @@ pub fn compare_section(c: &SessionComparison) -> String {
             label: format!("{}: {}", r.shape, r.arm),
             point: Some(r.median_pct),
             interval: Some(r.ci_pct),
-            color: verdict_color(r.verdict),
+            color: match r.outcome {
+                Some(Outcome::Unsure) => svg::PURPLE,
+                Some(Outcome::Unchanged) => svg::GREY,
+                _ => verdict_color(r.verdict),
+            },
             ..Default::default()
         })
         .collect();
@@ -470,18 +480,20 @@ pub fn compare_section(c: &SessionComparison) -> String {
         let legend = vec![
             ("faster".to_string(), svg::GREEN),
             ("slower".to_string(), svg::VERMILLION),
-            ("no change".to_string(), svg::GREY),
+            ("unchanged".to_string(), svg::GREY),
+            ("unsure".to_string(), svg::PURPLE),
         ];
         o.push_str(
             &DotChart {
                 title: "B against A".into(),
                 x_label: format!(
-                    "change in ns per iteration, B / A - 1 (%), {:.0}% interval",
+                    "change in ns per iteration, B / A - 1 (%, log-ratio axis), {:.0}% interval",
                     c.confidence * 100.0
                 ),
                 rows,
                 reference: Some(0.0),
                 legend,
+                log_ratio: true,
                 ..Default::default()
             }
             .svg(),
@@ -492,7 +504,12 @@ pub fn compare_section(c: &SessionComparison) -> String {
     for u in &c.unmatched {
         let _ = write!(o, "<p class=\"meta\">Not compared: {}</p>", esc(u));
     }
-    let _ = write!(o, "<p class=\"meta\">Method: {}.</p>", esc(&c.method));
+    let _ = write!(
+        o,
+        "<p class=\"meta\">{}<br>Method: {}.</p>",
+        esc(&super::compare::outcomes_line(c)),
+        esc(&c.method)
+    );
     o
 }
 

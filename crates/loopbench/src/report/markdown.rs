@@ -53,6 +53,15 @@ pub fn session(s: &Session) -> String {
     let mut o = String::new();
     let shapes: Vec<&str> = s.results.iter().map(|r| r.shape.as_str()).collect();
     o.push_str(&MD.heading(3, &format!("loopbench: {}", shapes.join(", "))));
+    if let Some(g) = &s.gate {
+        let _ = writeln!(o, "**{}**\n", cell(&g.summary()));
+        for f in &g.failing {
+            let _ = writeln!(o, "- {}", cell(f));
+        }
+        if !g.failing.is_empty() {
+            let _ = writeln!(o);
+        }
+    }
     let level = s.session.confidence_level * 100.0;
     let epochs = s.epochs.len().max(1);
     let _ = writeln!(
@@ -158,6 +167,9 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
             None => ("-".into(), "-".into()),
         };
         let (change, verdict) = match r.comparisons.iter().find(|c| c.arm == a.arm) {
+            Some(c) if a.role == Role::Reference => {
+                (interval(c.median_pct, c.ci_pct), "reference".into())
+            }
             Some(c) => (interval(c.median_pct, c.ci_pct), c.verdict_text()),
             None if a.role == Role::Baseline => (
                 "(baseline)".into(),
@@ -177,6 +189,19 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
         o.push_str(&MD.table_row(&columns, &[&a.arm, &per_op, &per_iter, &change, &verdict]));
     }
     o.push_str(&MD.table_end());
+    if let Some(reference) = r.anchored.first().map(|c| &c.vs) {
+        let ratios: Vec<String> = r
+            .anchored
+            .iter()
+            .map(|c| format!("{} {}", c.arm, interval(c.median_pct, c.ci_pct)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "\nAgainst the reference {}: {}.",
+            cell(reference),
+            cell(&ratios.join(", "))
+        );
+    }
     match (&r.null_control, r.floor_pct()) {
         (Some(n), Some(floor)) => {
             let build = r
@@ -269,11 +294,28 @@ fn comparison(c: &SessionComparison) -> String {
         3,
         &format!("loopbench compare: {} against {}", c.b.label, c.a.label),
     ));
+    if let Some(g) = &c.gate {
+        let _ = writeln!(o, "**{}**\n", cell(&g.summary()));
+        for f in &g.failing {
+            let _ = writeln!(o, "- {}", cell(f));
+        }
+        if !g.failing.is_empty() {
+            let _ = writeln!(o);
+        }
+    }
+    if let Some(r) = &c.reference {
+        let _ = writeln!(
+            o,
+            "Anchored: every arm as a ratio to {}, measured in both sessions.\n",
+            cell(r)
+        );
+    }
     for w in &c.warnings {
         let _ = writeln!(o, "> **Warning:** {}\n", cell(w));
     }
     let (columns, rows) = super::compare::table(c, false);
     o.push_str(&MD.table(&columns, &rows));
+    let _ = writeln!(o, "\n{}", cell(&super::compare::outcomes_line(c)));
     if !c.unmatched.is_empty() {
         let _ = writeln!(o, "\nNot compared:\n");
         for u in &c.unmatched {

@@ -57,6 +57,10 @@ pub struct DotChart {
     /// (label, colour) pairs; the marker's meaning, if rows have one.
     pub legend: Vec<(String, &'static str)>,
     pub marker_label: Option<String>,
+    /// The values are percent changes, placed on a log-ratio axis: +100%
+    /// and -50% lie equally far from 0, and a +600% row does not squeeze
+    /// a +-10% one into a few pixels.
+    pub log_ratio: bool,
 }
 
 /// Horizontal bars from zero.
@@ -120,30 +124,107 @@ fn tick_text(v: f64, step: f64) -> String {
 struct Frame {
     left: f64,
     right: f64,
+    /// The axis range, in axis units (log ratios on a log-ratio axis).
     lo: f64,
     hi: f64,
+    /// Tick values, in the values' own units.
+    ticks: Vec<f64>,
     step: f64,
+    log_ratio: bool,
     height: f64,
     rows: usize,
 }
 
+/// A percent change as a log ratio, and back.
+fn log_ratio(pct: f64) -> f64 {
+    (pct / 100.0).ln_1p()
+}
+fn from_log_ratio(y: f64) -> f64 {
+    y.exp_m1() * 100.0
+}
+
+/// Changes a log-ratio axis may label, percent: round numbers on both
+/// sides (a halving is -50%, a doubling +100%).
+const LOG_TICKS: &[f64] = &[
+    -99.0, -95.0, -90.0, -80.0, -67.0, -50.0, -33.0, -20.0, -10.0, -5.0, -2.0, -1.0, -0.5, 0.0,
+    0.5, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 200.0, 400.0, 900.0, 1900.0, 4900.0, 9900.0,
+];
+
+/// Ticks of a log-ratio axis over `[lo, hi]` (log ratios): the labelled
+/// changes inside it, thinned so that neighbours stay `min_gap` apart.
+fn log_ticks(lo: f64, hi: f64, min_gap: f64) -> Vec<f64> {
+    let mut out: Vec<f64> = Vec::new();
+    for &t in LOG_TICKS {
+        let y = log_ratio(t);
+        if y < lo || y > hi {
+            continue;
+        }
+        match out.last() {
+            Some(&last) if y - log_ratio(last) < min_gap && t != 0.0 => {}
+            Some(&last) if y - log_ratio(last) < min_gap => {
+                // Zero always has its tick: it is the line everything is read against.
+                out.pop();
+                out.push(t);
+            }
+            _ => out.push(t),
+        }
+    }
+    out
+}
+
 impl Frame {
-    fn new<'a>(labels: impl Iterator<Item = &'a str>, rows: usize, values: Vec<f64>) -> Frame {
+    fn new<'a>(
+        labels: impl Iterator<Item = &'a str>,
+        rows: usize,
+        values: Vec<f64>,
+        log: bool,
+    ) -> Frame {
         let longest = labels.map(|l| l.chars().count()).max().unwrap_or(4);
         let left = (longest as f64 * 6.6 + 16.0).clamp(60.0, 300.0);
-        let (lo, hi, step) = range(values.into_iter());
+        let right = WIDTH - 24.0;
+        let (lo, hi, step, ticks) = if log {
+            // A change of -100% or less has no log ratio: it is left out of
+            // the range (and drawn at the axis' edge).
+            let ys = values.into_iter().filter(|v| *v > -100.0).map(log_ratio);
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            for y in ys.filter(|y| y.is_finite()) {
+                lo = lo.min(y);
+                hi = hi.max(y);
+            }
+            if !lo.is_finite() {
+                (lo, hi) = (log_ratio(-1.0), log_ratio(1.0));
+            }
+            let pad = ((hi - lo) * 0.06).max(0.005);
+            let (lo, hi) = (lo - pad, hi + pad);
+            // Labels need about 48 px each.
+            let min_gap = (hi - lo) * 48.0 / (right - left);
+            (lo, hi, 0.0, log_ticks(lo, hi, min_gap))
+        } else {
+            let (lo, hi, step) = range(values.into_iter());
+            let n = ((hi - lo) / step).round() as usize;
+            let ticks = (0..=n).map(|i| lo + i as f64 * step).collect();
+            (lo, hi, step, ticks)
+        };
         Frame {
             left,
-            right: WIDTH - 24.0,
+            right,
             lo,
             hi,
+            ticks,
             step,
+            log_ratio: log,
             height: TOP + rows as f64 * ROW + BOTTOM,
             rows,
         }
     }
+    /// The x position of value `v` (a percent change on a log-ratio axis).
     fn x(&self, v: f64) -> f64 {
-        self.left + (v - self.lo) / (self.hi - self.lo) * (self.right - self.left)
+        let axis = if self.log_ratio {
+            log_ratio(v.max(from_log_ratio(self.lo)))
+        } else {
+            v
+        };
+        self.left + (axis - self.lo) / (self.hi - self.lo) * (self.right - self.left)
     }
     fn y(&self, row: usize) -> f64 {
         TOP + row as f64 * ROW + ROW / 2.0
@@ -165,17 +246,20 @@ impl Frame {
             self.left,
             esc(title)
         );
-        let mut v = self.lo;
-        while v <= self.hi + self.step * 1e-6 {
+        for &v in &self.ticks {
             let x = self.x(v);
+            let text = if self.log_ratio {
+                format!("{v:+}%").replace("+0%", "0")
+            } else {
+                tick_text(v, self.step)
+            };
             let _ = write!(
                 out,
                 r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{b:.1}" stroke="#e4e4e4"/><text x="{x:.1}" y="{ty:.1}" text-anchor="middle" fill="#333">{}</text>"##,
-                tick_text(v, self.step),
+                text,
                 b = self.bottom(),
                 ty = self.bottom() + 16.0
             );
-            v += self.step;
         }
         let _ = write!(
             out,
@@ -224,6 +308,7 @@ impl DotChart {
             self.rows.iter().map(|r| r.label.as_str()),
             self.rows.len(),
             values,
+            self.log_ratio,
         );
         let mut o = String::new();
         f.open(&mut o, &self.title, &self.x_label);
@@ -353,6 +438,7 @@ impl Bars {
             self.rows.iter().map(|r| r.0.as_str()),
             self.rows.len(),
             values,
+            false,
         );
         let mut o = String::new();
         f.open(&mut o, &self.title, &self.x_label);
@@ -384,6 +470,30 @@ mod tests {
         assert_eq!((lo, hi), (-5.0, 15.0));
         let (lo, hi, _) = range([2.0, 2.0].into_iter());
         assert!(lo < 2.0 && hi > 2.0);
+    }
+
+    #[test]
+    fn a_log_ratio_axis_gives_a_halving_and_a_doubling_equal_room() {
+        let f = Frame::new(["a"].into_iter(), 1, vec![-50.0, 100.0, 600.0], true);
+        let zero = f.x(0.0);
+        let (half, double) = (f.x(-50.0), f.x(100.0));
+        assert!(((zero - half) - (double - zero)).abs() < 1e-6);
+        assert!(
+            f.ticks.contains(&0.0) && f.ticks.contains(&100.0),
+            "{:?}",
+            f.ticks
+        );
+        // Ticks do not crowd: neighbours at least 40 px apart.
+        for w in f.ticks.windows(2) {
+            assert!(f.x(w[1]) - f.x(w[0]) >= 40.0, "{:?}", f.ticks);
+        }
+        // +-10% keeps twice the room beside +600% that a linear axis gives it.
+        let ten = (f.x(10.0) - f.x(-10.0)) / (f.right - f.left);
+        let linear = Frame::new(["a"].into_iter(), 1, vec![-50.0, 100.0, 600.0], false);
+        let ten_linear = (linear.x(10.0) - linear.x(-10.0)) / (linear.right - linear.left);
+        assert!(ten > 2.0 * ten_linear, "{ten} against {ten_linear}");
+        // -100% has no log ratio: drawn at the edge, not at -infinity.
+        assert!(f.x(-100.0).is_finite() && f.x(-100.0) >= f.left - 1e-9);
     }
 
     #[test]

@@ -109,6 +109,12 @@ pub fn render(report: &Session) -> String {
         .collect();
     let _ = writeln!(out, "engines: {}", versions.join("; "));
     let _ = writeln!(out, "builds: {}", builds_line(report));
+    if let Some(r) = &s.reference {
+        let _ = writeln!(
+            out,
+            "reference: {r} (every result also as a ratio to it; `compare` of sessions that share it compares the ratios)"
+        );
+    }
     let _ = writeln!(out);
     let columns = columns(report);
     out.push_str(&Text.table_start(&columns));
@@ -121,6 +127,12 @@ pub fn render(report: &Session) -> String {
     crate::report::counters::render_footer(&mut out, report);
     for line in crate::report::LIMITS {
         let _ = writeln!(out, "{line}");
+    }
+    if let Some(g) = &report.gate {
+        let _ = writeln!(out, "{}", g.summary());
+        for f in &g.failing {
+            let _ = writeln!(out, "  {f}");
+        }
     }
     if !report.complete {
         let _ = writeln!(
@@ -292,6 +304,11 @@ fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
                 change_text(c.median_pct, c.ci_pct, &c.layout, a.role),
                 a.role.floor_name().into(),
             ),
+            (Role::Reference, Some(c)) => (
+                format!("{:.3}", c.ratio),
+                change_text(c.median_pct, c.ci_pct, &c.layout, a.role),
+                "reference".into(),
+            ),
             (_, Some(c)) => (
                 format!("{:.3}", c.ratio),
                 change_text(c.median_pct, c.ci_pct, &c.layout, a.role),
@@ -342,6 +359,15 @@ fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
             "build floor: {} (the baseline's variants against each other; {spread}), part of the floor above",
             interval(n.median_pct, n.ci_pct)
         );
+        row(out, &["", &note]);
+    }
+    if let Some(reference) = r.anchored.first().map(|c| &c.vs) {
+        let ratios: Vec<String> = r
+            .anchored
+            .iter()
+            .map(|c| format!("{} {}", c.arm, interval(c.median_pct, c.ci_pct)))
+            .collect();
+        let note = format!("vs reference {reference}: {}", ratios.join(", "));
         row(out, &["", &note]);
     }
     row(out, &["", &interval_note(r)]);

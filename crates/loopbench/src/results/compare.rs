@@ -1,18 +1,32 @@
 //! `loopbench compare`: two saved sessions, shape by shape and arm by arm.
 //!
 //! Two sessions are independent samples (different processes, times,
-//! perhaps machines), so nothing pairs round by round. Each side's unit is
-//! an epoch (a fresh process, so a fresh layout): its median ns/iter. The
-//! change is Welch's t interval on the difference of the mean log epoch
-//! medians ([`crate::stats::epochs::welch_log_change`]); when either
-//! session has a single epoch the units are its rounds, and the interval
-//! then knows nothing of layout and says so. This is weaker than the
-//! paired comparison of arms inside one session, which every report says.
+//! perhaps machines), so nothing pairs round by round, and the machine's
+//! speed itself moves between them (12-19% on a noisy VM). Each row says
+//! what makes its interval true ([`Basis`], rules in
+//! [`crate::stats::sessions`]):
+//!
+//! - **anchored**: both sessions measured the same reference arm (same
+//!   label, version and revision). The units are each epoch's median log
+//!   ratio of the arm to the reference (or, for builds in layout variants,
+//!   the mean per pair of variants), compared by Welch's t;
+//! - **between sessions**: Welch's t on the sides' units (layout variants,
+//!   epochs, or rounds of a one-epoch session) plus twice the variance of
+//!   this machine's repeated sessions of the series, learned from the
+//!   history;
+//! - **same session**: A and B are one session (the difference is its
+//!   own noise only);
+//! - **none**: neither; the row is unsure and says how to make it sure.
+//!
+//! Every row has its three-way outcome from [`crate::stats::outcome`].
 
-use super::{EngineInfo, Session};
+use super::{ArmResult, EngineInfo, Session, ShapeResult};
 use crate::machine::Machine;
+use crate::stats::outcome::{self, Outcome};
+use crate::stats::sessions::{self as across, Between};
 use crate::stats::{self, Verdict};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The schema comparisons are written with.
 pub const SCHEMA: &str = "loopbench-compare/1";
@@ -28,6 +42,39 @@ pub struct SessionRef {
     pub engines: Vec<EngineInfo>,
 }
 
+/// What makes a row's interval true across two sessions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Basis {
+    /// Ratios to `reference`, measured in both sessions, were compared.
+    Anchored { reference: String },
+    /// The spread of this machine's repeated sessions of the series is in
+    /// the interval.
+    BetweenSessions {
+        #[serde(flatten)]
+        between: Between,
+    },
+    /// A and B are the same session.
+    SameSession,
+    /// Nothing spans the two sessions: the interval holds each session's
+    /// own noise only, and the outcome is unsure.
+    None,
+}
+
+impl Basis {
+    /// The row's basis in a few words, for the table.
+    pub fn short(&self) -> String {
+        match self {
+            Basis::Anchored { reference } => format!("÷ {reference}"),
+            Basis::BetweenSessions { between } => {
+                format!("+{:.1}% sd, {} sessions", between.sd_pct, between.sessions)
+            }
+            Basis::SameSession => "same session".to_string(),
+            Basis::None => "none".to_string(),
+        }
+    }
+}
+
 /// One shape and arm, B against A.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CompareRow {
@@ -36,15 +83,39 @@ pub struct CompareRow {
     /// Median ns per iteration in each session.
     pub a_ns_per_iter: f64,
     pub b_ns_per_iter: f64,
-    /// `epochs` or `rounds`: what one unit of each side is.
+    /// What one unit of each side is (`epochs`, `layout variants`,
+    /// `rounds`; anchored: `epochs` or `variant pairs` of ratios).
     pub units: String,
     pub a_units: usize,
     pub b_units: usize,
     pub median_pct: f64,
     pub ci_pct: [f64; 2],
-    /// Faster or slower when the interval excludes zero, else within noise
-    /// (no change).
+    /// Faster or slower when the interval excludes zero and the change is
+    /// beyond both sessions' null floors, else within noise.
     pub verdict: Verdict,
+    /// Changed, unchanged (inside the precision) or unsure; absent in
+    /// files written before three-way outcomes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<Basis>,
+    /// Why the row is unsure when its interval alone does not say, and
+    /// the way out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl CompareRow {
+    /// What the verdict column says (older files: the verdict alone).
+    pub fn verdict_text(&self, precision_pct: f64) -> String {
+        match (self.outcome, &self.basis) {
+            (Some(Outcome::Unsure), Some(Basis::None)) => {
+                "unsure: nothing spans the two sessions".to_string()
+            }
+            (Some(o), _) => outcome::describe(self.verdict, o, self.ci_pct, precision_pct),
+            (None, _) => self.verdict.to_string(),
+        }
+    }
 }
 
 /// B against A.
@@ -54,6 +125,14 @@ pub struct SessionComparison {
     pub a: SessionRef,
     pub b: SessionRef,
     pub confidence: f64,
+    /// The precision "unchanged" is judged at (interval inside +-it),
+    /// percent; absent in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_pct: Option<f64>,
+    /// The reference arm the rows were anchored to, when both sessions
+    /// measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
     /// How the intervals were built, in words.
     pub method: String,
     /// Fingerprint fields that differ (`field: a vs b`).
@@ -63,15 +142,45 @@ pub struct SessionComparison {
     pub rows: Vec<CompareRow>,
     /// Shapes or arms in only one of the two sessions.
     pub unmatched: Vec<String>,
+    /// The result of `--fail-on`, when it was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<super::gate::Gate>,
 }
 
 /// What the comparison of two sessions means, once.
-pub const METHOD: &str = "Welch t interval on the difference of mean log per-epoch medians \
-(per-round values when a session has one epoch), two sessions treated as independent";
+pub const METHOD: &str = "Welch t interval on the difference of mean log units (per-epoch \
+medians; per layout variant for builds in variants; per round for a one-epoch session); \
+anchored rows use each epoch's ratio to the shared reference arm, other rows add twice the \
+variance of this machine's repeated sessions of the series from the history, and rows with \
+neither are unsure";
 
-/// The warning every comparison carries.
+/// The warning every comparison without a shared reference carries.
 pub const WEAKER: &str = "comparing two sessions is weaker than comparing arms inside one session: \
 between them the machine's state, its load and the process layouts changed, and no null control spans both";
+
+/// How a comparison is made: the precision of its outcomes, the reference
+/// to anchor on, and where the spread of repeated sessions comes from.
+pub struct Options<'a> {
+    pub precision_pct: f64,
+    /// Anchor on this arm (default: the reference both sessions recorded).
+    pub reference: Option<String>,
+    /// The spread of this machine's repeated sessions of a series, from
+    /// the history ([`SeriesQuery`]); `None` where there is none.
+    pub between: &'a dyn Fn(&SeriesQuery) -> Option<Between>,
+}
+
+/// The series whose repeated sessions give a row its between-session term.
+#[derive(Clone, Debug)]
+pub struct SeriesQuery {
+    pub machine: Machine,
+    pub shape: String,
+    pub arm: String,
+    pub metric: String,
+    /// The builds it may be learned from (the arm's version in A, then in B).
+    pub versions: Vec<String>,
+    /// Sessions that are not history of the series (A and B themselves).
+    pub exclude: Vec<String>,
+}
 
 /// Why two sides' values give no change: too few of them, or too few
 /// that are times at all (a change on the log scale needs two positive,
@@ -100,8 +209,120 @@ fn not_comparable(units: &str, a: &[f64], b: &[f64]) -> String {
     }
 }
 
-/// `b` against `a`.
-pub fn compare(a: &Session, a_label: &str, b: &Session, b_label: &str) -> SessionComparison {
+/// The arm's build as the session reported it: its version, and the
+/// revision of a git arm.
+fn build_of(s: &Session, arm: &str) -> Option<String> {
+    let e = s.session.engines.iter().find(|e| e.arm == arm)?;
+    Some(match &e.git {
+        Some(g) => format!("{} ({g})", e.version),
+        None => e.version.clone(),
+    })
+}
+
+/// The reference both sessions measured, or why there is none (a warning);
+/// an error when the user asked for one that they do not share.
+fn shared_reference(
+    a: &Session,
+    b: &Session,
+    asked: Option<&str>,
+) -> Result<(Option<String>, Option<String>), String> {
+    let same_build = |r: &str| -> Result<(), String> {
+        match (build_of(a, r), build_of(b, r)) {
+            (Some(x), Some(y)) if x == y => Ok(()),
+            (Some(x), Some(y)) => Err(format!(
+                "the reference {r} is {x} in A and {y} in B: not the same yardstick"
+            )),
+            (None, _) => Err(format!("the reference {r} was not measured in A")),
+            (_, None) => Err(format!("the reference {r} was not measured in B")),
+        }
+    };
+    if let Some(r) = asked {
+        same_build(r)?;
+        return Ok((Some(r.to_string()), None));
+    }
+    match (&a.session.reference, &b.session.reference) {
+        (Some(x), Some(y)) if x == y => match same_build(x) {
+            Ok(()) => Ok((Some(x.clone()), None)),
+            Err(why) => Ok((None, Some(format!("{why}; rows are not anchored")))),
+        },
+        (Some(x), Some(y)) => Ok((
+            None,
+            Some(format!(
+                "A is anchored to {x} and B to {y}: different yardsticks, rows are not anchored"
+            )),
+        )),
+        (Some(r), None) | (None, Some(r)) => Ok((
+            None,
+            Some(format!(
+                "only one session measured the reference {r}: rows are not anchored"
+            )),
+        )),
+        (None, None) => Ok((None, None)),
+    }
+}
+
+/// Each epoch's median log ratio of `arm` to `reference` (as ratios), or
+/// with layout variants the geometric mean per pair of variants; and what
+/// a unit is.
+fn anchored_units(arm: &ArmResult, reference: &ArmResult) -> (&'static str, Vec<f64>) {
+    let (mine, theirs) = (arm.samples_by_epoch(), reference.samples_by_epoch());
+    let mut by_pair: BTreeMap<(Option<u32>, Option<u32>), Vec<f64>> = BTreeMap::new();
+    for (e, x) in &mine {
+        let Some(r) = theirs.get(e) else { continue };
+        let n = x.len().min(r.len());
+        let logs = stats::epochs::log_ratios(&x[..n], &r[..n]);
+        if logs.is_empty() {
+            continue;
+        }
+        let key = (
+            arm.build_variants.get(e).copied(),
+            reference.build_variants.get(e).copied(),
+        );
+        by_pair.entry(key).or_default().push(stats::median(&logs));
+    }
+    let variants = by_pair.keys().any(|(x, r)| x.is_some() || r.is_some());
+    if variants && by_pair.len() >= 2 {
+        let units = by_pair
+            .values()
+            .map(|l| (l.iter().sum::<f64>() / l.len() as f64).exp())
+            .collect();
+        ("variant pairs", units)
+    } else {
+        let units = by_pair.into_values().flatten().map(f64::exp).collect();
+        ("epochs", units)
+    }
+}
+
+/// An arm's units for an absolute comparison and what a unit is: its
+/// layout variants, else its epochs' medians, else (one epoch) its rounds.
+fn absolute_units(arm: &ArmResult) -> (&'static str, Vec<f64>) {
+    let variants = by_variant(arm);
+    if variants.len() >= 2 {
+        // Builds in layout variants: each variant is one draw of the
+        // build's layout, so the variants are the units.
+        return ("layout variants", variants);
+    }
+    let epochs = arm.samples_by_epoch();
+    if epochs.len() >= 2 {
+        let medians = epochs
+            .values()
+            .filter(|v| !v.is_empty())
+            .map(|v| stats::median(v))
+            .collect();
+        return ("epochs", medians);
+    }
+    ("rounds", arm.samples_ns_per_iter.clone())
+}
+
+/// `b` against `a`; an error when `opts` asks for a reference the two
+/// sessions do not share.
+pub fn compare(
+    a: &Session,
+    a_label: &str,
+    b: &Session,
+    b_label: &str,
+    opts: &Options,
+) -> Result<SessionComparison, String> {
     let level = a.session.confidence_level;
     let mismatches: Vec<String> = a
         .machine
@@ -109,7 +330,13 @@ pub fn compare(a: &Session, a_label: &str, b: &Session, b_label: &str) -> Sessio
         .iter()
         .map(|m| m.to_string())
         .collect();
-    let mut warnings = vec![WEAKER.to_string()];
+    let (reference, why_not) = shared_reference(a, b, opts.reference.as_deref())?;
+    let same_session = a.id.is_some() && a.id == b.id;
+    let mut warnings = Vec::new();
+    if reference.is_none() && !same_session {
+        warnings.push(WEAKER.to_string());
+    }
+    warnings.extend(why_not);
     if !mismatches.is_empty() {
         warnings.push(format!(
             "MACHINE FINGERPRINTS DIFFER ({}): every change below mixes the machine with the engine",
@@ -117,17 +344,7 @@ pub fn compare(a: &Session, a_label: &str, b: &Session, b_label: &str) -> Sessio
         ));
     }
     for ea in &a.session.engines {
-        if let Some(eb) = b.session.engines.iter().find(|e| e.arm == ea.arm) {
-            let rev = |e: &EngineInfo| {
-                e.git
-                    .as_ref()
-                    .map(|g| format!(" ({g})"))
-                    .unwrap_or_default()
-            };
-            let (va, vb) = (
-                format!("{}{}", ea.version, rev(ea)),
-                format!("{}{}", eb.version, rev(eb)),
-            );
+        if let (Some(va), Some(vb)) = (build_of(a, &ea.arm), build_of(b, &ea.arm)) {
             if va != vb {
                 warnings.push(format!("{}: {va} in A, {vb} in B", ea.arm));
             }
@@ -152,56 +369,18 @@ pub fn compare(a: &Session, a_label: &str, b: &Session, b_label: &str) -> Sessio
                 unmatched.push(format!("{} {}: only in A", ra.shape, arm_a.arm));
                 continue;
             };
-            let (ea, eb) = (arm_a.samples_by_epoch(), arm_b.samples_by_epoch());
-            let (va, vb) = (by_variant(arm_a), by_variant(arm_b));
-            let (units, xa, xb) = if va.len() >= 2 && vb.len() >= 2 {
-                // Builds in layout variants: each variant is one draw of the
-                // build's layout, so the variants are the units.
-                ("layout variants", va, vb)
-            } else if ea.len() >= 2 && eb.len() >= 2 {
-                let meds = |m: &std::collections::BTreeMap<u32, Vec<f64>>| -> Vec<f64> {
-                    m.values()
-                        .filter(|v| !v.is_empty())
-                        .map(|v| stats::median(v))
-                        .collect()
-                };
-                ("epochs", meds(&ea), meds(&eb))
-            } else {
-                (
-                    "rounds",
-                    arm_a.samples_ns_per_iter.clone(),
-                    arm_b.samples_ns_per_iter.clone(),
-                )
+            let row = Row {
+                a,
+                b,
+                ra,
+                rb,
+                arm_a,
+                arm_b,
             };
-            let Some((median_pct, ci_pct)) = stats::epochs::welch_log_change(&xa, &xb, level)
-            else {
-                unmatched.push(format!(
-                    "{} {}: {}",
-                    ra.shape,
-                    arm_a.arm,
-                    not_comparable(units, &xa, &xb)
-                ));
-                continue;
-            };
-            let verdict = if ci_pct[1] < 0.0 {
-                Verdict::Faster
-            } else if ci_pct[0] > 0.0 {
-                Verdict::Slower
-            } else {
-                Verdict::WithinNoise
-            };
-            rows.push(CompareRow {
-                shape: ra.shape.clone(),
-                arm: arm_a.arm.clone(),
-                a_ns_per_iter: stats::median(&arm_a.samples_ns_per_iter),
-                b_ns_per_iter: stats::median(&arm_b.samples_ns_per_iter),
-                units: units.to_string(),
-                a_units: xa.len(),
-                b_units: xb.len(),
-                median_pct,
-                ci_pct,
-                verdict,
-            });
+            match row.compare(level, reference.as_deref(), same_session, opts) {
+                Ok(r) => rows.push(r),
+                Err(why) => unmatched.push(format!("{} {}: {why}", ra.shape, arm_a.arm)),
+            }
         }
         for arm_b in rb.arms.iter().filter(|x| !x.role.is_null()) {
             if !ra.arms.iter().any(|x| x.arm == arm_b.arm) {
@@ -220,24 +399,166 @@ pub fn compare(a: &Session, a_label: &str, b: &Session, b_label: &str) -> Sessio
         machine: s.machine.clone(),
         engines: s.session.engines.clone(),
     };
-    SessionComparison {
+    Ok(SessionComparison {
         schema: SCHEMA.to_string(),
         a: side(a, a_label),
         b: side(b, b_label),
         confidence: level,
+        precision_pct: Some(opts.precision_pct),
+        reference,
         method: METHOD.to_string(),
         mismatches,
         warnings,
         rows,
         unmatched,
+        gate: None,
+    })
+}
+
+/// One shape and arm in both sessions.
+struct Row<'s> {
+    a: &'s Session,
+    b: &'s Session,
+    ra: &'s ShapeResult,
+    rb: &'s ShapeResult,
+    arm_a: &'s ArmResult,
+    arm_b: &'s ArmResult,
+}
+
+impl<'s> Row<'s> {
+    /// The row, or why it cannot be compared.
+    fn compare(
+        &self,
+        level: f64,
+        reference: Option<&str>,
+        same_session: bool,
+        opts: &Options,
+    ) -> Result<CompareRow, String> {
+        let arm = &self.arm_a.arm;
+        let anchor = reference.filter(|r| *r != arm.as_str()).and_then(|r| {
+            let find = |s: &'s ShapeResult| s.arms.iter().find(move |x| x.arm == r);
+            Some((r, find(self.ra)?, find(self.rb)?))
+        });
+        let (units, xa, xb, basis, reason) = if let Some((r, ref_a, ref_b)) = anchor {
+            let (units, xa) = anchored_units(self.arm_a, ref_a);
+            let (_, xb) = anchored_units(self.arm_b, ref_b);
+            let basis = Basis::Anchored {
+                reference: r.to_string(),
+            };
+            (units.to_string(), xa, xb, basis, None)
+        } else {
+            let (units, xa) = absolute_units(self.arm_a);
+            let (_, xb) = absolute_units(self.arm_b);
+            let (basis, reason) = if same_session {
+                (Basis::SameSession, None)
+            } else {
+                self.between(opts)
+            };
+            (units.to_string(), xa, xb, basis, reason)
+        };
+        let between = match &basis {
+            Basis::BetweenSessions { between } => Some(between),
+            _ => None,
+        };
+        let (median_pct, ci_pct) = across::change(&xa, &xb, level, between)
+            .ok_or_else(|| not_comparable(&units, &xa, &xb))?;
+        // A change must also clear both sessions' own null floors.
+        let floor = [self.ra, self.rb]
+            .iter()
+            .filter_map(|r| r.floor_pct())
+            .fold(0.0, f64::max);
+        let verdict = if basis == Basis::None {
+            Verdict::WithinNoise
+        } else {
+            stats::verdict(median_pct, ci_pct, stats::MIN_PAIRS, Some([-floor, floor]))
+        };
+        let outcome = if basis == Basis::None {
+            Outcome::Unsure
+        } else {
+            outcome::outcome(verdict, ci_pct, opts.precision_pct)
+        };
+        Ok(CompareRow {
+            shape: self.ra.shape.clone(),
+            arm: arm.clone(),
+            a_ns_per_iter: stats::median(&self.arm_a.samples_ns_per_iter),
+            b_ns_per_iter: stats::median(&self.arm_b.samples_ns_per_iter),
+            units,
+            a_units: xa.len(),
+            b_units: xb.len(),
+            median_pct,
+            ci_pct,
+            verdict,
+            outcome: Some(outcome),
+            basis: Some(basis),
+            reason,
+        })
+    }
+
+    /// The between-session term from the history, or why there is none.
+    fn between(&self, opts: &Options) -> (Basis, Option<String>) {
+        let arm = &self.arm_a.arm;
+        if !self.a.machine.differences(&self.b.machine).is_empty() {
+            return (
+                Basis::None,
+                Some(
+                    "A and B ran on different machines and no history spans both: \
+                     measure both arms in one session"
+                        .to_string(),
+                ),
+            );
+        }
+        let query = SeriesQuery {
+            machine: self.a.machine.clone(),
+            shape: self.ra.shape.clone(),
+            arm: arm.clone(),
+            metric: self.a.session.metric.key().to_string(),
+            versions: [self.arm_a, self.arm_b]
+                .iter()
+                .map(|x| x.version.clone())
+                .collect(),
+            exclude: [&self.a.id, &self.b.id]
+                .into_iter()
+                .flatten()
+                .cloned()
+                .collect(),
+        };
+        match (opts.between)(&query) {
+            Some(between) => (Basis::BetweenSessions { between }, None),
+            None => (
+                Basis::None,
+                Some(format!(
+                    "no shared reference arm, and fewer than {} other sessions of the shape and \
+                     arm on this machine in the history to learn the between-session spread \
+                     from: measure both in one session, or give both sessions --reference ARM",
+                    across::MIN_SESSIONS,
+                )),
+            ),
+        }
     }
 }
 
 impl SessionComparison {
-    /// Whether rows were compared and none shows a change (e.g. a session
-    /// against itself).
+    /// Whether rows were compared and every one is unchanged (e.g. a
+    /// session against itself at a loose precision).
     pub fn no_change(&self) -> bool {
-        !self.rows.is_empty() && self.rows.iter().all(|r| r.verdict == Verdict::WithinNoise)
+        !self.rows.is_empty()
+            && self.rows.iter().all(|r| {
+                r.outcome
+                    .map_or(r.verdict == Verdict::WithinNoise, |o| o != Outcome::Changed)
+            })
+    }
+
+    /// The rows whose outcome is `o` (older files: taken from the verdict).
+    pub fn count(&self, o: Outcome) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| {
+                r.outcome.unwrap_or(match r.verdict {
+                    Verdict::Faster | Verdict::Slower => Outcome::Changed,
+                    _ => Outcome::Unsure,
+                }) == o
+            })
+            .count()
     }
 }
 

@@ -10,6 +10,7 @@ pub mod app;
 pub mod calibration;
 pub mod compare;
 pub mod counts;
+pub mod gate;
 pub mod layout;
 pub mod model;
 pub mod session;

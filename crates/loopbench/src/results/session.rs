@@ -16,6 +16,10 @@ pub enum Role {
     /// The baseline's other layout variants against it: the build-layout
     /// null, beside the process null (a build arm in variants only).
     BuildNull,
+    /// The yardstick of `--reference` that was not also asked for as an
+    /// arm: measured and compared like a candidate, but not a change to
+    /// decide (no outcome, no gate, no stop).
+    Reference,
 }
 
 /// How the session's nulls are labelled: the baseline's label plus one of
@@ -46,6 +50,7 @@ impl Role {
             Role::Null => "null",
             Role::Candidate => "candidate",
             Role::BuildNull => "build_null",
+            Role::Reference => "reference",
         }
     }
 
@@ -101,6 +106,14 @@ pub enum Metric {
 
 impl Metric {
     pub const ALL: [Metric; 2] = [Metric::Wall, Metric::ThreadCpu];
+
+    /// As written in JSON and stored in the history.
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::Wall => "wall",
+            Metric::ThreadCpu => "thread_cpu",
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -306,6 +319,10 @@ pub struct ShapeResult {
     pub counts_per_iter: Option<IterCounts>,
     pub arms: Vec<ArmResult>,
     pub comparisons: Vec<Comparison>,
+    /// Every other arm against the session's reference arm (`--reference`),
+    /// the ratios that carry across sessions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anchored: Vec<Comparison>,
     pub null_control: Option<NullControl>,
     /// The build-layout null (the baseline's other variants against it),
     /// when the baseline ran in layout variants.
@@ -366,6 +383,10 @@ pub struct SessionInfo {
     /// files and when the session had no build arm.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_builds: Option<usize>,
+    /// The arm every result is also given as a ratio to (`--reference`):
+    /// the yardstick that carries across sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
 }
 
 /// When a shape stops taking epochs: the stop rule, recorded as it ran.
@@ -469,6 +490,9 @@ pub struct Session {
     /// Every epoch, in order (empty in schema 1).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub epochs: Vec<EpochRecord>,
+    /// The result of `--fail-on`, when it was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<super::gate::Gate>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]

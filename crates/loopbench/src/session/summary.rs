@@ -98,19 +98,19 @@ pub(super) fn summarise(
         });
     }
     let base_arm = results.iter().find(|r| r.role == Role::Baseline);
-    let base = base_arm.map(|r| r.samples_by_epoch());
-    let compare = |r: &ArmResult, floor: Option<[f64; 2]>| {
-        let (base_arm, base) = (base_arm?, base.as_ref()?);
-        let mine = r.samples_by_epoch();
-        let clusters = build_clusters(r, base_arm, mine.keys().filter(|e| base.contains_key(e)));
-        let (c, b) = paired_epochs(&mine, base);
+    // `r` against `other` across their paired epochs.
+    let against = |r: &ArmResult, other: Option<&ArmResult>, floor: Option<[f64; 2]>| {
+        let other = other?;
+        let (mine, theirs) = (r.samples_by_epoch(), other.samples_by_epoch());
+        let clusters = build_clusters(r, other, mine.keys().filter(|e| theirs.contains_key(e)));
+        let (c, b) = paired_epochs(&mine, &theirs);
         stats::compare_builds(&c, &b, clusters.as_deref(), floor, LEVEL)
     };
     let null_of = |role: Role| {
         results
             .iter()
             .find(|r| r.role == role)
-            .and_then(|r| compare(r, None))
+            .and_then(|r| against(r, base_arm, None))
             .map(|c| c.change)
     };
     let null_change = null_of(Role::Null);
@@ -126,14 +126,28 @@ pub(super) fn summarise(
         .iter()
         .filter(|r| r.role != Role::Baseline)
         .filter_map(|r| {
-            let c = compare(r, floor)?;
+            let c = against(r, base_arm, floor)?;
             let c = Comparison::of(&r.arm, &baseline_label, &c);
-            // The nulls are the floor, not comparisons to decide.
+            // The nulls are the floor and the reference is a yardstick,
+            // not comparisons to decide.
             Some(if r.role == Role::Candidate {
                 c.with_outcome(precision_pct)
             } else {
                 c
             })
+        })
+        .collect();
+    // Every other arm as a ratio to the reference: what a later session
+    // can be compared with (`loopbench compare` anchors on it).
+    let reference = plan
+        .reference
+        .and_then(|r| results.iter().find(|x| x.arm == specs[r.index].label));
+    let anchored = results
+        .iter()
+        .filter(|r| !r.role.is_null() && reference.is_some_and(|x| x.arm != r.arm))
+        .filter_map(|r| {
+            let c = against(r, reference, floor)?;
+            Some(Comparison::of(&r.arm, &reference?.arm, &c))
         })
         .collect();
     let counter_arms: Vec<(&str, Role, &ArmCounters, &[RepRecord])> = results
@@ -152,6 +166,7 @@ pub(super) fn summarise(
         counts_per_iter: counts,
         arms: results,
         comparisons,
+        anchored,
         null_control: null_change.as_ref().map(NullControl::of),
         build_null: build_null.as_ref().map(NullControl::of),
         stopped: None,

@@ -123,7 +123,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{epoch_bootstrap, expanded_level, hierarchical_bootstrap};
 use super::builds::{cluster_interval, BuildLevel};
-use super::dist::{chi2_sf, mean, normal_quantile, t_interval, t_quantile, variance};
+use super::dist::{chi2_sf, mean, normal_quantile, t_interval, variance};
 use super::{median, median_interval};
 
 /// Also at this, its first, path: callers turn their own replicates into
@@ -437,36 +437,6 @@ pub fn epoch_change_clustered(
     Some(change)
 }
 
-/// The change from sample `a` to sample `b` of two independent runs (two
-/// saved sessions): Welch's t interval on the difference of the means of
-/// the logs, `d = mean(ln b) - mean(ln a)`, `se = sqrt(s_a^2/n_a +
-/// s_b^2/n_b)`, with the Welch-Satterthwaite degrees of freedom
-/// `se^4 / ((s_a^2/n_a)^2/(n_a-1) + (s_b^2/n_b)^2/(n_b-1))`, reported as
-/// percentages `exp(d) - 1`. Needs two positive values on each side.
-/// Returns `(median_pct, [lo_pct, hi_pct])`.
-pub fn welch_log_change(a: &[f64], b: &[f64], level: f64) -> Option<(f64, [f64; 2])> {
-    let logs = |xs: &[f64]| -> Option<Vec<f64>> {
-        let v: Vec<f64> = xs
-            .iter()
-            .filter(|x| **x > 0.0 && x.is_finite())
-            .map(|x| x.ln())
-            .collect();
-        (v.len() >= 2).then_some(v)
-    };
-    let (la, lb) = (logs(a)?, logs(b)?);
-    let (na, nb) = (la.len() as f64, lb.len() as f64);
-    let d = mean(&lb) - mean(&la);
-    let (va, vb) = (variance(&la) / na, variance(&lb) / nb);
-    let se2 = va + vb;
-    let half = if se2 > 0.0 {
-        let df = se2 * se2 / (va * va / (na - 1.0) + vb * vb / (nb - 1.0));
-        t_quantile(0.5 + level / 2.0, df) * se2.sqrt()
-    } else {
-        0.0
-    };
-    Some((pct(d), [pct(d - half), pct(d + half)]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,26 +444,6 @@ mod tests {
     use crate::stats::simulate::session;
     use rand::rngs::Xoshiro256PlusPlus;
     use rand::SeedableRng;
-
-    #[test]
-    fn welch_of_a_sample_with_itself_is_no_change_and_a_shift_is_found() {
-        let a = [10.0, 10.4, 9.8, 10.1, 10.2];
-        let (m, [lo, hi]) = welch_log_change(&a, &a, 0.95).unwrap();
-        assert_eq!(m, 0.0);
-        // Symmetric around no change on the log scale.
-        let log = |p: f64| (1.0 + p / 100.0).ln();
-        assert!(
-            lo < 0.0 && hi > 0.0 && (log(lo) + log(hi)).abs() < 1e-9,
-            "{lo} {hi}"
-        );
-        // 10% slower, same spread: the interval holds +10% and excludes 0.
-        let b: Vec<f64> = a.iter().map(|x| x * 1.1).collect();
-        let (m, [lo, hi]) = welch_log_change(&a, &b, 0.95).unwrap();
-        assert!((m - 10.0).abs() < 1e-9, "{m}");
-        assert!(lo > 0.0 && lo < 10.0 && hi > 10.0, "{lo} {hi}");
-        // Fewer than two values on a side: no interval.
-        assert!(welch_log_change(&a[..1], &a, 0.95).is_none());
-    }
 
     /// The names the table prints are the names JSON records.
     #[test]

@@ -1,6 +1,10 @@
 //! History, trends and the fleet, on real databases: SQLite files and a
 //! private PostgreSQL server per test.
 
+/// Across sessions on the recorded A/A sessions of a noisy VM: compare's
+/// three outcomes and between-session term, anchored compare, the gate,
+/// trend's false flags.
+mod across;
 /// Which databases loopbench opens and how: typos, foreign files,
 /// duplicates, servers that never answer.
 mod databases;
@@ -11,6 +15,6 @@ mod fleet;
 mod pg;
 /// The same store tests on SQLite and on PostgreSQL.
 mod store;
-/// Trend: an injected step change is flagged, a flat series is not.
+/// Trend: an injected step change is flagged once, a flat series is not.
 mod trend;
 mod util;

@@ -49,7 +49,7 @@ fn trend_tests(url: &str) {
     let stepped = trend(url, "add_chain");
     println!("{stepped}");
     assert!(
-        stepped.starts_with("rule: a change is flagged when"),
+        stepped.starts_with("rule: a step at a session is flagged when"),
         "{stepped}"
     );
     let flagged: Vec<&str> = stepped.lines().filter(|l| l.contains("<<")).collect();

@@ -1,0 +1,151 @@
+//! Across sessions: what a change between two separate sessions can claim.
+//!
+//! Inside a session every arm ran on the same machine state, interleaved
+//! round by round, so paired ratios cancel the machine's drift. Between two
+//! sessions nothing pairs: on a noisy VM the absolute time of the same
+//! binary moves 12-19% from one session to the next, far outside either
+//! session's own interval. Two ways give a true interval:
+//!
+//! - **anchoring**: both sessions measured the same reference arm, and
+//!   what is compared is each arm's ratio to it, per epoch. The ratio to an
+//!   arm of the same session survives the machine's drift (on that VM its
+//!   spread across sessions was inside each session's own interval);
+//! - **a between-session term**: the spread of this machine's repeated
+//!   sessions of the same shape, arm and build, learned from the history
+//!   ([`Between::learn`]), added to the variance of the difference.
+//!
+//! Without either the comparison is unsure, and says how to make it sure.
+
+use super::dist::{mean, t_quantile, variance};
+use serde::{Deserialize, Serialize};
+
+/// The spread of repeated sessions of one series, learned from history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Between {
+    /// 100 x the SD of the log session values.
+    pub sd_pct: f64,
+    /// Sessions it was learned from.
+    pub sessions: usize,
+}
+
+/// The fewest earlier sessions a between-session term is learned from
+/// (two degrees of freedom: fewer is a guess, not an estimate).
+pub const MIN_SESSIONS: usize = 3;
+
+impl Between {
+    /// From the values (e.g. median ns/iter) of repeated sessions of one
+    /// series; `None` with fewer than [`MIN_SESSIONS`] positive values.
+    ///
+    /// The SD of whole-session values holds each session's own noise as
+    /// well as the session-to-session shift; adding it in full to a
+    /// difference that already carries both sessions' own variance counts
+    /// that noise twice. The error is on the safe side and small where it
+    /// matters (own intervals of 1-3% against shifts of 12-19%).
+    pub fn learn(values: &[f64]) -> Option<Between> {
+        let logs: Vec<f64> = values
+            .iter()
+            .filter(|v| **v > 0.0 && v.is_finite())
+            .map(|v| v.ln())
+            .collect();
+        (logs.len() >= MIN_SESSIONS).then(|| Between {
+            sd_pct: variance(&logs).sqrt() * 100.0,
+            sessions: logs.len(),
+        })
+    }
+
+    /// Its variance on the log scale and the degrees of freedom it has.
+    fn term(&self) -> (f64, f64) {
+        let sd = self.sd_pct / 100.0;
+        (sd * sd, self.sessions as f64 - 1.0)
+    }
+}
+
+fn pct(log_ratio: f64) -> f64 {
+    (log_ratio.exp() - 1.0) * 100.0
+}
+
+/// The change from sample `a` to sample `b` of two separate sessions:
+/// Welch's t interval on the difference of the means of the logs,
+/// `d = mean(ln b) - mean(ln a)`, `se^2 = s_a^2/n_a + s_b^2/n_b`, plus, with
+/// `between`, each session's own shift: `2 tau^2` (`tau` = `between.sd_pct`).
+/// Degrees of freedom by Welch-Satterthwaite over the two or three terms.
+/// Returned as percentages `exp(d) - 1`: `(median_pct, [lo_pct, hi_pct])`.
+/// Needs two positive values on each side.
+pub fn change(
+    a: &[f64],
+    b: &[f64],
+    level: f64,
+    between: Option<&Between>,
+) -> Option<(f64, [f64; 2])> {
+    let logs = |xs: &[f64]| -> Option<Vec<f64>> {
+        let v: Vec<f64> = xs
+            .iter()
+            .filter(|x| **x > 0.0 && x.is_finite())
+            .map(|x| x.ln())
+            .collect();
+        (v.len() >= 2).then_some(v)
+    };
+    let (la, lb) = (logs(a)?, logs(b)?);
+    let (na, nb) = (la.len() as f64, lb.len() as f64);
+    let d = mean(&lb) - mean(&la);
+    let mut terms = vec![
+        (variance(&la) / na, na - 1.0),
+        (variance(&lb) / nb, nb - 1.0),
+    ];
+    if let Some(t) = between {
+        let (v, df) = t.term();
+        terms.push((2.0 * v, df));
+    }
+    let se2: f64 = terms.iter().map(|(v, _)| v).sum();
+    let half = if se2 > 0.0 {
+        let denom: f64 = terms.iter().map(|(v, df)| v * v / df).sum();
+        t_quantile(0.5 + level / 2.0, se2 * se2 / denom) * se2.sqrt()
+    } else {
+        0.0
+    };
+    Some((pct(d), [pct(d - half), pct(d + half)]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sample_against_itself_is_no_change_and_a_shift_is_found() {
+        let a = [10.0, 10.4, 9.8, 10.1, 10.2];
+        let (m, [lo, hi]) = change(&a, &a, 0.95, None).unwrap();
+        assert_eq!(m, 0.0);
+        // Symmetric around no change on the log scale.
+        let log = |p: f64| (1.0 + p / 100.0).ln();
+        assert!(
+            lo < 0.0 && hi > 0.0 && (log(lo) + log(hi)).abs() < 1e-9,
+            "{lo} {hi}"
+        );
+        // 10% slower, same spread: the interval holds +10% and excludes 0.
+        let b: Vec<f64> = a.iter().map(|x| x * 1.1).collect();
+        let (m, [lo, hi]) = change(&a, &b, 0.95, None).unwrap();
+        assert!((m - 10.0).abs() < 1e-9, "{m}");
+        assert!(lo > 0.0 && lo < 10.0 && hi > 10.0, "{lo} {hi}");
+        // Fewer than two values on a side: no interval.
+        assert!(change(&a[..1], &a, 0.95, None).is_none());
+    }
+
+    #[test]
+    fn the_between_session_term_widens_the_interval() {
+        let a = [10.0, 10.1, 9.9, 10.05, 9.95, 10.0];
+        let b: Vec<f64> = a.iter().map(|x| x * 1.10).collect();
+        let (_, tight) = change(&a, &b, 0.95, None).unwrap();
+        assert!(tight[0] > 5.0, "10% on 0.5% noise: {tight:?}");
+        // Sessions of this series moved by about 8% (sd of logs).
+        let history = [100.0, 108.0, 93.0, 101.0, 110.0, 95.0, 104.0];
+        let between = Between::learn(&history).unwrap();
+        assert_eq!(between.sessions, 7);
+        assert!((6.0..8.0).contains(&between.sd_pct), "{between:?}");
+        let (m, wide) = change(&a, &b, 0.95, Some(&between)).unwrap();
+        assert!((m - 10.0).abs() < 1e-9);
+        assert!(wide[0] < 0.0 && wide[1] > 20.0, "{wide:?}");
+        // Too short a history is no term at all.
+        assert!(Between::learn(&history[..2]).is_none());
+        assert!(Between::learn(&[1.0, -1.0, f64::NAN, 2.0]).is_none());
+    }
+}

@@ -1,0 +1,296 @@
+//! Across sessions, on the recorded A/A sessions of a noisy VM (nothing
+//! changed between them; `tests/fixtures/noisy-vm/README.md`): compare of
+//! consecutive sessions is changed on at most 5% of rows, with or without a
+//! history to learn the between-session spread from; the learned term
+//! widens the interval; trend flags nothing on them.
+
+use super::util::{fixture, loopbench};
+use serde_json::Value;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The 20 sessions of one engine, each written to `dir` as `sN.json`.
+fn sessions(engine: &str, dir: &Path) -> Vec<PathBuf> {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(fixture(&format!("noisy-vm/aa-{engine}.jsonl.gz"))).unwrap(),
+    )
+    .read_to_string(&mut text)
+    .unwrap();
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let path = dir.join(format!("s{}.json", i + 1));
+            std::fs::write(&path, line).unwrap();
+            path
+        })
+        .collect()
+}
+
+/// `compare a b --json -` with history `db`: the rows.
+fn compare(db: &str, a: &Path, b: &Path, extra: &[&str]) -> Vec<Value> {
+    let out = loopbench(db)
+        .arg("compare")
+        .arg(a)
+        .arg(b)
+        .args(["--json", "-"])
+        .args(extra)
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    doc["rows"].as_array().unwrap().clone()
+}
+
+fn outcome(row: &Value) -> &str {
+    row["outcome"].as_str().unwrap()
+}
+
+/// Compare over the 10 disjoint consecutive pairs: (changed, rows).
+fn pairs(db: &str, paths: &[PathBuf]) -> (usize, usize, Vec<Value>) {
+    let mut rows = Vec::new();
+    for pair in paths.chunks(2) {
+        rows.extend(compare(db, &pair[0], &pair[1], &[]));
+    }
+    let changed = rows.iter().filter(|r| outcome(r) == "changed").count();
+    (changed, rows.len(), rows)
+}
+
+fn aa(engine: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = sessions(engine, dir.path());
+    assert_eq!(paths.len(), 20);
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+
+    // No history and no reference: nothing spans two sessions, so every
+    // row is unsure and says how to make it sure.
+    let (changed, n, rows) = pairs(db, &paths);
+    assert_eq!((changed, n), (0, 40), "{rows:?}");
+    for r in &rows {
+        assert_eq!(outcome(r), "unsure");
+        assert_eq!(r["basis"]["kind"], "none");
+        assert!(
+            r["reason"].as_str().unwrap().contains("--reference ARM"),
+            "{r}"
+        );
+    }
+    let naive = rows.clone();
+
+    // With the other sessions in the history, each row learns the spread
+    // of this machine's repeated sessions of its shape and arm.
+    loopbench(db)
+        .args(["history", "import"])
+        .args(&paths)
+        .assert()
+        .success();
+    let (changed, n, rows) = pairs(db, &paths);
+    println!("{engine}: {changed} of {n} rows changed with the between-session term");
+    assert!(
+        changed * 20 <= n,
+        "{changed} of {n} A/A rows changed: {rows:#?}"
+    );
+    for (r, plain) in rows.iter().zip(&naive) {
+        assert_eq!(r["basis"]["kind"], "between_sessions", "{r}");
+        assert_eq!(r["basis"]["sessions"], 18, "A and B are left out: {r}");
+        assert_ne!(
+            outcome(r),
+            "unchanged",
+            "precision 0.5% is far inside ±12%: {r}"
+        );
+        // The term widens the interval around the same estimate.
+        let width = |v: &Value| v["ci_pct"][1].as_f64().unwrap() - v["ci_pct"][0].as_f64().unwrap();
+        assert!(width(r) > width(plain), "{r} against {plain}");
+        assert_eq!(r["median_pct"], plain["median_pct"]);
+    }
+
+    // Trend over the 20 sessions: no step flagged in any series.
+    for shape in ["lut", "locals_traffic", "br_table_switch", "call_indirect"] {
+        let out = loopbench(db)
+            .args(["trend", "--shape", shape, "--arm", engine])
+            .assert()
+            .success();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        assert!(text.contains("absolute time, 20 sessions"), "{text}");
+        assert!(text.contains("0 flagged change(s)"), "{text}");
+        assert!(!text.contains("<<"), "{text}");
+    }
+}
+
+#[test]
+fn aa_sessions_of_tinywasm_are_not_changed_across_sessions() {
+    aa("tinywasm");
+}
+
+#[test]
+fn aa_sessions_of_wasm3_are_not_changed_across_sessions() {
+    aa("wasm3");
+}
+
+/// A short real session of wasmi anchored to tinywasm.
+fn anchored_session(dir: &Path, name: &str, db: &str) -> PathBuf {
+    let path = dir.join(name);
+    loopbench(db)
+        .args([
+            "run",
+            "--engines",
+            "wasmi",
+            "--reference",
+            "tinywasm",
+            "--shapes",
+            "add_chain",
+            "--min-epochs",
+            "3",
+            "--max-epochs",
+            "3",
+            "--rep-ms",
+            "0.5",
+            "-q",
+            "--no-history",
+            "--json",
+        ])
+        .arg(&path)
+        .assert()
+        .success();
+    path
+}
+
+/// `doc` with the arm `arm`'s times multiplied by `factor` (a known
+/// change) and a new session id.
+fn slowed(doc: &Path, arm: &str, factor: f64, out: &Path) {
+    let mut d: Value = serde_json::from_slice(&std::fs::read(doc).unwrap()).unwrap();
+    d["id"] = Value::from("slowed");
+    for r in d["results"].as_array_mut().unwrap() {
+        for a in r["arms"].as_array_mut().unwrap() {
+            if a["arm"] != arm {
+                continue;
+            }
+            for s in a["samples_ns_per_iter"].as_array_mut().unwrap() {
+                *s = Value::from(s.as_f64().unwrap() * factor);
+            }
+        }
+    }
+    std::fs::write(out, d.to_string()).unwrap();
+}
+
+#[test]
+fn sessions_that_share_a_reference_compare_their_ratios_and_gate_on_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    let a = anchored_session(dir.path(), "a.json", db);
+    let b = anchored_session(dir.path(), "b.json", db);
+    let doc: Value = serde_json::from_slice(&std::fs::read(&a).unwrap()).unwrap();
+    assert_eq!(doc["session"]["reference"], "tinywasm");
+    let shape = &doc["results"][0];
+    let roles: Vec<(&str, &str)> = shape["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["arm"].as_str().unwrap(), a["role"].as_str().unwrap()))
+        .collect();
+    assert!(roles.contains(&("tinywasm", "reference")), "{roles:?}");
+    // The baseline as a ratio to the reference, with an interval.
+    let anchored = shape["anchored"].as_array().unwrap();
+    assert_eq!(anchored.len(), 1, "{anchored:?}");
+    assert_eq!(
+        (anchored[0]["arm"].as_str(), anchored[0]["vs"].as_str()),
+        (Some("wasmi"), Some("tinywasm"))
+    );
+    // The reference is a yardstick, not a comparison to decide.
+    let reference = shape["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["arm"] == "tinywasm")
+        .unwrap();
+    assert!(reference.get("outcome").is_none(), "{reference}");
+
+    let rows = compare(db, &a, &b, &[]);
+    let wasmi = rows.iter().find(|r| r["arm"] == "wasmi").unwrap();
+    assert_eq!(wasmi["basis"]["kind"], "anchored", "{wasmi}");
+    assert_eq!(wasmi["basis"]["reference"], "tinywasm");
+    assert_eq!(wasmi["units"], "epochs");
+    assert_eq!(
+        (wasmi["a_units"].as_u64(), wasmi["b_units"].as_u64()),
+        (Some(3), Some(3))
+    );
+    // The reference itself has no yardstick: compared absolutely, and with
+    // no history it is unsure.
+    let tiny = rows.iter().find(|r| r["arm"] == "tinywasm").unwrap();
+    assert_eq!(tiny["basis"]["kind"], "none", "{tiny}");
+
+    // A reference one session lacks is refused in one line.
+    let out = loopbench(db)
+        .arg("compare")
+        .arg(&a)
+        .arg(&b)
+        .args(["--reference", "wasm3"])
+        .assert()
+        .failure();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("the reference wasm3 was not measured in A"),
+        "{err}"
+    );
+
+    // wasmi twice as slow in B, the reference unchanged: the anchored ratio
+    // moves by +100% (far beyond the null floors of such short sessions)
+    // and the gate fails on it.
+    let c = dir.path().join("c.json");
+    slowed(&a, "wasmi", 2.0, &c);
+    let rows = compare(db, &a, &c, &[]);
+    let wasmi = rows.iter().find(|r| r["arm"] == "wasmi").unwrap();
+    assert_eq!(outcome(wasmi), "changed", "{wasmi}");
+    assert!(
+        (wasmi["median_pct"].as_f64().unwrap() - 100.0).abs() < 1e-6,
+        "{wasmi}"
+    );
+    let md = dir.path().join("gate.md");
+    loopbench(db)
+        .arg("compare")
+        .arg(&a)
+        .arg(&c)
+        .args(["--fail-on", "slower:5", "--markdown"])
+        .arg(&md)
+        .assert()
+        .code(1);
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("**gate FAILED (slower by more than 5%): 1 of 2 comparisons**"),
+        "{text}"
+    );
+    assert!(text.contains("- add_chain wasmi: +100.0%"), "{text}");
+    // Beyond the change, the other direction, or a bad rule.
+    for (rule, code) in [("slower:150", 0), ("faster", 0), ("changed:10", 1)] {
+        loopbench(db)
+            .arg("compare")
+            .arg(&a)
+            .arg(&c)
+            .args(["--fail-on", rule])
+            .assert()
+            .code(code);
+    }
+    let out = loopbench(db)
+        .arg("compare")
+        .arg(&a)
+        .arg(&c)
+        .args(["--fail-on", "slowest"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("expected slower, faster or changed"), "{err}");
+    // Unsure never fails the gate: the same +100% without the reference
+    // (and no history) is unsure.
+    let mut d: Value = serde_json::from_slice(&std::fs::read(&c).unwrap()).unwrap();
+    d["session"]["reference"] = Value::Null;
+    let unanchored = dir.path().join("d.json");
+    std::fs::write(&unanchored, d.to_string()).unwrap();
+    loopbench(db)
+        .arg("compare")
+        .arg(&a)
+        .arg(&unanchored)
+        .args(["--fail-on", "slower:5"])
+        .assert()
+        .code(0);
+}
