@@ -302,6 +302,7 @@ fn compare_finds_a_uniform_slowdown() {
     let spread = loopbench::stats::sessions::Between {
         sd_pct: 1.0,
         sessions: 10,
+        excess: false,
     };
     let c = compare_with(&a, &b, Some(spread));
     let row = c

@@ -105,8 +105,9 @@ impl CompareArgs {
                 Ok((_, db)) => {
                     let db = std::cell::RefCell::new(db);
                     let lookup = move |q: &compare::SeriesQuery| {
-                        let values = sessions::repeated(db.borrow_mut().as_mut(), q).ok()?;
-                        Between::learn(&values)
+                        let (values, own_se) =
+                            sessions::repeated(db.borrow_mut().as_mut(), q).ok()?;
+                        Between::learn_excess(&values, &own_se)
                     };
                     (Box::new(lookup), None)
                 }

@@ -545,6 +545,8 @@ pub struct Point {
     pub anchored: Option<AnchoredPoint>,
     /// Exact instructions per iteration (callgrind sessions).
     pub instructions_per_iter: Option<f64>,
+    /// Epochs of the session's shape (the units of its intervals).
+    pub epochs: Option<i64>,
 }
 
 /// A point's ratio to its session's reference.
@@ -583,7 +585,7 @@ pub fn series(
     let rows = db.query(
         &d.sql(&format!(
             "SELECT COALESCE(s.label, m.hostname || ' (' || m.cpu || ')'), h.name, a.label, s.metric, s.id, {},
-                    x.median_ns, x.min_ns, a.version, a.commit_id, s.uid, m.fingerprint, {anchored}
+                    x.median_ns, x.min_ns, a.version, a.commit_id, s.uid, m.fingerprint, {anchored}, x.epochs
              FROM summaries x
              JOIN sessions s ON s.id = x.session_id
              JOIN machines m ON m.id = s.machine_id
@@ -632,6 +634,7 @@ pub fn series(
             fingerprint: r.text(11)?,
             anchored,
             instructions_per_iter: r.opt_real(17)?,
+            epochs: r.opt_int(18)?,
         };
         match out.last_mut() {
             Some((k, points)) if *k == key => points.push(point),
@@ -642,14 +645,17 @@ pub fn series(
 }
 
 /// The values of repeated sessions of one series on one machine, for the
-/// between-session term of `compare` ([`crate::stats::sessions::Between`]):
-/// complete sessions of `q`'s machine, shape, arm and metric, of the first
-/// of `q.versions` that has at least `MIN_SESSIONS` of them, leaving out
-/// `q.exclude`.
+/// between-session term of `compare` ([`crate::stats::sessions::Between`]),
+/// with each one's own standard error on the log scale where it is known:
+/// the sessions of `q`'s machine, shape, arm and metric, of the first of
+/// `q.versions` that has at least `MIN_SESSIONS` of them, leaving out
+/// `q.exclude`. With `q.reference`, the arm's ratios to that reference
+/// build (whose own intervals give the standard errors); else its median
+/// ns/iter (standard errors unknown).
 pub fn repeated(
     db: &mut dyn Sql,
     q: &crate::results::compare::SeriesQuery,
-) -> Result<Vec<f64>, StoreError> {
+) -> Result<(Vec<f64>, Vec<f64>), StoreError> {
     let fp = fingerprint(&q.machine);
     let points: Vec<Point> = series(db, Some(&q.shape), Some(&q.arm), Some(&q.metric))?
         .into_iter()
@@ -657,18 +663,33 @@ pub fn repeated(
         .filter(|p| p.fingerprint == fp)
         .filter(|p| p.uid.as_ref().is_none_or(|u| !q.exclude.contains(u)))
         .collect();
-    let mut best = Vec::new();
+    let value = |p: &Point| -> Option<(f64, f64)> {
+        let Some((label, build)) = &q.reference else {
+            return Some((p.median_ns, f64::NAN));
+        };
+        let a = p.anchored.as_ref()?;
+        if a.reference != *label || a.reference_version != *build {
+            return None;
+        }
+        // The anchored interval is a t interval across the shape's epochs.
+        let df = p.epochs.map_or(f64::NAN, |e| e as f64 - 1.0);
+        let log = |pct: f64| (pct / 100.0).ln_1p();
+        let half = (log(a.ci_pct[1]) - log(a.ci_pct[0])) / 2.0;
+        let se = half / crate::stats::dist::t_quantile(0.975, df);
+        Some((1.0 + a.change_pct / 100.0, se))
+    };
+    let mut best = (Vec::new(), Vec::new());
     for v in &q.versions {
-        let values: Vec<f64> = points
+        let (values, se): (Vec<f64>, Vec<f64>) = points
             .iter()
             .filter(|p| p.version == *v)
-            .map(|p| p.median_ns)
-            .collect();
+            .filter_map(value)
+            .unzip();
         if values.len() >= crate::stats::sessions::MIN_SESSIONS {
-            return Ok(values);
+            return Ok((values, se));
         }
-        if values.len() > best.len() {
-            best = values;
+        if values.len() > best.0.len() {
+            best = (values, se);
         }
     }
     Ok(best)

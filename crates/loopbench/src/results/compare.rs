@@ -46,8 +46,15 @@ pub struct SessionRef {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Basis {
-    /// Ratios to `reference`, measured in both sessions, were compared.
-    Anchored { reference: String },
+    /// Ratios to `reference`, measured in both sessions, were compared;
+    /// with `between`, the shift of those ratios between this machine's
+    /// sessions that their own intervals do not explain is in the interval
+    /// too.
+    Anchored {
+        reference: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        between: Option<Between>,
+    },
     /// The spread of this machine's repeated sessions of the series is in
     /// the interval.
     BetweenSessions {
@@ -65,7 +72,14 @@ impl Basis {
     /// The row's basis in a few words, for the table.
     pub fn short(&self) -> String {
         match self {
-            Basis::Anchored { reference } => format!("÷ {reference}"),
+            Basis::Anchored {
+                reference,
+                between: None,
+            } => format!("÷ {reference}"),
+            Basis::Anchored {
+                reference,
+                between: Some(b),
+            } => format!("÷ {reference}, +{:.1}% sd", b.sd_pct),
             Basis::BetweenSessions { between } => {
                 format!("+{:.1}% sd, {} sessions", between.sd_pct, between.sessions)
             }
@@ -180,6 +194,9 @@ pub struct SeriesQuery {
     pub versions: Vec<String>,
     /// Sessions that are not history of the series (A and B themselves).
     pub exclude: Vec<String>,
+    /// For an anchored row: the reference's label and build; the series
+    /// is then the arm's ratio to it.
+    pub reference: Option<(String, String)>,
 }
 
 /// Why two sides' values give no change: too few of them, or too few
@@ -442,8 +459,14 @@ impl<'s> Row<'s> {
         let (units, xa, xb, basis, reason) = if let Some((r, ref_a, ref_b)) = anchor {
             let (units, xa) = anchored_units(self.arm_a, ref_a);
             let (_, xb) = anchored_units(self.arm_b, ref_b);
+            let build = build_of(self.a, r).unwrap_or_default();
+            let query = SeriesQuery {
+                reference: Some((r.to_string(), build)),
+                ..self.query()
+            };
             let basis = Basis::Anchored {
                 reference: r.to_string(),
+                between: (opts.between)(&query),
             };
             (units.to_string(), xa, xb, basis, None)
         } else {
@@ -458,6 +481,7 @@ impl<'s> Row<'s> {
         };
         let between = match &basis {
             Basis::BetweenSessions { between } => Some(between),
+            Basis::Anchored { between, .. } => between.as_ref(),
             _ => None,
         };
         let (median_pct, ci_pct) = across::change(&xa, &xb, level, between)
@@ -494,23 +518,12 @@ impl<'s> Row<'s> {
         })
     }
 
-    /// The between-session term from the history, or why there is none.
-    fn between(&self, opts: &Options) -> (Basis, Option<String>) {
-        let arm = &self.arm_a.arm;
-        if !self.a.machine.differences(&self.b.machine).is_empty() {
-            return (
-                Basis::None,
-                Some(
-                    "A and B ran on different machines and no history spans both: \
-                     measure both arms in one session"
-                        .to_string(),
-                ),
-            );
-        }
-        let query = SeriesQuery {
+    /// The series of this row in the history, as absolute times.
+    fn query(&self) -> SeriesQuery {
+        SeriesQuery {
             machine: self.a.machine.clone(),
             shape: self.ra.shape.clone(),
-            arm: arm.clone(),
+            arm: self.arm_a.arm.clone(),
             metric: self.a.session.metric.key().to_string(),
             versions: [self.arm_a, self.arm_b]
                 .iter()
@@ -521,7 +534,23 @@ impl<'s> Row<'s> {
                 .flatten()
                 .cloned()
                 .collect(),
-        };
+            reference: None,
+        }
+    }
+
+    /// The between-session term from the history, or why there is none.
+    fn between(&self, opts: &Options) -> (Basis, Option<String>) {
+        if !self.a.machine.differences(&self.b.machine).is_empty() {
+            return (
+                Basis::None,
+                Some(
+                    "A and B ran on different machines and no history spans both: \
+                     measure both arms in one session"
+                        .to_string(),
+                ),
+            );
+        }
+        let query = self.query();
         match (opts.between)(&query) {
             Some(between) => (Basis::BetweenSessions { between }, None),
             None => (

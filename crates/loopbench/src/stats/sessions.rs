@@ -22,10 +22,15 @@ use serde::{Deserialize, Serialize};
 /// The spread of repeated sessions of one series, learned from history.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Between {
-    /// 100 x the SD of the log session values.
+    /// 100 x the SD of the log session values (with `excess`, only the
+    /// part the sessions' own intervals do not explain).
     pub sd_pct: f64,
     /// Sessions it was learned from.
     pub sessions: usize,
+    /// The sessions' own noise was taken out (their standard errors were
+    /// known), so `sd_pct` is the session-to-session shift alone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub excess: bool,
 }
 
 /// The fewest earlier sessions a between-session term is learned from
@@ -42,14 +47,39 @@ impl Between {
     /// that noise twice. The error is on the safe side and small where it
     /// matters (own intervals of 1-3% against shifts of 12-19%).
     pub fn learn(values: &[f64]) -> Option<Between> {
-        let logs: Vec<f64> = values
+        Self::learn_excess(values, &[])
+    }
+
+    /// [`Between::learn`], knowing each session's own standard error on
+    /// the log scale (`own_se`, parallel to `values`): the term is then the
+    /// variance the sessions' own noise does not explain,
+    /// `max(0, s^2 - mean(se_i^2))` (Kalibera and Jones' variance
+    /// components, one level up). Anchored ratios need this: their shift
+    /// between sessions is small beside each session's own interval, and
+    /// the full spread would count that interval twice over.
+    pub fn learn_excess(values: &[f64], own_se: &[f64]) -> Option<Between> {
+        let kept: Vec<(f64, Option<f64>)> = values
             .iter()
-            .filter(|v| **v > 0.0 && v.is_finite())
-            .map(|v| v.ln())
+            .enumerate()
+            .filter(|(_, v)| **v > 0.0 && v.is_finite())
+            .map(|(i, v)| (v.ln(), own_se.get(i).copied().filter(|s| s.is_finite())))
             .collect();
-        (logs.len() >= MIN_SESSIONS).then(|| Between {
-            sd_pct: variance(&logs).sqrt() * 100.0,
+        if kept.len() < MIN_SESSIONS {
+            return None;
+        }
+        let logs: Vec<f64> = kept.iter().map(|(l, _)| *l).collect();
+        let total = variance(&logs);
+        let own: Vec<f64> = kept.iter().filter_map(|(_, s)| s.map(|s| s * s)).collect();
+        let excess = !own.is_empty() && own.len() == kept.len();
+        let var = if excess {
+            (total - mean(&own)).max(0.0)
+        } else {
+            total
+        };
+        Some(Between {
+            sd_pct: var.sqrt() * 100.0,
             sessions: logs.len(),
+            excess,
         })
     }
 
@@ -140,6 +170,7 @@ mod tests {
         let history = [100.0, 108.0, 93.0, 101.0, 110.0, 95.0, 104.0];
         let between = Between::learn(&history).unwrap();
         assert_eq!(between.sessions, 7);
+        assert!(!between.excess);
         assert!((6.0..8.0).contains(&between.sd_pct), "{between:?}");
         let (m, wide) = change(&a, &b, 0.95, Some(&between)).unwrap();
         assert!((m - 10.0).abs() < 1e-9);
@@ -147,5 +178,27 @@ mod tests {
         // Too short a history is no term at all.
         assert!(Between::learn(&history[..2]).is_none());
         assert!(Between::learn(&[1.0, -1.0, f64::NAN, 2.0]).is_none());
+    }
+
+    #[test]
+    fn the_excess_is_what_the_sessions_own_noise_does_not_explain() {
+        // Sessions spread by about 2% (sd of logs), each with a 2% standard
+        // error of its own: no shift between sessions beyond it.
+        let values = [1.00, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97];
+        let sd = Between::learn(&values).unwrap().sd_pct;
+        let own = vec![sd / 100.0; values.len()];
+        let b = Between::learn_excess(&values, &own).unwrap();
+        assert!(b.excess && b.sd_pct < 1e-9, "{b:?}");
+        // Half of the spread unexplained: the term is sqrt(s^2 - se^2).
+        let own = vec![sd / 100.0 / 2f64.sqrt(); values.len()];
+        let b = Between::learn_excess(&values, &own).unwrap();
+        assert!((b.sd_pct - sd / 2f64.sqrt()).abs() < 1e-9, "{b:?} {sd}");
+        // A session without its standard error: the whole spread, as learn.
+        let mut own = own;
+        own[3] = f64::NAN;
+        assert_eq!(
+            Between::learn_excess(&values, &own),
+            Between::learn(&values)
+        );
     }
 }

@@ -126,8 +126,9 @@ fn aa_sessions_of_wasm3_are_not_changed_across_sessions() {
     aa("wasm3");
 }
 
-/// A short real session of wasmi anchored to tinywasm.
-fn anchored_session(dir: &Path, name: &str, db: &str) -> PathBuf {
+/// A short real session of wasmi anchored to tinywasm, recorded in the
+/// history `db` or not.
+fn anchored_session(dir: &Path, name: &str, db: &str, record: bool) -> PathBuf {
     let path = dir.join(name);
     loopbench(db)
         .args([
@@ -145,10 +146,14 @@ fn anchored_session(dir: &Path, name: &str, db: &str) -> PathBuf {
             "--rep-ms",
             "0.5",
             "-q",
-            "--no-history",
             "--json",
         ])
         .arg(&path)
+        .args(if record {
+            &[][..]
+        } else {
+            &["--no-history"][..]
+        })
         .assert()
         .success();
     path
@@ -177,8 +182,8 @@ fn sessions_that_share_a_reference_compare_their_ratios_and_gate_on_them() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.sqlite");
     let db = db.to_str().unwrap();
-    let a = anchored_session(dir.path(), "a.json", db);
-    let b = anchored_session(dir.path(), "b.json", db);
+    let a = anchored_session(dir.path(), "a.json", db, false);
+    let b = anchored_session(dir.path(), "b.json", db, false);
     let doc: Value = serde_json::from_slice(&std::fs::read(&a).unwrap()).unwrap();
     assert_eq!(doc["session"]["reference"], "tinywasm");
     let shape = &doc["results"][0];
@@ -214,10 +219,30 @@ fn sessions_that_share_a_reference_compare_their_ratios_and_gate_on_them() {
         (wasmi["a_units"].as_u64(), wasmi["b_units"].as_u64()),
         (Some(3), Some(3))
     );
+    assert!(
+        wasmi["basis"].get("between").is_none(),
+        "no history yet: {wasmi}"
+    );
     // The reference itself has no yardstick: compared absolutely, and with
     // no history it is unsure.
     let tiny = rows.iter().find(|r| r["arm"] == "tinywasm").unwrap();
     assert_eq!(tiny["basis"]["kind"], "none", "{tiny}");
+
+    // Three more sessions in the history: the anchored row learns the shift
+    // of the ratio between sessions that their own intervals do not
+    // explain (possibly none), the reference's row its absolute spread.
+    for i in 0..3 {
+        anchored_session(dir.path(), &format!("h{i}.json"), db, true);
+    }
+    let rows = compare(db, &a, &b, &[]);
+    let wasmi = rows.iter().find(|r| r["arm"] == "wasmi").unwrap();
+    let between = &wasmi["basis"]["between"];
+    assert_eq!(between["sessions"], 3, "{wasmi}");
+    assert_eq!(between["excess"], true, "{wasmi}");
+    assert!(between["sd_pct"].as_f64().unwrap() >= 0.0);
+    let tiny = rows.iter().find(|r| r["arm"] == "tinywasm").unwrap();
+    assert_eq!(tiny["basis"]["kind"], "between_sessions", "{tiny}");
+    assert_eq!(tiny["basis"]["sessions"], 3, "{tiny}");
 
     // A reference one session lacks is refused in one line.
     let out = loopbench(db)

@@ -82,3 +82,73 @@ fn trend_on_postgres() {
     let server = PgServer::start();
     trend_tests(&server.url);
 }
+
+/// An anchored series: twelve sessions built from one real session
+/// anchored to tinywasm, the ratio to it with a +-0.3% wobble, and from the
+/// eighth session on a +2% step. Absolute time only wobbles (no step):
+/// trend flags the anchored series once, at the step, and time never.
+#[test]
+fn trend_flags_a_two_percent_step_in_an_anchored_series_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    let doc = dir.path().join("a.json");
+    loopbench(db)
+        .args([
+            "run",
+            "--engines",
+            "wasmi",
+            "--reference",
+            "tinywasm",
+            "--shapes",
+            "add_chain",
+            "--min-epochs",
+            "3",
+            "--max-epochs",
+            "3",
+            "--rep-ms",
+            "0.5",
+            "-q",
+            "--no-history",
+            "--json",
+        ])
+        .arg(&doc)
+        .assert()
+        .success();
+    let base = loopbench::results::read(&doc)
+        .unwrap()
+        .session()
+        .unwrap()
+        .clone();
+    let mut store = Location::parse(db).unwrap().open().unwrap();
+    for i in 0..12 {
+        let mut s = base.clone();
+        s.id = Some(format!("anchored-{i}"));
+        let wobble = 1.0 + 0.003 * [0.0, 1.0, -1.0, 0.5, -0.5][i % 5];
+        let step = if i >= 7 { 1.02 } else { 1.0 };
+        let r = &mut s.results[0];
+        for a in &mut r.arms {
+            if let Some(m) = &mut a.ns_per_iter {
+                m.median *= wobble;
+            }
+        }
+        let c = &mut r.anchored[0];
+        let ratio = (1.0 + c.median_pct / 100.0) * wobble * step;
+        c.median_pct = (ratio - 1.0) * 100.0;
+        sessions::record(store.as_mut(), &s, &Provenance::of(Origin::Import)).unwrap();
+    }
+    let out = trend(db, "add_chain");
+    let anchored = out
+        .split("\n\n")
+        .find(|b| b.contains("anchored ratio, 12 sessions (ratio to tinywasm"))
+        .unwrap_or_else(|| panic!("no anchored series: {out}"));
+    let flagged: Vec<&str> = anchored.lines().filter(|l| l.contains("<<")).collect();
+    assert_eq!(flagged.len(), 1, "{anchored}");
+    assert!(flagged[0].trim_start().starts_with("8 "), "{anchored}");
+    assert!(flagged[0].contains("slower (regression)"), "{anchored}");
+    let time = out
+        .split("\n\n")
+        .find(|b| b.contains("absolute time"))
+        .unwrap();
+    assert!(time.contains("0 flagged change(s)"), "{time}");
+}
