@@ -24,6 +24,7 @@
 
 pub mod bootstrap;
 pub mod builds;
+pub mod components;
 pub mod dist;
 pub mod epochs;
 pub mod estimators;

@@ -21,6 +21,7 @@ mod jobs;
 mod leaderboard;
 mod list;
 mod model;
+mod noise;
 mod progress;
 mod replay;
 mod report;
@@ -74,17 +75,24 @@ pub enum Command {
     ///
     /// Example: loopbench report session.json --html report.html --markdown -
     Report(report::ReportArgs),
-    /// Compare two saved sessions: per shape and arm, B against A.
+    /// Compare two saved sessions: per shape and arm, B against A, each row
+    /// changed, unchanged or unsure.
     ///
     /// Each side's unit is an epoch (a fresh process): its median ns/iter
-    /// (with one epoch, the rounds). The interval is Welch's t on the
-    /// difference of the mean logs, the two sessions treated as independent.
-    /// This is weaker evidence than arms inside one session (the machine and
-    /// its state changed in between, no null control spans both), and the
-    /// output says so, louder when the machine fingerprints differ.
+    /// (with one epoch, the rounds), or, when both sessions measured the same
+    /// --reference, each epoch's ratio to it (anchored). Without a shared
+    /// reference the interval also holds the spread of this machine's
+    /// repeated sessions from the history, and with no such history the row
+    /// is unsure and says how to make it sure. --fail-on makes it a CI gate.
     ///
-    /// Example: loopbench compare before.json after.json --markdown -
+    /// Example: loopbench compare before.json after.json --fail-on slower:2 --markdown -
     Compare(compare::CompareArgs),
+    /// Measure this machine's noise level by level (rep, round, epoch,
+    /// session) across a sweep of rep lengths, and the smallest change a
+    /// session of the budget would find at each.
+    ///
+    /// Example: loopbench noise --engine wasmi --shape add_chain --rep-ms 0.05,0.2,1,5 --json noise.json
+    Noise(noise::NoiseArgs),
     /// Prove estimators on recorded noise: inject known effects into a session's null control.
     ///
     /// Reads the per-rep CSV of `run --csv` (gzip too), multiplies the null
@@ -232,6 +240,7 @@ impl Cli {
             Command::App(a) => a.execute(),
             Command::Report(a) => a.execute(),
             Command::Compare(a) => a.execute(),
+            Command::Noise(a) => a.execute(),
             Command::Replay(a) => a.execute(),
             #[cfg(feature = "history")]
             Command::History(a) => a.execute(),

@@ -49,6 +49,10 @@ impl Exporter for Html {
             Document::AppProfile(p) => page("loopbench app", &app_profile_section(p, doc)?),
             Document::AppProject(p) => page("loopbench app", &app_projection_section(p, doc)?),
             Document::AppWarm(_) => page("loopbench app", &text_block(doc)?),
+            Document::Noise(n) => page(
+                "loopbench noise",
+                &(super::noise::chart(n) + &text_block(doc)?),
+            ),
         };
         Ok(text.into_bytes())
     }

@@ -30,7 +30,8 @@ impl Exporter for Markdown {
             Document::Counts(_)
             | Document::AppProfile(_)
             | Document::AppProject(_)
-            | Document::AppWarm(_) => MD.code_block(
+            | Document::AppWarm(_)
+            | Document::Noise(_) => MD.code_block(
                 "text",
                 &String::from_utf8_lossy(&super::table::Table.render(doc)?),
             ),

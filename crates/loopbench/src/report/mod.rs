@@ -34,6 +34,7 @@ pub mod json;
 pub mod markdown;
 pub mod markup;
 pub mod model;
+pub mod noise;
 pub mod svg;
 pub mod table;
 

@@ -38,6 +38,7 @@ impl Exporter for Table {
             Document::AppProfile(p) => super::app::render_profile(p),
             Document::AppProject(p) => super::app::render_projection(p),
             Document::AppWarm(w) => super::app::render_warm_doc(w),
+            Document::Noise(n) => super::noise::render(n),
         };
         // Names and messages from files and databases go to a terminal.
         Ok(Text.page(&text).into_bytes())

@@ -13,6 +13,7 @@ pub mod counts;
 pub mod gate;
 pub mod layout;
 pub mod model;
+pub mod noise;
 pub mod session;
 
 pub use session::*;
@@ -97,6 +98,8 @@ pub enum Document {
     AppProject(Box<app::AppProjection>),
     /// A shape's loop inside a live app (`loopbench app warm`).
     AppWarm(app::AppWarm),
+    /// This machine's noise per level (`loopbench noise`).
+    Noise(Box<noise::Noise>),
 }
 
 impl Document {
@@ -111,6 +114,7 @@ impl Document {
             Document::AppProfile(p) => serde_json::to_value(p),
             Document::AppProject(p) => serde_json::to_value(p),
             Document::AppWarm(w) => serde_json::to_value(w),
+            Document::Noise(n) => serde_json::to_value(n),
         }
     }
 
@@ -174,6 +178,9 @@ pub fn parse(text: &str) -> Result<Document, ReadError> {
         app::WARM_SCHEMA => serde_json::from_str(text)
             .map(Document::AppWarm)
             .map_err(bad),
+        noise::SCHEMA => serde_json::from_str(text)
+            .map(|n| Document::Noise(Box::new(n)))
+            .map_err(bad),
         other => Err(ReadError::UnknownSchema {
             schema: other.to_string(),
         }),
@@ -202,6 +209,7 @@ impl Document {
             Document::Calibration(_) => "calibration",
             Document::Compare(_) => "comparison",
             Document::AppProfile(_) | Document::AppProject(_) | Document::AppWarm(_) => "app",
+            Document::Noise(_) => "noise",
         }
     }
 }

@@ -12,6 +12,8 @@ mod escaping;
 mod json;
 /// Issue 26: failing exports and databases, signals, children left running.
 mod lifecycle;
+/// `noise`: the levels of the noise, per rep length, and bad sweeps.
+mod noise;
 /// Lost results, hangs, wrong numbers, crashes and messages.
 mod reliability;
 /// CSV, Markdown and HTML files; `report` and `compare` of saved sessions.

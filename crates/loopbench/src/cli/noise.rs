@@ -1,0 +1,217 @@
+//! `loopbench noise`: a session of the arm and its null control per rep
+//! length of a sweep, split into the noise of each level
+//! ([`crate::stats::components`]), with the smallest change a session of
+//! `--budget` finds at each and the rep length that finds the smallest.
+
+use super::OutputArgs;
+use crate::arm::ArmSpec;
+use crate::error::Error;
+use crate::results::noise::{Noise, NoiseRow, SCHEMA};
+use crate::results::{Document, Role, StopSettings};
+use crate::session;
+use crate::shapes;
+use crate::stats::components::Components;
+use clap::Args;
+use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+pub struct NoiseArgs {
+    /// The arm whose noise is measured (against its null control).
+    #[arg(long, default_value = "wasmi")]
+    pub engine: String,
+    /// The shape it runs.
+    #[arg(long, default_value = "add_chain")]
+    pub shape: String,
+    /// Rep lengths to sweep, milliseconds, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "0.05,0.2,1,5,10")]
+    pub rep_ms: Vec<f64>,
+    /// Epochs (fresh process pairs) per rep length.
+    #[arg(long, default_value_t = 8)]
+    pub epochs: usize,
+    /// Measured rounds per epoch.
+    #[arg(long, default_value_t = 8)]
+    pub rounds: usize,
+    /// The session budget per shape the predictions are for, seconds
+    /// (run's --budget).
+    #[arg(long, default_value_t = 3.0)]
+    pub budget: f64,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// The history the session level is learned from.
+    #[command(flatten)]
+    pub db: super::DbArg,
+}
+
+impl NoiseArgs {
+    fn check(&self) -> Result<ArmSpec, Error> {
+        if self.epochs < 2 || self.epochs > 200 {
+            return Err(Error::Usage(
+                "--epochs must be 2 to 200: the epoch level needs two".into(),
+            ));
+        }
+        if self.rounds < 2 || self.rounds > 1000 {
+            return Err(Error::Usage("--rounds must be 2 to 1000".into()));
+        }
+        if self.rep_ms.is_empty()
+            || self
+                .rep_ms
+                .iter()
+                .any(|r| !(r.is_finite() && (0.01..=1000.0).contains(r)))
+        {
+            return Err(Error::Usage(
+                "--rep-ms: each rep length must be 0.01 to 1000 ms".into(),
+            ));
+        }
+        if !(self.budget.is_finite() && self.budget > 0.0) {
+            return Err(Error::Usage(
+                "--budget must be a positive number of seconds".into(),
+            ));
+        }
+        shapes::lookup(&self.shape)?;
+        let arm: ArmSpec = self.engine.parse()?;
+        if arm.worker.is_some() {
+            crate::workers::check(&arm)?;
+        }
+        Ok(arm)
+    }
+
+    pub fn execute(&self) -> Result<bool, Error> {
+        let arm = self.check()?;
+        let exports = self.output.exports()?;
+        let started = Instant::now();
+        let mut rows = Vec::new();
+        let mut version = String::new();
+        for (i, &rep_ms) in self.rep_ms.iter().enumerate() {
+            crate::diag!(
+                "noise: {} ms reps ({} of {}), {} epochs x {} rounds",
+                rep_ms,
+                i + 1,
+                self.rep_ms.len(),
+                self.epochs,
+                self.rounds
+            );
+            let plan = session::Plan {
+                shapes: vec![shapes::lookup(&self.shape)?],
+                arms: vec![arm.clone()],
+                rounds: self.rounds,
+                stop: StopSettings {
+                    min_epochs: self.epochs,
+                    max_epochs: self.epochs,
+                    precision_pct: 0.0,
+                    budget_s: f64::INFINITY,
+                },
+                rep_target: Some(Duration::from_secs_f64(rep_ms / 1e3)),
+                seed: i as u64,
+                ..Default::default()
+            };
+            let s = session::run(plan, &mut ())?;
+            if let Some(e) = s.errors.first() {
+                return Err(Error::Usage(format!("noise at {rep_ms} ms reps: {e}")));
+            }
+            let Some(r) = s.results.first() else {
+                return Err(Error::Usage(format!(
+                    "noise at {rep_ms} ms reps: no result"
+                )));
+            };
+            let of = |role: Role| r.arms.iter().find(|a| a.role == role);
+            let (Some(base), Some(null)) = (of(Role::Baseline), of(Role::Null)) else {
+                return Err(Error::Usage(format!(
+                    "noise at {rep_ms} ms reps: no null control"
+                )));
+            };
+            version = base.version.clone();
+            let (b, n) =
+                crate::results::paired_epochs(&base.samples_by_epoch(), &null.samples_by_epoch());
+            let Some(components) = Components::of(&b, &n) else {
+                return Err(Error::Usage(format!(
+                    "noise at {rep_ms} ms reps: fewer than two epochs of paired rounds"
+                )));
+            };
+            let epochs = s.epochs.len().max(1);
+            let epoch_seconds = s.wall_seconds / epochs as f64;
+            let budget_epochs = ((self.budget / epoch_seconds).floor() as usize).max(2);
+            let (half_width_pct, smallest_change_pct) =
+                components.predict(budget_epochs, components.rounds);
+            let ns: Vec<f64> = base.reps.iter().map(|r| r.ns).collect();
+            rows.push(NoiseRow {
+                rep_ms,
+                measured_rep_ms: crate::stats::median(&ns) / 1e6,
+                schedule: "sequential".into(),
+                components,
+                epoch_seconds,
+                budget_epochs,
+                half_width_pct,
+                smallest_change_pct,
+            });
+        }
+        let choice = rows
+            .iter()
+            .filter(|r| r.smallest_change_pct.is_finite())
+            .min_by(|a, b| a.smallest_change_pct.total_cmp(&b.smallest_change_pct))
+            .map(|r| r.rep_ms);
+        let machine = crate::machine::Machine::read();
+        let (session_level, mut notes) = self.session_level(&machine, &arm, &version);
+        notes.push(
+            "schedule: sequential only (arms one at a time on one core, as sessions run); \
+             simultaneous (duet) arms are not built yet"
+                .into(),
+        );
+        let doc = Noise {
+            schema: SCHEMA.to_string(),
+            machine,
+            arm: arm.to_string(),
+            version,
+            shape: self.shape.clone(),
+            metric: crate::results::Metric::Wall,
+            budget_s: self.budget,
+            rows,
+            session_level,
+            choice,
+            notes,
+            wall_seconds: started.elapsed().as_secs_f64(),
+        };
+        exports.finish(&Document::Noise(Box::new(doc)))?;
+        Ok(true)
+    }
+
+    /// The spread of this machine's repeated sessions of the shape and arm,
+    /// from the history, and why there is none.
+    fn session_level(
+        &self,
+        machine: &crate::machine::Machine,
+        arm: &ArmSpec,
+        version: &str,
+    ) -> (Option<crate::stats::sessions::Between>, Vec<String>) {
+        #[cfg(feature = "history")]
+        {
+            let query = crate::results::compare::SeriesQuery {
+                machine: machine.clone(),
+                shape: self.shape.clone(),
+                arm: arm.to_string(),
+                metric: crate::results::Metric::Wall.key().to_string(),
+                versions: vec![version.to_string()],
+                exclude: Vec::new(),
+                reference: None,
+            };
+            let found = self.db.location().and_then(|l| {
+                let mut db = l.open_read()?;
+                Ok(crate::history::sessions::repeated(db.as_mut(), &query)?)
+            });
+            match found {
+                Ok((values, se)) => (
+                    crate::stats::sessions::Between::learn_excess(&values, &se),
+                    Vec::new(),
+                ),
+                Err(e) => (None, vec![format!("no session level: {e}")]),
+            }
+        }
+        #[cfg(not(feature = "history"))]
+        {
+            let _ = (machine, arm, version);
+            (
+                None,
+                vec!["no session level: built without the history feature".into()],
+            )
+        }
+    }
+}

@@ -1,0 +1,94 @@
+use super::util::{assert_one_line_error, loopbench};
+use serde_json::Value;
+
+/// The mock engine's synthetic noise (10% per rep, deterministic) over a
+/// sweep of two rep lengths: one row each, every level a finite SD, a
+/// choice among them, and the document reports again as HTML with its chart.
+/// The mock's null control is a second worker process whose engine draws
+/// the same noise sequence as the baseline's, so pairing removes it
+/// exactly: the rep level holds it all, the round and epoch levels none.
+#[test]
+fn noise_splits_the_levels_per_rep_length_and_chooses_one() {
+    let (mut cmd, dir) = loopbench();
+    let out = cmd
+        .current_dir(dir.path())
+        .args([
+            "noise",
+            "--engine",
+            "mock:cost=10,noise=0.1",
+            "--shape",
+            "add_chain",
+            "--rep-ms",
+            "0.05,0.2",
+            "--epochs",
+            "3",
+            "--rounds",
+            "4",
+            "--budget",
+            "2",
+            "--json",
+            "noise.json",
+        ])
+        .assert()
+        .success();
+    let table = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(table.contains("would use: --rep-ms "), "{table}");
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("noise.json")).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "loopbench-noise/1");
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for (r, ms) in rows.iter().zip([0.05, 0.2]) {
+        assert_eq!(r["rep_ms"], ms);
+        assert_eq!(
+            (r["epochs"].as_u64(), r["rounds"].as_u64()),
+            (Some(3), Some(4))
+        );
+        for level in [
+            "rep_sd_pct",
+            "round_sd_pct",
+            "epoch_sd_pct",
+            "smallest_change_pct",
+        ] {
+            let v = r[level].as_f64().unwrap();
+            assert!(v.is_finite() && v >= 0.0, "{level}: {r}");
+        }
+        assert!(r["rep_sd_pct"].as_f64().unwrap() > 0.5, "{r}");
+        assert_eq!(r["round_sd_pct"], 0.0, "{r}");
+        assert_eq!(r["epoch_sd_pct"], 0.0, "{r}");
+        assert!(r["budget_epochs"].as_u64().unwrap() >= 2);
+    }
+    let choice = doc["choice"].as_f64().unwrap();
+    assert!(choice == 0.05 || choice == 0.2, "{choice}");
+    let (mut cmd, _d) = loopbench();
+    let html = cmd
+        .current_dir(dir.path())
+        .args(["report", "noise.json", "--html", "-"])
+        .assert()
+        .success();
+    let html = String::from_utf8_lossy(&html.get_output().stdout).to_string();
+    assert!(
+        html.contains("Noise of mock:cost=10,noise=0.1 on add_chain"),
+        "{html}"
+    );
+    assert!(html.contains("<svg"), "{html}");
+}
+
+#[test]
+fn noise_refuses_sweeps_it_cannot_split() {
+    for (args, says) in [
+        (&["--epochs", "1"][..], "--epochs must be 2 to 200"),
+        (&["--rep-ms", "0"][..], "--rep-ms: each rep length must be"),
+        (
+            &["--rep-ms", "nan"][..],
+            "--rep-ms: each rep length must be",
+        ),
+        (&["--budget=-1"][..], "--budget must be a positive"),
+        (&["--shape", "nope"][..], "nope"),
+    ] {
+        let (mut cmd, _d) = loopbench();
+        let out = cmd.arg("noise").args(args).assert().failure();
+        let e = assert_one_line_error(&out.get_output().stderr);
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+}
