@@ -82,6 +82,8 @@ pub struct Plan {
     pub layout_builds: usize,
     /// The arm every result is also given as a ratio to (`--reference`).
     pub reference: Option<Reference>,
+    /// The machine's recorded setting the plan took, described.
+    pub setting: Option<String>,
 }
 
 /// Which arm of a plan is the session's reference.
@@ -115,6 +117,7 @@ impl Default for Plan {
             rep_target: Some(Duration::from_millis(2)),
             layout_builds: crate::workers::layout::DEFAULT_LAYOUT_BUILDS,
             reference: None,
+            setting: None,
         }
     }
 }
@@ -587,6 +590,7 @@ impl Setup {
                     .any(|a| a.spec.worker.is_some())
                     .then_some(plan.layout_builds),
                 reference: plan.reference.map(|r| self.arms[r.index].label.clone()),
+                setting: plan.setting.clone(),
             },
             counters: plan.counters.status().to_vec(),
             results: Vec::new(),

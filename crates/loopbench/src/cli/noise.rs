@@ -35,6 +35,11 @@ pub struct NoiseArgs {
     /// (run's --budget).
     #[arg(long, default_value_t = 3.0)]
     pub budget: f64,
+    /// Record the rep length that finds the smallest change as this
+    /// machine's setting in the history: `run` then uses it by default
+    /// (and says so; --rep-ms overrides).
+    #[arg(long)]
+    pub record: bool,
     #[command(flatten)]
     pub output: OutputArgs,
     /// The history the session level is learned from.
@@ -170,8 +175,42 @@ impl NoiseArgs {
             notes,
             wall_seconds: started.elapsed().as_secs_f64(),
         };
+        if self.record {
+            self.record(&doc)?;
+        }
         exports.finish(&Document::Noise(Box::new(doc)))?;
         Ok(true)
+    }
+
+    /// Store the choice as this machine's setting, and say where.
+    fn record(&self, doc: &Noise) -> Result<(), Error> {
+        let Some(row) = doc.chosen() else {
+            return Err(Error::Usage(
+                "noise --record: no rep length gave a prediction".into(),
+            ));
+        };
+        #[cfg(feature = "history")]
+        {
+            let location = self.db.location()?;
+            let mut db = location.open()?;
+            let source = format!(
+                "`loopbench noise` ({} on {}: finds {:.2}% in {} s)",
+                doc.arm, doc.shape, row.smallest_change_pct, doc.budget_s
+            );
+            crate::history::settings::record(db.as_mut(), &doc.machine, row.rep_ms, &source)?;
+            crate::diag!(
+                "noise: --rep-ms {} recorded for this machine in {location}; run uses it by default",
+                row.rep_ms
+            );
+            Ok(())
+        }
+        #[cfg(not(feature = "history"))]
+        {
+            let _ = row;
+            Err(Error::Usage(
+                "noise --record needs the history feature".into(),
+            ))
+        }
     }
 
     /// The spread of this machine's repeated sessions of the shape and arm,

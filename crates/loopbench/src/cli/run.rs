@@ -145,6 +145,9 @@ impl RunArgs {
             return Err(Error::Usage("--rounds must be at least 1".into()));
         }
         let e = &self.epochs;
+        let rep = (self.params.iters.is_none())
+            .then(|| e.rep_target(&self.db))
+            .transpose()?;
         Ok(Plan {
             stop: e.stop()?,
             order: e.order(),
@@ -156,9 +159,8 @@ impl RunArgs {
             },
             pin: e.pin()?,
             metric: e.metric.into(),
-            rep_target: (self.params.iters.is_none())
-                .then(|| e.rep_target())
-                .transpose()?,
+            rep_target: rep.as_ref().map(|r| r.0),
+            setting: rep.and_then(|r| r.1),
             shapes: shapes::select(&self.shapes, &self.shape_files)?,
             arms,
             params: self.params.params(),
@@ -284,6 +286,33 @@ impl RunArgs {
     }
 }
 
+/// The rep length a session takes when neither `--rep-ms` nor a setting
+/// recorded for the machine says otherwise, milliseconds.
+pub const DEFAULT_REP_MS: f64 = 2.0;
+
+/// The setting `noise --record` stored for this machine, if the history
+/// has one (any failure to read it is no setting: the default applies).
+fn recorded_setting(db: &super::DbArg) -> Option<crate::history::settings::Setting> {
+    #[cfg(feature = "history")]
+    {
+        let location = db.location().ok()?;
+        if let crate::history::Location::Sqlite(p) = &location {
+            if !p.exists() {
+                return None;
+            }
+        }
+        let mut conn = location.open_read().ok()?;
+        crate::history::settings::lookup(conn.as_mut(), &crate::machine::Machine::read())
+            .ok()
+            .flatten()
+    }
+    #[cfg(not(feature = "history"))]
+    {
+        let _ = db;
+        None
+    }
+}
+
 /// Every decided-or-not candidate comparison of a session, for the gate.
 fn gate_rows(s: &crate::results::Session) -> Vec<crate::results::gate::Judged<'_>> {
     s.results
@@ -382,9 +411,10 @@ pub struct EpochArgs {
     #[arg(long, default_value_t = 200)]
     pub max_epochs: usize,
     /// Target milliseconds of one rep of the slowest arm; the iteration count
-    /// comes from a pilot call (ignored with --iters).
-    #[arg(long, default_value_t = 2.0, value_name = "MS")]
-    pub rep_ms: f64,
+    /// comes from a pilot call (ignored with --iters). Default: the setting
+    /// `loopbench noise --record` stored for this machine, else 2.
+    #[arg(long, value_name = "MS")]
+    pub rep_ms: Option<f64>,
     /// The order of arms in a round: williams (every arm follows every other
     /// equally often) or random (a seeded permutation per round).
     #[arg(long, value_enum, default_value_t = OrderArg::Williams)]
@@ -474,13 +504,22 @@ impl EpochArgs {
         }
     }
 
-    fn rep_target(&self) -> Result<Duration, Error> {
-        if !(self.rep_ms > 0.0 && self.rep_ms <= 60_000.0) {
+    /// The rep length: `--rep-ms`, else the setting recorded for this
+    /// machine (`noise --record`; described for the session), else 2 ms.
+    fn rep_target(&self, db: &super::DbArg) -> Result<(Duration, Option<String>), Error> {
+        let (ms, setting) = match self.rep_ms {
+            Some(ms) => (ms, None),
+            None => match recorded_setting(db) {
+                Some(s) => (s.rep_ms, Some(s.describe())),
+                None => (DEFAULT_REP_MS, None),
+            },
+        };
+        if !(ms > 0.0 && ms <= 60_000.0) {
             return Err(Error::Usage(
                 "--rep-ms must be above 0 and at most 60000".into(),
             ));
         }
-        Ok(Duration::from_secs_f64(self.rep_ms / 1e3))
+        Ok((Duration::from_secs_f64(ms / 1e3), setting))
     }
 
     fn pin(&self) -> Result<Option<usize>, Error> {

@@ -10,6 +10,7 @@
 //! | the agent that runs jobs | [`agent`] |
 //! | changes in a series judged against its own history | [`trend`] |
 //! | engines x shapes x machines | [`leaderboard`] |
+//! | the setting recorded for a machine (`noise --record`) | [`settings`] |
 //!
 //! Where the database is: `--db PATH|postgres://...`, else the environment
 //! variable `LOOPBENCH_DB`, else `history.sqlite` in the user's data
@@ -20,6 +21,7 @@ pub mod leaderboard;
 pub mod postgres;
 pub mod queue;
 pub mod sessions;
+pub mod settings;
 pub mod sqlite;
 pub mod store;
 pub mod trend;

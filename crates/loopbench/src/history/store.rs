@@ -327,12 +327,19 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX sessions_by_uid ON sessions (uid);",
     // 4: anchored sessions: the reference arm of a session, each result's
     // ratio to it (the series that carries across sessions), and the exact
-    // instruction count per iteration of a callgrind session.
+    // instruction count per iteration of a callgrind session; the setting
+    // `noise --record` chose for a machine.
     "ALTER TABLE sessions ADD COLUMN reference_arm TEXT;
     ALTER TABLE summaries ADD COLUMN ref_change_pct DOUBLE PRECISION;
     ALTER TABLE summaries ADD COLUMN ref_ci_low_pct DOUBLE PRECISION;
     ALTER TABLE summaries ADD COLUMN ref_ci_high_pct DOUBLE PRECISION;
-    ALTER TABLE summaries ADD COLUMN instructions_per_iter DOUBLE PRECISION;",
+    ALTER TABLE summaries ADD COLUMN instructions_per_iter DOUBLE PRECISION;
+    CREATE TABLE machine_settings (
+        fingerprint TEXT PRIMARY KEY,
+        rep_ms DOUBLE PRECISION NOT NULL,
+        source TEXT NOT NULL,
+        recorded_at DOUBLE PRECISION NOT NULL
+    );",
 ];
 
 /// The PostgreSQL advisory lock that serialises migrations ("loop").

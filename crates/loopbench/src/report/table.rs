@@ -110,6 +110,9 @@ pub fn render(report: &Session) -> String {
         .collect();
     let _ = writeln!(out, "engines: {}", versions.join("; "));
     let _ = writeln!(out, "builds: {}", builds_line(report));
+    if let Some(setting) = &s.setting {
+        let _ = writeln!(out, "setting: {setting}");
+    }
     if let Some(r) = &s.reference {
         let _ = writeln!(
             out,

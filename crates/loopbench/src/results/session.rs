@@ -387,6 +387,10 @@ pub struct SessionInfo {
     /// the yardstick that carries across sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// The setting recorded for this machine that the session took
+    /// (`noise --record`), described; absent when flags or defaults chose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
 }
 
 /// When a shape stops taking epochs: the stop rule, recorded as it ran.

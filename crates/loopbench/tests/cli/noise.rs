@@ -92,3 +92,75 @@ fn noise_refuses_sweeps_it_cannot_split() {
         assert!(e.contains(says), "{args:?}: {e}");
     }
 }
+
+/// `noise --record` stores the rep length it chose for this machine;
+/// `run` then takes it by default and says so in the table and the JSON,
+/// and `--rep-ms` overrides it.
+#[test]
+fn a_recorded_setting_is_used_reported_and_overridable() {
+    let (mut cmd, dir) = loopbench();
+    cmd.current_dir(dir.path())
+        .args([
+            "noise",
+            "--engine",
+            "mock:cost=10",
+            "--rep-ms",
+            "0.3,0.7",
+            "--epochs",
+            "2",
+            "--rounds",
+            "2",
+            "--record",
+        ])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "noise: --rep-ms 0.3 recorded for this machine",
+        ));
+    let run = |extra: &[&str]| -> (Value, String) {
+        let (mut cmd, _d) = loopbench();
+        let out = cmd
+            .current_dir(dir.path())
+            .env("LOOPBENCH_DB", dir.path().join("history.sqlite"))
+            .args([
+                "run",
+                "--engines",
+                "mock:cost=10",
+                "--shapes",
+                "add_chain",
+                "--min-epochs",
+                "2",
+                "--max-epochs",
+                "2",
+                "--no-history",
+                "--json",
+                "s.json",
+            ])
+            .args(extra)
+            .assert()
+            .success();
+        let table = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        let doc =
+            serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap();
+        (doc, table)
+    };
+    let (doc, table) = run(&[]);
+    assert_eq!(doc["session"]["rep_ms"], 0.3);
+    let setting = doc["session"]["setting"].as_str().unwrap();
+    assert!(
+        setting.starts_with("rep length 0.3 ms recorded for this machine by `loopbench noise`"),
+        "{setting}"
+    );
+    assert!(
+        table.contains("setting: rep length 0.3 ms recorded"),
+        "{table}"
+    );
+    let (doc, table) = run(&["--rep-ms", "1"]);
+    assert_eq!(doc["session"]["rep_ms"], 1.0);
+    assert!(
+        doc["session"].get("setting").is_none(),
+        "{}",
+        doc["session"]
+    );
+    assert!(!table.contains("setting:"), "{table}");
+}
