@@ -84,6 +84,11 @@ pub struct Plan {
     pub reference: Option<Reference>,
     /// The machine's recorded setting the plan took, described.
     pub setting: Option<String>,
+    /// Seconds the whole session may take (`--session-budget`): after the
+    /// epoch that spends it, every shape still undecided stops. Shapes
+    /// whose comparisons are decided stop earlier, so what is left goes to
+    /// the unsure ones.
+    pub session_budget_s: Option<f64>,
 }
 
 /// Which arm of a plan is the session's reference.
@@ -118,6 +123,7 @@ impl Default for Plan {
             layout_builds: crate::workers::layout::DEFAULT_LAYOUT_BUILDS,
             reference: None,
             setting: None,
+            session_budget_s: None,
         }
     }
 }
@@ -298,9 +304,15 @@ pub fn run(mut plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
         if interrupted {
             break;
         }
+        // Two epochs first: an interval needs a layout component.
+        if epoch >= 1 && spent(setup.plan.session_budget_s, started) {
+            break;
+        }
     }
     let last = if interrupted {
         "interrupted"
+    } else if report.epochs.len() >= 2 && spent(setup.plan.session_budget_s, started) {
+        "the session's --session-budget is spent"
     } else {
         "epoch limit"
     };
@@ -312,6 +324,11 @@ pub fn run(mut plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
     publish(&mut report, &runs, started);
     report.complete = !interrupted;
     Ok(report)
+}
+
+/// Whether the session's own budget, if it has one, is spent.
+fn spent(budget_s: Option<f64>, started: Instant) -> bool {
+    budget_s.is_some_and(|b| started.elapsed().as_secs_f64() >= b)
 }
 
 /// One epoch: every arm a fresh worker, every `active` shape its rounds,
@@ -591,6 +608,7 @@ impl Setup {
                     .then_some(plan.layout_builds),
                 reference: plan.reference.map(|r| self.arms[r.index].label.clone()),
                 setting: plan.setting.clone(),
+                session_budget_s: plan.session_budget_s,
             },
             counters: plan.counters.status().to_vec(),
             results: Vec::new(),

@@ -321,3 +321,42 @@ fn a_reference_arm_anchors_every_result_and_the_gate_fails_on_a_change() {
     assert!(c.outcome.is_some());
     assert_eq!(r.anchored.len(), 1, "the baseline against it");
 }
+
+#[test]
+fn the_session_budget_stops_every_undecided_shape_after_two_epochs() {
+    // Noise no interval gets under the precision: only a budget ends it.
+    let (s, ok, err) = run(
+        &[
+            "--shapes",
+            "add_chain,load_stream",
+            "--bytes",
+            "64k",
+            "--iters",
+            "256",
+            "--rounds",
+            "4",
+            "--in-process",
+            "--engines",
+            "mock:cost=10,noise=0.3,mock:cost=10,noise=0.3,seed=1",
+            "--precision",
+            "0.01",
+            "--min-epochs",
+            "5",
+            "--session-budget",
+            "0.001",
+        ],
+        &[],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(s.session.session_budget_s, Some(0.001));
+    assert_eq!(s.epochs.len(), 2, "an interval needs two epochs first");
+    for r in &s.results {
+        let st = r.stopped.as_ref().unwrap();
+        assert_eq!(
+            st.reason, "the session's --session-budget is spent",
+            "{}",
+            r.shape
+        );
+        assert_eq!(st.epochs, 2);
+    }
+}

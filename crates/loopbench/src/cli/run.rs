@@ -148,6 +148,11 @@ impl RunArgs {
         let rep = (self.params.iters.is_none())
             .then(|| e.rep_target(&self.db))
             .transpose()?;
+        if let Some(b) = e.session_budget {
+            check_budget(b).map_err(|_| {
+                Error::Usage("--session-budget must be a positive number of seconds".into())
+            })?;
+        }
         Ok(Plan {
             stop: e.stop()?,
             order: e.order(),
@@ -161,6 +166,7 @@ impl RunArgs {
             metric: e.metric.into(),
             rep_target: rep.as_ref().map(|r| r.0),
             setting: rep.and_then(|r| r.1),
+            session_budget_s: e.session_budget,
             shapes: shapes::select(&self.shapes, &self.shape_files)?,
             arms,
             params: self.params.params(),
@@ -404,6 +410,12 @@ pub struct EpochArgs {
     /// and verification included) before it stops, precise or not.
     #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
     pub budget: f64,
+    /// Seconds the whole session may take: after the epoch that spends
+    /// them (the second at the earliest), every shape still undecided
+    /// stops; decided shapes stop earlier, so the time goes to the unsure
+    /// ones.
+    #[arg(long, value_name = "SECONDS")]
+    pub session_budget: Option<f64>,
     /// Epochs every shape runs at least (precision only counts from here).
     #[arg(long, default_value_t = 5)]
     pub min_epochs: usize,

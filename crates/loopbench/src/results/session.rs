@@ -391,6 +391,9 @@ pub struct SessionInfo {
     /// (`noise --record`), described; absent when flags or defaults chose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setting: Option<String>,
+    /// Seconds the whole session might take (`--session-budget`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_budget_s: Option<f64>,
 }
 
 /// When a shape stops taking epochs: the stop rule, recorded as it ran.
