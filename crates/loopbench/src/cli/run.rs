@@ -236,7 +236,7 @@ impl RunArgs {
             if let Err(e) = exported {
                 crate::diag!("error: {e}");
             }
-            return Err(super::progress::interrupted(completed, planned));
+            return Err(super::progress::interrupted(completed, planned, "shapes"));
         }
         exported?;
         Ok(errors.is_empty())

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod counts;
 pub mod layout;
 pub mod model;
+pub(crate) mod nan;
 pub mod session;
 
 pub use session::*;
