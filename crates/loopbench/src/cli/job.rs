@@ -200,8 +200,7 @@ pub fn pack(args: &[String]) -> Result<Work, Error> {
                 "--shape-file: two files named {name} in one job"
             )));
         }
-        let content =
-            std::fs::read(path).map_err(|e| Error::io(format!("cannot read {path}"), e))?;
+        let content = crate::shapes::user::read_file(Path::new(path))?;
         files.push(JobFile {
             name: name.clone(),
             content,
@@ -220,6 +219,13 @@ pub fn unpack(work: &Work, dir: &Path, allow: &Allow) -> Result<Vec<String>, Err
             return Err(Error::Usage(format!(
                 "the job's file `{}` is not a plain file name",
                 f.name.escape_debug()
+            )));
+        }
+        if f.content.len() as u64 > crate::shapes::user::MAX_SHAPE_FILE {
+            return Err(Error::Usage(format!(
+                "the job's file `{}` is larger than a shape file may be ({} MiB)",
+                f.name.escape_debug(),
+                crate::shapes::user::MAX_SHAPE_FILE >> 20
             )));
         }
         let path = dir.join(&f.name);
