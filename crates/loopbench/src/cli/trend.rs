@@ -4,6 +4,7 @@
 use super::DbArg;
 use crate::error::Error;
 use crate::history::{sessions, trend};
+use crate::report::markup::{Markup, Text};
 use clap::Args;
 
 /// The rule is in `--help` (the long about) and in the output.
@@ -51,10 +52,10 @@ impl TrendArgs {
             let steps = trend::steps(&values);
             crate::outln!(
                 "\n{} / {} / {} / {}: {} sessions (median ns/iter)",
-                k.machine,
-                k.shape,
-                k.arm,
-                k.metric,
+                Text.escape(&k.machine),
+                Text.escape(&k.shape),
+                Text.escape(&k.arm),
+                Text.escape(&k.metric),
                 points.len()
             );
             crate::outln!(
@@ -84,10 +85,7 @@ impl TrendArgs {
                     ),
                     None => (String::new(), String::new(), ""),
                 };
-                let build = match &p.commit {
-                    Some(c) => format!("{} @{}", p.version, &c[..c.len().min(12)]),
-                    None => p.version.clone(),
-                };
+                let build = sessions::build_label(&p.version, p.commit.as_deref());
                 crate::outln!(
                     "  {:>7}  {:<19}  {:>10.3}  {:>9}  {:>9}  {:<16}{}",
                     p.session_id,
@@ -95,7 +93,7 @@ impl TrendArgs {
                     p.median_ns,
                     change,
                     threshold,
-                    build,
+                    Text.escape(&build),
                     flag
                 );
             }

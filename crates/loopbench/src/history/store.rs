@@ -75,14 +75,20 @@ impl Dialect {
         }
     }
 
-    /// `column` (seconds since the epoch) as `YYYY-MM-DD HH:MM:SS` UTC.
+    /// `column` (seconds since the epoch) as `YYYY-MM-DD HH:MM:SS` UTC, or
+    /// `?` for a time no calendar holds (NaN, infinite, before 1970 or
+    /// after 9999): a row written straight into the table must not make
+    /// every listing fail ("timestamp cannot be NaN").
     pub fn datetime(self, column: &str) -> String {
-        match self {
+        let shown = match self {
             Dialect::Sqlite => format!("datetime({column}, 'unixepoch')"),
             Dialect::Postgres => format!(
                 "to_char(to_timestamp({column}) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
             ),
-        }
+        };
+        format!(
+            "COALESCE(CASE WHEN {column} >= 0 AND {column} < 253402300800 THEN {shown} END, '?')"
+        )
     }
 }
 

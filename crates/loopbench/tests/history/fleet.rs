@@ -14,7 +14,13 @@ fn submit(url: &str, label: &str, run: &[&str]) {
 }
 
 /// An agent process; its stderr goes to `log`.
-fn agent(url: &str, label: &str, name: &str, extra: &[&str], log: &std::path::Path) -> Child {
+pub(super) fn agent(
+    url: &str,
+    label: &str,
+    name: &str,
+    extra: &[&str],
+    log: &std::path::Path,
+) -> Child {
     Command::new(env!("CARGO_BIN_EXE_loopbench"))
         .env("LOOPBENCH_DB", url)
         .args(["agent", "--label", label, "--name", name])
@@ -26,7 +32,7 @@ fn agent(url: &str, label: &str, name: &str, extra: &[&str], log: &std::path::Pa
         .unwrap()
 }
 
-fn wait(child: &mut Child, limit: Duration, what: &str) {
+pub(super) fn wait(child: &mut Child, limit: Duration, what: &str) {
     let end = Instant::now() + limit;
     loop {
         if let Some(status) = child.try_wait().unwrap() {
