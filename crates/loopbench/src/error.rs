@@ -67,12 +67,14 @@ pub enum Error {
     /// A saved document does not read back.
     #[error(transparent)]
     Read(#[from] crate::results::ReadError),
-    /// SIGINT or SIGTERM (`signal`) stopped the session; what completed
-    /// was reported. The binary exits 128 + `signal`.
-    #[error("interrupted: the results cover the {completed} of {planned} shapes that ran before the interrupt")]
+    /// SIGINT or SIGTERM (`signal`) stopped the session (or calibration);
+    /// what completed was reported. `units` names what was counted
+    /// ("shapes", "repetitions"). The binary exits 128 + `signal`.
+    #[error("interrupted: the results cover the {completed} of {planned} {units} that ran before the interrupt")]
     Interrupted {
         completed: usize,
         planned: usize,
+        units: &'static str,
         signal: i32,
     },
 }

@@ -443,18 +443,20 @@ fn run_shape_epoch(
         run.result = Some(summarise(run, specs, arms, plan));
         return Ok(false);
     }
+    // An unbounded budget (calibration runs every epoch it plans) has no
+    // deadline.
+    let budget = Duration::try_from_secs_f64(plan.stop.budget_s).ok();
     setup.ctx.timing.expect(run.expected_ns);
+    // With --iters no pilot timed a rep: the first ones may take the
+    // budget (at least the deadline floor), not minutes.
+    setup.ctx.timing.within(budget);
     let reps = running * (plan.warmup + setup.rounds);
     sink.shape_started(run.module.name(), epoch, reps);
     // One epoch may take the whole budget at most; the stop rule, asked
     // after it, ends the shape once the epochs together have spent it.
     let mut budgeted = Budgeted {
         sink: &mut *sink,
-        // An unbounded budget (calibration runs every epoch it plans) has
-        // no deadline.
-        until: Duration::try_from_secs_f64(plan.stop.budget_s)
-            .ok()
-            .and_then(|d| t0.checked_add(d)),
+        until: budget.and_then(|d| t0.checked_add(d)),
         cut: false,
     };
     let outcomes = schedule::run_shape(
@@ -766,7 +768,10 @@ fn pilot(
             continue;
         }
         let mut n = per;
+        // The first call's deadline is the one of a rep nothing has timed;
+        // each later call's follows the call before.
         timing.expect(None);
+        timing.within(None);
         loop {
             module.set_iters(n)?;
             let ns = match pilot_call(module, *arm) {

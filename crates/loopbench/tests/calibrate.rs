@@ -136,6 +136,7 @@ fn calibrate_runs_with_tiny_settings_and_writes_json() {
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["schema"], "loopbench-calibrate/1");
     assert_eq!(v["settings"]["base_iters"], 4000);
+    assert_eq!(v["complete"], true);
     let all = v["rows"].as_array().unwrap();
     let rows: Vec<&serde_json::Value> = all.iter().filter(|r| r["metric"] == "wall").collect();
     // Two repetitions of the null and three effects, by the wall clock and

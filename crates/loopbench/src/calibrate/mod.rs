@@ -128,54 +128,116 @@ pub fn base_iters(
     }
 }
 
-/// Where calibration reports progress (stderr in the binary).
+/// Where calibration reports progress (stderr in the binary), and who may
+/// stop it.
 pub trait Progress {
     fn note(&mut self, _line: &str) {}
+    /// After every repetition, with the calibration so far (`complete:
+    /// false`): the binary rewrites its files, so a stop loses nothing.
+    fn update(&mut self, _so_far: &Calibration) -> Result<(), Error> {
+        Ok(())
+    }
+    /// Asked between repetitions, toggle shapes and epochs: stop, keeping
+    /// the repetitions that completed (an interrupt). A repetition cut
+    /// short is dropped whole, as its intervals would be a shorter design.
+    fn interrupted(&self) -> bool {
+        false
+    }
 }
 
 impl Progress for () {}
 
+/// A [`Progress`] as a session's sink: it stops the session when the
+/// calibration is asked to stop, and reports nothing else.
+pub(crate) struct StopWith<'a>(pub &'a dyn Progress);
+
+impl crate::schedule::Progress for StopWith<'_> {}
+
+impl crate::session::Sink for StopWith<'_> {
+    fn interrupted(&self) -> bool {
+        self.0.interrupted()
+    }
+}
+
 /// Run the calibration: overhead, `repeat` interleaved sessions of all
-/// effects, and the known-sign toggle.
+/// effects, and the known-sign toggle. An interrupt ends it early with
+/// what completed (`complete: false`).
 pub fn run(s: &Settings, progress: &mut dyn Progress) -> Result<Calibration, Error> {
     let started = Instant::now();
-    let mut machine = Machine::read();
+    let machine = Machine::read();
     let module = ShapeModule::build(shapes::lookup(&s.shape)?, &s.params)?;
     let base = module.iters;
     let arms = Arms::new(s, &module)?;
     let rounds = schedule::complete_rounds(s.rounds, arms.len());
     let _load = (s.load_threads > 0).then(|| BusyLoad::start(s.load_threads));
     progress.note(&announce(s, &arms, base, rounds));
-    let overhead = overhead::call_overhead(&module, &s.engine, s.warmup)?;
-
-    let mut measured = Repetitions::default();
-    for rep in 1..=s.repeat {
-        let one = repetition::run(s, &arms, base, overhead, rep)?;
-        progress.note(&one.note(s.repeat));
-        measured.push(one);
-    }
-
-    let mut all_effects = vec![Effect::NULL];
-    all_effects.extend(&s.effects);
-    let wall_rows = measured.rows_of(Metric::Wall);
-    let (effects, smallest_reliable) = summarise(&all_effects, &wall_rows, &measured.repetitions);
-    let thread_cpu = summary::thread_cpu(&all_effects, &measured, overhead[1]);
-    let toggle = toggle::run_all(s, progress)?;
-    machine.finish();
-    Ok(Calibration {
-        schema: SCHEMA.to_string(),
+    let mut so_far = Parts {
+        s,
         machine,
-        settings: settings_info(s, &arms, base, rounds, &all_effects),
-        call_overhead_ns: overhead[0],
-        base_call_ns: stats::median(&measured.base_calls[0]),
-        repetitions: measured.repetitions,
-        rows: measured.rows,
-        effects,
-        smallest_reliable,
-        thread_cpu,
-        toggle,
-        wall_seconds: started.elapsed().as_secs_f64(),
-    })
+        arms: &arms,
+        base,
+        rounds,
+        overhead: overhead::call_overhead(&module, &s.engine, s.warmup)?,
+        measured: Repetitions::default(),
+        toggle: Vec::new(),
+        started,
+    };
+    for rep in 1..=s.repeat {
+        let Some(one) = repetition::run(s, &arms, base, so_far.overhead, rep, &*progress)? else {
+            break;
+        };
+        progress.note(&one.note(s.repeat));
+        so_far.measured.push(one);
+        progress.update(&so_far.calibration())?;
+    }
+    if so_far.measured.repetitions.len() == s.repeat {
+        so_far.toggle = toggle::run_all(s, progress)?;
+    }
+    so_far.machine.finish();
+    Ok(so_far.calibration())
+}
+
+/// What a calibration has measured so far, and what it was asked to.
+struct Parts<'a> {
+    s: &'a Settings,
+    machine: Machine,
+    arms: &'a Arms,
+    base: u64,
+    rounds: usize,
+    overhead: [f64; 2],
+    measured: Repetitions,
+    toggle: Vec<ToggleRow>,
+    started: Instant,
+}
+
+impl Parts<'_> {
+    /// The document of what was measured; complete when every repetition
+    /// and every toggle shape ran.
+    fn calibration(&self) -> Calibration {
+        let s = self.s;
+        let measured = &self.measured;
+        let mut all_effects = vec![Effect::NULL];
+        all_effects.extend(&s.effects);
+        let wall_rows = measured.rows_of(Metric::Wall);
+        let (effects, smallest_reliable) =
+            summarise(&all_effects, &wall_rows, &measured.repetitions);
+        Calibration {
+            schema: SCHEMA.to_string(),
+            machine: self.machine.clone(),
+            settings: settings_info(s, self.arms, self.base, self.rounds, &all_effects),
+            call_overhead_ns: self.overhead[0],
+            base_call_ns: stats::median(&measured.base_calls[0]),
+            repetitions: measured.repetitions.clone(),
+            rows: measured.rows.clone(),
+            effects,
+            smallest_reliable,
+            thread_cpu: summary::thread_cpu(&all_effects, measured, self.overhead[1]),
+            toggle: self.toggle.clone(),
+            complete: measured.repetitions.len() == s.repeat
+                && self.toggle.len() == s.toggle_shapes.len(),
+            wall_seconds: self.started.elapsed().as_secs_f64(),
+        }
+    }
 }
 
 /// The line that opens a calibration: what runs, and how much of it.

@@ -5,7 +5,7 @@
 //! have.
 
 use super::arms::Arms;
-use super::{detects, CalibrateError, Metric, Repetition, Row, Settings};
+use super::{detects, CalibrateError, Metric, Progress, Repetition, Row, Settings, StopWith};
 use crate::arm::Iters;
 use crate::error::Error;
 use crate::machine;
@@ -98,15 +98,23 @@ fn plan(s: &Settings, arms: &Arms, rep: usize) -> Result<session::Plan, Error> {
 
 /// Run repetition `rep` and judge its rows. `base` is the baseline's
 /// iterations per call, `overhead` the fixed cost of a call per metric.
+/// `None` when `progress` asked to stop before the repetition completed.
 pub(super) fn run(
     s: &Settings,
     arms: &Arms,
     base: u64,
     overhead: [f64; 2],
     rep: usize,
-) -> Result<RepetitionRun, Error> {
+    progress: &dyn Progress,
+) -> Result<Option<RepetitionRun>, Error> {
+    if progress.interrupted() {
+        return Ok(None);
+    }
     let load_start = machine::load_average();
-    let session = session::run(plan(s, arms, rep)?, &mut ())?;
+    let session = session::run(plan(s, arms, rep)?, &mut StopWith(progress))?;
+    if !session.complete {
+        return Ok(None);
+    }
     if let Some(e) = session.errors.first() {
         return Err(CalibrateError::Repetition {
             repetition: rep,
@@ -139,12 +147,12 @@ pub(super) fn run(
         rows.extend(judged.rows);
         base_calls[m] = judged.base_calls;
     }
-    Ok(RepetitionRun {
+    Ok(Some(RepetitionRun {
         rows,
         repetition,
         base_calls,
         epochs: session.epochs.len(),
-    })
+    }))
 }
 
 /// One metric's rows of a repetition, and the baseline's calls they are

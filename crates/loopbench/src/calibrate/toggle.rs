@@ -5,7 +5,7 @@
 //! change is judged only for agreeing in sign with the executed
 //! instructions, where a counter reads them.
 
-use super::{CalibrateError, Progress, Settings, ToggleRow};
+use super::{CalibrateError, Progress, Settings, StopWith, ToggleRow};
 use crate::arm::ArmSpec;
 use crate::error::Error;
 use crate::measure::counters::{CounterChoice, CounterSet};
@@ -17,16 +17,27 @@ use crate::shapes::{self, Params};
 pub(super) fn run_all(s: &Settings, progress: &mut dyn Progress) -> Result<Vec<ToggleRow>, Error> {
     let mut toggle = Vec::new();
     for name in &s.toggle_shapes {
+        if progress.interrupted() {
+            break;
+        }
         progress.note(&format!(
             "calibrate: known-sign toggle wasmi vs wasmi:fuel on {name}"
         ));
-        toggle.push(fuel_toggle(name, s)?);
+        match fuel_toggle(name, s, &*progress)? {
+            Some(row) => toggle.push(row),
+            None => break,
+        }
     }
     Ok(toggle)
 }
 
-/// wasmi vs wasmi:fuel on one shape: an ordinary session.
-fn fuel_toggle(name: &str, s: &Settings) -> Result<ToggleRow, Error> {
+/// wasmi vs wasmi:fuel on one shape: an ordinary session (`None`: it was
+/// interrupted).
+fn fuel_toggle(
+    name: &str,
+    s: &Settings,
+    progress: &dyn Progress,
+) -> Result<Option<ToggleRow>, Error> {
     let shape = shapes::lookup(name)?;
     let base: ArmSpec = "wasmi".parse()?;
     let fuel: ArmSpec = "wasmi:fuel".parse()?;
@@ -44,7 +55,10 @@ fn fuel_toggle(name: &str, s: &Settings) -> Result<ToggleRow, Error> {
         warmup: s.warmup,
         ..Default::default()
     };
-    let report = session::run(plan, &mut ())?;
+    let report = session::run(plan, &mut StopWith(progress))?;
+    if !report.complete {
+        return Ok(None);
+    }
     if let Some(e) = report.errors.first() {
         return Err(CalibrateError::Toggle {
             shape: name.to_string(),
@@ -68,7 +82,7 @@ fn fuel_toggle(name: &str, s: &Settings) -> Result<ToggleRow, Error> {
         })?;
     debug_assert!(result.arms.iter().any(|a| a.role == Role::Null));
     let check = crate::measure::summary::sign_check(result, &c.arm);
-    Ok(ToggleRow {
+    Ok(Some(ToggleRow {
         shape: name.to_string(),
         arm: c.arm.clone(),
         vs: c.vs.clone(),
@@ -84,5 +98,5 @@ fn fuel_toggle(name: &str, s: &Settings) -> Result<ToggleRow, Error> {
         wall_seconds: report.wall_seconds,
         load_start: report.machine.load_start,
         load_end: report.machine.load_end,
-    })
+    }))
 }

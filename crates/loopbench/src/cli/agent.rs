@@ -59,6 +59,10 @@ impl AgentArgs {
                 self.timeout, self.heartbeat
             )));
         }
+        super::job::check_name("--label", &self.label)?;
+        if let Some(name) = &self.name {
+            super::job::check_name("--name", name)?;
+        }
         let allow = super::job::Allow::parse(&self.allow_builds)?;
         let hostname = crate::machine::Machine::read().hostname;
         let opts = Options {

@@ -2,8 +2,9 @@
 
 use super::{OutputArgs, ShapeParams};
 use crate::arm::ArmSpec;
-use crate::calibrate::{base_iters, one_shot, run, Effect, Progress, Settings};
+use crate::calibrate::{base_iters, one_shot, run, Calibration, Effect, Progress, Settings};
 use crate::error::Error;
+use crate::report::Exports;
 use crate::results::Document;
 use crate::shapes::{self, Params};
 use clap::Args;
@@ -69,10 +70,24 @@ pub struct CalibrateArgs {
     pub calls: usize,
 }
 
-struct Stderr;
-impl Progress for Stderr {
+/// Progress on stderr (unless quiet), the files rewritten after every
+/// repetition, and the stop that SIGINT or SIGTERM asks for.
+struct Stderr<'a> {
+    quiet: bool,
+    exports: &'a Exports,
+}
+
+impl Progress for Stderr<'_> {
     fn note(&mut self, line: &str) {
-        crate::diag!("{line}");
+        if !self.quiet {
+            crate::diag!("{line}");
+        }
+    }
+    fn update(&mut self, so_far: &Calibration) -> Result<(), Error> {
+        self.exports.partial(&Document::Calibration(so_far.clone()))
+    }
+    fn interrupted(&self) -> bool {
+        super::progress::stop_requested()
     }
 }
 
@@ -158,11 +173,17 @@ impl CalibrateArgs {
         }
         let settings = self.settings()?;
         let exports = self.output.exports()?;
-        let cal = if self.quiet {
-            run(&settings, &mut ())?
-        } else {
-            run(&settings, &mut Stderr)?
-        };
+        // Installs the handler: from here SIGINT and SIGTERM stop between
+        // repetitions with what completed.
+        super::progress::stop_requested();
+        let cal = run(
+            &settings,
+            &mut Stderr {
+                quiet: self.quiet,
+                exports: &exports,
+            },
+        )?;
+        let (complete, completed) = (cal.complete, cal.repetitions.len());
         let disagree: Vec<String> = cal
             .toggle
             .iter()
@@ -170,7 +191,18 @@ impl CalibrateArgs {
             .map(|t| t.shape.clone())
             .collect();
         let uncounted = cal.toggle.iter().any(|t| t.instructions_pct.is_none());
-        exports.finish(&Document::Calibration(cal))?;
+        let exported = exports.finish(&Document::Calibration(cal));
+        if !complete {
+            if let Err(e) = exported {
+                crate::diag!("error: {e}");
+            }
+            return Err(super::progress::interrupted(
+                completed,
+                settings.repeat,
+                "repetitions",
+            ));
+        }
+        exported?;
         if !disagree.is_empty() {
             crate::diag!(
                 "note: wasmi:fuel changed time against its instruction count on {}: an alignment or prediction effect, not fuel's cost",

@@ -19,6 +19,27 @@ use crate::history::queue::{JobFile, Work};
 use clap::Parser;
 use std::path::{Path, PathBuf};
 
+/// A machine label or agent name (`submit --machines`, `agent --label`,
+/// `--name`): the key that pairs jobs with agents, so one with a control
+/// character, a line break or spaces at its ends would queue jobs that no
+/// agent started as the user typed it ever takes. Refused in one line that
+/// shows the name escaped.
+pub fn check_name(option: &str, name: &str) -> Result<(), Error> {
+    let why = if name.trim().is_empty() {
+        "is empty"
+    } else if name.chars().any(crate::report::markup::acts) {
+        "holds a control character"
+    } else if name.trim() != name {
+        "starts or ends with white space"
+    } else {
+        return Ok(());
+    };
+    Err(Error::Usage(format!(
+        "{option} `{}` {why}: a label or name is printable text",
+        name.escape_default()
+    )))
+}
+
 /// The build sources an agent's operator allows (`--allow-builds`).
 #[derive(Clone, Debug, Default)]
 pub struct Allow {
@@ -200,8 +221,7 @@ pub fn pack(args: &[String]) -> Result<Work, Error> {
                 "--shape-file: two files named {name} in one job"
             )));
         }
-        let content =
-            std::fs::read(path).map_err(|e| Error::io(format!("cannot read {path}"), e))?;
+        let content = crate::shapes::user::read_file(Path::new(path))?;
         files.push(JobFile {
             name: name.clone(),
             content,
@@ -220,6 +240,13 @@ pub fn unpack(work: &Work, dir: &Path, allow: &Allow) -> Result<Vec<String>, Err
             return Err(Error::Usage(format!(
                 "the job's file `{}` is not a plain file name",
                 f.name.escape_debug()
+            )));
+        }
+        if f.content.len() as u64 > crate::shapes::user::MAX_SHAPE_FILE {
+            return Err(Error::Usage(format!(
+                "the job's file `{}` is larger than a shape file may be ({} MiB)",
+                f.name.escape_debug(),
+                crate::shapes::user::MAX_SHAPE_FILE >> 20
             )));
         }
         let path = dir.join(&f.name);
@@ -356,5 +383,28 @@ mod tests {
             }],
         };
         assert!(unpack(&evil, dir.path(), &Allow::default()).is_err());
+        // A job row may carry a file no shape file may be: refused unwritten.
+        let huge = Work {
+            args: args("run --shape-file big.wat"),
+            files: vec![JobFile {
+                name: "big.wat".into(),
+                content: vec![b' '; crate::shapes::user::MAX_SHAPE_FILE as usize + 1],
+            }],
+        };
+        let e = unpack(&huge, dir.path(), &Allow::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("larger than a shape file may be"),
+            "{e}"
+        );
+        assert!(!dir.path().join("big.wat").exists());
+    }
+
+    #[test]
+    fn labels_and_names_are_printable_text() {
+        assert!(check_name("--label", "epyc-2c").is_ok());
+        for bad in ["", " ", "a\n", "a\u{1b}[2J", " a", "a ", "a\u{202e}b"] {
+            let e = check_name("--label", bad).unwrap_err().to_string();
+            assert!(!e.contains('\u{1b}') && !e.contains('\n'), "{e:?}");
+        }
     }
 }

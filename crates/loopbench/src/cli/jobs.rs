@@ -1,9 +1,12 @@
 //! `loopbench jobs`: the fleet's queue: queued, running (which agent, how
-//! old its heartbeat), done and failed; `--events` for the timeline.
+//! old its heartbeat), done and failed; `--events` for the timeline. Every
+//! text a submitter or an agent wrote (labels, names, arguments, errors)
+//! is shown with its control characters escaped.
 
 use super::DbArg;
 use crate::error::Error;
 use crate::history::queue;
+use crate::report::markup::{Markup, Text};
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -32,18 +35,18 @@ impl JobsArgs {
             let detail = match j.state.as_str() {
                 "running" => format!(
                     "by {}, heartbeat {:.1} s ago",
-                    j.agent.as_deref().unwrap_or("?"),
+                    Text.escape(j.agent.as_deref().unwrap_or("?")),
                     j.heartbeat_age.unwrap_or(f64::NAN)
                 ),
                 "done" => format!(
                     "by {}, session {}",
-                    j.agent.as_deref().unwrap_or("?"),
+                    Text.escape(j.agent.as_deref().unwrap_or("?")),
                     j.session_id.map(|s| s.to_string()).unwrap_or_default()
                 ),
                 "failed" => format!(
                     "by {}: {}",
-                    j.agent.as_deref().unwrap_or("?"),
-                    j.error.as_deref().unwrap_or("")
+                    Text.escape(j.agent.as_deref().unwrap_or("?")),
+                    Text.escape(j.error.as_deref().unwrap_or(""))
                 ),
                 _ => String::new(),
             };
@@ -53,12 +56,12 @@ impl JobsArgs {
             crate::outln!(
                 "  job {:>4}  {:<12} {:<8} attempts {}  submitted {}  {}\n            loopbench {}",
                 j.id,
-                j.label,
-                j.state,
+                Text.escape(&j.label),
+                Text.escape(&j.state),
                 j.attempts,
                 j.submitted,
                 detail,
-                args.join(" ")
+                Text.escape(&args.join(" "))
             );
         }
         if self.events {
@@ -68,8 +71,8 @@ impl JobsArgs {
                     "  {:>8.2}  job {:>4}  {:<28} {}",
                     e.at,
                     e.job_id,
-                    e.agent.as_deref().unwrap_or("-"),
-                    e.event
+                    Text.escape(e.agent.as_deref().unwrap_or("-")),
+                    Text.escape(&e.event)
                 );
             }
         }

@@ -274,13 +274,21 @@ pub fn stop_signal() -> i32 {
     }
 }
 
-/// [`Error::Interrupted`] for a session that stopped early.
-pub fn interrupted(completed: usize, planned: usize) -> Error {
+/// [`Error::Interrupted`] for a session that stopped early, with
+/// `completed` of `planned` `units` (shapes, repetitions) done.
+pub fn interrupted(completed: usize, planned: usize, units: &'static str) -> Error {
     Error::Interrupted {
         completed,
         planned,
+        units,
         signal: stop_signal(),
     }
+}
+
+/// Whether SIGINT or SIGTERM asked this process to stop. The first call
+/// installs the handler, so a long command calls it before it starts.
+pub fn stop_requested() -> bool {
+    interrupt_flag().load(Ordering::Relaxed) != 0
 }
 
 impl crate::schedule::Progress for TerminalSink<'_> {

@@ -24,8 +24,8 @@ pub struct SubmitArgs {
 
 impl SubmitArgs {
     pub fn execute(&self) -> Result<bool, Error> {
-        if let Some(l) = self.machines.iter().find(|l| l.trim().is_empty()) {
-            return Err(Error::Usage(format!("--machines: empty label in `{l}`")));
+        for label in &self.machines {
+            super::job::check_name("--machines", label)?;
         }
         // A bad job fails here, not on every machine; the agents check it
         // again themselves (see `job`).

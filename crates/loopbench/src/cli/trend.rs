@@ -7,6 +7,7 @@ use super::DbArg;
 use crate::error::Error;
 use crate::history::trend::Kind;
 use crate::history::{sessions, trend};
+use crate::report::markup::{Markup, Text};
 use clap::Args;
 
 /// The rule is in `--help` (the long about) and in the output.
@@ -115,13 +116,14 @@ fn print_series(
 ) -> Result<(), Error> {
     let steps = trend::steps(values, kind);
     crate::outln!(
-        "\n{} / {} / {} / {}: {}, {} sessions ({label})",
-        k.machine,
-        k.shape,
-        k.arm,
-        k.metric,
+        "\n{} / {} / {} / {}: {}, {} sessions ({})",
+        Text.escape(&k.machine),
+        Text.escape(&k.shape),
+        Text.escape(&k.arm),
+        Text.escape(&k.metric),
         kind.name(),
-        points.len()
+        points.len(),
+        Text.escape(label)
     );
     crate::outln!(
         "  {:>7}  {:<19}  {:>12}  {:>9}  {:>9}  {:<16}",
@@ -150,10 +152,7 @@ fn print_series(
             ),
             None => (String::new(), String::new(), ""),
         };
-        let build = match &p.commit {
-            Some(c) => format!("{} @{}", p.version, &c[..c.len().min(12)]),
-            None => p.version.clone(),
-        };
+        let build = sessions::build_label(&p.version, p.commit.as_deref());
         crate::outln!(
             "  {:>7}  {:<19}  {:>12}  {:>9}  {:>9}  {:<16}{}",
             p.session_id,
@@ -161,7 +160,7 @@ fn print_series(
             crate::units::significant(*v),
             change,
             threshold,
-            build,
+            Text.escape(&build),
             flag
         );
     }

@@ -89,10 +89,7 @@ fn change(e: &Entry) -> String {
 }
 
 fn build(e: &Entry) -> String {
-    match &e.commit {
-        Some(c) => format!("{} @{}", e.version, &c[..c.len().min(12)]),
-        None => e.version.clone(),
-    }
+    super::sessions::build_label(&e.version, e.commit.as_deref())
 }
 
 const HEADER: [&str; 9] = [
@@ -121,20 +118,25 @@ fn cells(e: &Entry) -> [String; 9] {
     ]
 }
 
-/// The board as a Markdown table.
+/// The board as a Markdown table, every cell escaped by the markup layer
+/// (a stored name may hold `|`, a line break or an escape sequence).
 pub fn markdown(entries: &[Entry]) -> String {
-    let esc = |s: &str| s.replace('|', "\\|");
-    let mut out = String::from("# loopbench leaderboard\n\n");
+    use crate::report::markup::{Column, Markdown, Markup};
+    let mut out = Markdown.heading(1, "loopbench leaderboard");
     out.push_str(
         "Each arm's latest session per machine and shape; the change is against that \
          session's baseline, with its interval across epochs.\n\n",
     );
-    out.push_str(&format!("| {} |\n", HEADER.join(" | ")));
-    out.push_str(&format!("|{}\n", "---|".repeat(HEADER.len())));
-    for e in entries {
-        let row: Vec<String> = cells(e).iter().map(|c| esc(c)).collect();
-        out.push_str(&format!("| {} |\n", row.join(" | ")));
-    }
+    let columns: Vec<Column> = HEADER
+        .iter()
+        .enumerate()
+        .map(|(i, h)| match i {
+            4 | 5 => Column::right(*h, 0),
+            _ => Column::left(*h, 0),
+        })
+        .collect();
+    let rows: Vec<Vec<String>> = entries.iter().map(|e| cells(e).to_vec()).collect();
+    out.push_str(&Markdown.table(&columns, &rows));
     out
 }
 

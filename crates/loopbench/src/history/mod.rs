@@ -87,12 +87,7 @@ impl Location {
             Location::Sqlite(p) => Box::new(sqlite::Sqlite::open_read(p)?),
             Location::Postgres(url) => {
                 let mut db = postgres::Postgres::connect(url)?;
-                let rows = db.query(
-                    "SELECT count(*) FROM information_schema.tables
-                     WHERE table_schema = current_schema() AND table_name = 'schema_migrations'",
-                    &[],
-                )?;
-                if rows.first().map(|r| r.int(0)).transpose()? != Some(1) {
+                if !store::has_schema(&mut db)? {
                     return Err(StoreError::NoSchema {
                         location: self.to_string(),
                     });

@@ -72,6 +72,16 @@ fn commit_in(version: &str) -> Option<String> {
     })
 }
 
+/// A stored arm's build as the listings show it: its version, and the
+/// first 12 characters of its commit (a row written straight into the
+/// database may hold any text there, so characters, not bytes).
+pub fn build_label(version: &str, commit: Option<&str>) -> String {
+    match commit {
+        Some(c) => format!("{version} @{}", c.chars().take(12).collect::<String>()),
+        None => version.to_string(),
+    }
+}
+
 fn arm_parts(label: &str, version: &str) -> ArmParts {
     // The null control is the baseline arm again, under a marked label.
     let spec_text = label.strip_suffix("#null").unwrap_or(label);

@@ -64,6 +64,34 @@ fn identify(conn: &rusqlite::Connection) -> Result<Identity, rusqlite::Error> {
     })
 }
 
+/// Why `path`, when it exists, cannot hold a SQLite database: SQLite would
+/// block forever opening a FIFO, and calls a directory a "disk I/O error".
+fn not_a_file(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    let t = meta.file_type();
+    if t.is_file() {
+        return None;
+    }
+    let what = if t.is_dir() {
+        "a directory"
+    } else {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if t.is_fifo() {
+                "a FIFO"
+            } else if t.is_char_device() || t.is_block_device() {
+                "a device"
+            } else {
+                "not a regular file"
+            }
+        }
+        #[cfg(not(unix))]
+        "not a regular file"
+    };
+    Some(format!("it is {what}; a history database is a file"))
+}
+
 impl Sqlite {
     /// Open to record: the file is created if missing and marked as
     /// loopbench's (also one made before the mark), and switched to WAL.
@@ -72,6 +100,9 @@ impl Sqlite {
             location: path.display().to_string(),
             detail,
         };
+        if let Some(why) = not_a_file(path) {
+            return Err(open_error(why));
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| open_error(e.to_string()))?;
         }
@@ -102,14 +133,39 @@ impl Sqlite {
         if !path.exists() {
             return Self::empty();
         }
-        let conn = rusqlite::Connection::open_with_flags(
-            path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| open_error(e.to_string()))?;
+        if let Some(why) = not_a_file(path) {
+            return Err(open_error(why));
+        }
+        let read_only =
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = rusqlite::Connection::open_with_flags(path, read_only)
+            .map_err(|e| open_error(e.to_string()))?;
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(|e| open_error(e.to_string()))?;
-        match identify(&conn).map_err(|e| open_error(e.to_string()))? {
+        let (conn, identity) = match identify(&conn) {
+            // A WAL database in a directory this user cannot write (a
+            // read-only mount, another user's history): SQLite cannot make
+            // the shared-memory file beside it, so it reads the file as
+            // immutable instead (no writer can reach it through that
+            // directory).
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly
+                ) =>
+            {
+                drop(conn);
+                let conn = rusqlite::Connection::open_with_flags(
+                    immutable_uri(path),
+                    read_only | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+                )
+                .map_err(|e| open_error(e.to_string()))?;
+                let identity = identify(&conn).map_err(|e| open_error(e.to_string()))?;
+                (conn, identity)
+            }
+            other => (conn, other.map_err(|e| open_error(e.to_string()))?),
+        };
+        match identity {
             Identity::Ours | Identity::Unmarked => {}
             Identity::Empty => return Self::empty(),
             Identity::Foreign(why) => return Err(foreign(path, why)),
@@ -126,6 +182,22 @@ impl Sqlite {
         store::migrate(&mut db)?;
         Ok(db)
     }
+}
+
+/// `path` as a SQLite URI that opens it immutable (`%`, `?` and `#` are
+/// the characters a URI's path must escape).
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for c in path.display().to_string().chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
 }
 
 fn foreign(path: &Path, why: String) -> StoreError {

@@ -134,8 +134,24 @@ pub fn render(c: &Calibration) -> String {
         }
     }
     let _ = writeln!(o);
+    if let Some(note) = incomplete(c) {
+        let _ = writeln!(o, "{note}");
+    }
     let _ = writeln!(o, "calibration took {:.1} s", c.wall_seconds);
     o
+}
+
+/// What an interrupted calibration covers, for every format (`None` when
+/// it is complete).
+pub fn incomplete(c: &Calibration) -> Option<String> {
+    (!c.complete).then(|| {
+        format!(
+            "calibration incomplete (interrupted): {} of {} repetitions completed, {} known-sign toggles",
+            c.repetitions.len(),
+            c.settings.repeat,
+            c.toggle.len()
+        )
+    })
 }
 
 fn render_effects(o: &mut String, effects: &[EffectSummary], smallest: Option<&Reliable>) {

@@ -386,6 +386,9 @@ pub fn calibration_section(c: &Calibration) -> String {
         s.repeat,
         s.rounds
     );
+    if let Some(note) = super::calibration::incomplete(c) {
+        let _ = write!(o, "<p class=\"warn\">{}</p>", esc(&note));
+    }
     let rows: Vec<Row> = c
         .rows
         .iter()

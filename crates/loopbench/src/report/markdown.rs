@@ -285,6 +285,9 @@ fn calibration(c: &Calibration) -> String {
             let _ = writeln!(o, "\nNo effect was reliably detected.");
         }
     }
+    if let Some(note) = super::calibration::incomplete(c) {
+        let _ = writeln!(o, "\n**{}**", cell(&note));
+    }
     let _ = writeln!(o, "\nMachine: {}", cell(&c.machine.fingerprint()));
     o
 }

@@ -122,7 +122,7 @@ impl Text {
 /// Whether `c` would act on a terminal or a text layout rather than show:
 /// control characters, and the bidirectional overrides that reorder what
 /// follows them.
-fn acts(c: char) -> bool {
+pub(crate) fn acts(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 

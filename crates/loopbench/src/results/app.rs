@@ -10,6 +10,7 @@
 //! document read back renders without them.
 
 use super::model::EngineModel;
+use super::nan;
 use super::Session;
 use loopbench_count::{Counts, OpClass, PredictorStats};
 use serde::{Deserialize, Serialize};
@@ -302,24 +303,6 @@ pub struct WarmResult {
     pub verdict: Option<crate::stats::Verdict>,
     /// Instances created per arm (one per rep, warm-up included).
     pub instances: Vec<usize>,
-}
-
-/// JSON has no NaN: serde_json writes it as `null`, and these read `null`
-/// back as NaN where a value can be undefined (a share of nothing, a
-/// feature that is not an op class).
-mod nan {
-    use serde::{Deserialize, Deserializer};
-
-    pub fn f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-    }
-
-    pub fn shares<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, f64)>, D::Error> {
-        Ok(Vec::<(String, Option<f64>)>::deserialize(d)?
-            .into_iter()
-            .map(|(k, v)| (k, v.unwrap_or(f64::NAN)))
-            .collect())
-    }
 }
 
 #[cfg(test)]

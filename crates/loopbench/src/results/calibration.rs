@@ -1,5 +1,6 @@
 //! A calibration's results: known effects, what was measured, coverage.
 
+use super::nan;
 use crate::machine::Machine;
 pub use crate::results::Metric;
 use crate::stats::Verdict;
@@ -48,6 +49,7 @@ pub struct Repetition {
     pub rounds: usize,
     pub reps: usize,
     /// Median time of one baseline call, ns.
+    #[serde(deserialize_with = "nan::f64")]
     pub base_call_ns: f64,
     pub load_start: Option<[f64; 3]>,
     pub load_end: Option<[f64; 3]>,
@@ -60,21 +62,27 @@ pub struct EffectSummary {
     pub repetitions: usize,
     pub covered: usize,
     /// Fraction of repetitions whose interval held the truth.
+    #[serde(deserialize_with = "nan::f64")]
     pub coverage: f64,
     pub detected: usize,
+    #[serde(deserialize_with = "nan::f64")]
     pub detection_rate: f64,
     /// Detected in at least 90% of repetitions (never for the null).
     pub reliably_detected: bool,
     /// Median over repetitions of the measured median change.
+    #[serde(deserialize_with = "nan::f64")]
     pub median_pct: f64,
     pub mean_abs_error_pct: f64,
     /// Median over repetitions of the change of the minima, and its mean
     /// absolute error against the truth.
+    #[serde(deserialize_with = "nan::f64")]
     pub min_pct: f64,
     pub mean_abs_error_min_pct: f64,
     /// Median over repetitions of the interval's width.
+    #[serde(deserialize_with = "nan::f64")]
     pub median_ci_width_pct: f64,
     /// `true_pct - true_time_pct`: what the fixed per-call cost takes off.
+    #[serde(deserialize_with = "nan::f64")]
     pub overhead_bias_pct: f64,
 }
 
@@ -140,8 +148,10 @@ pub struct Calibration {
     pub machine: Machine,
     pub settings: SettingsInfo,
     /// Median time of a one-iteration call: an upper bound on the fixed cost `c`.
+    #[serde(deserialize_with = "nan::f64")]
     pub call_overhead_ns: f64,
     /// Median baseline call over all repetitions, `T`.
+    #[serde(deserialize_with = "nan::f64")]
     pub base_call_ns: f64,
     pub repetitions: Vec<Repetition>,
     pub rows: Vec<Row>,
@@ -154,15 +164,67 @@ pub struct Calibration {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread_cpu: Option<MetricSummary>,
     pub toggle: Vec<ToggleRow>,
+    /// Every repetition and toggle shape ran; `false` when an interrupt
+    /// stopped it (documents from before this field read as complete).
+    #[serde(default = "complete")]
+    pub complete: bool,
     pub wall_seconds: f64,
+}
+
+fn complete() -> bool {
+    true
 }
 
 /// The calibration by a metric other than the wall clock.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MetricSummary {
     pub metric: Metric,
+    #[serde(deserialize_with = "nan::f64")]
     pub call_overhead_ns: f64,
+    #[serde(deserialize_with = "nan::f64")]
     pub base_call_ns: f64,
     pub effects: Vec<EffectSummary>,
     pub smallest_reliable: Option<Reliable>,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::results::{parse, Document};
+
+    /// A calibration written before `complete` existed reads as complete,
+    /// and the figures of effects without repetitions (NaN, `null` in
+    /// JSON, as an interrupted calibration writes them) read back as NaN.
+    #[test]
+    fn old_and_interrupted_calibrations_read_back() {
+        let doc = serde_json::json!({
+            "schema": super::SCHEMA,
+            "machine": {"cpu": "c", "cores": 1, "os": "o", "arch": "a", "hostname": "h",
+                "load_start": null, "load_end": null},
+            "settings": {"shape": "add_chain", "engine": "wasmi", "version": "1", "bytes": 1,
+                "k": 1, "base_iters": 20, "effects_pct": [0.0, 5.0], "repeat": 3, "rounds": 2,
+                "warmup": 1, "load_threads": 0, "confidence_level": 0.95,
+                "build_profile": "release", "rotation": "r"},
+            "call_overhead_ns": 10.0, "base_call_ns": null,
+            "repetitions": [], "rows": [],
+            "effects": [{"true_pct": 5.0, "repetitions": 0, "covered": 0, "coverage": null,
+                "detected": 0, "detection_rate": null, "reliably_detected": false,
+                "median_pct": null, "mean_abs_error_pct": 0.0, "min_pct": null,
+                "mean_abs_error_min_pct": 0.0, "median_ci_width_pct": null,
+                "overhead_bias_pct": null}],
+            "smallest_reliable": null, "toggle": [], "wall_seconds": 1.0
+        });
+        let Ok(Document::Calibration(c)) = parse(&doc.to_string()) else {
+            panic!("does not read back");
+        };
+        assert!(c.complete);
+        assert!(c.base_call_ns.is_nan() && c.effects[0].coverage.is_nan());
+        let mut cut = doc.clone();
+        cut["complete"] = false.into();
+        let Ok(Document::Calibration(c)) = parse(&cut.to_string()) else {
+            panic!("does not read back");
+        };
+        assert!(!c.complete);
+        let note = crate::report::calibration::incomplete(&c).unwrap();
+        assert!(note.contains("0 of 3 repetitions"), "{note}");
+    }
 }

@@ -13,6 +13,7 @@ pub mod counts;
 pub mod gate;
 pub mod layout;
 pub mod model;
+pub(crate) mod nan;
 pub mod noise;
 pub mod session;
 
@@ -25,6 +26,8 @@ use thiserror::Error as ThisError;
 /// Why text is not a saved document this loopbench reads.
 #[derive(Debug, ThisError)]
 pub enum ReadError {
+    #[error("{}: a device, not a document file", path.display())]
+    NotAFile { path: std::path::PathBuf },
     #[error("not JSON: {0}")]
     NotJson(#[source] serde_json::Error),
     #[error("no `schema` field: not a loopbench results file")]
@@ -187,8 +190,19 @@ pub fn parse(text: &str) -> Result<Document, ReadError> {
     }
 }
 
-/// Read a saved document from `path`.
+/// Read a saved document from `path` (a file, or a pipe such as `<(...)`;
+/// a device such as `/dev/zero` would be read until memory ran out).
 pub fn read(path: &Path) -> Result<Document, ReadError> {
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(path) {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_char_device() || t.is_block_device() || t.is_socket() {
+            return Err(ReadError::NotAFile {
+                path: path.to_path_buf(),
+            });
+        }
+    }
     let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
         path: path.to_path_buf(),
         source,

@@ -59,6 +59,8 @@ pub enum ShapeError {
         #[source]
         source: Arc<std::io::Error>,
     },
+    #[error("{}: larger than {} MiB, the most a shape file may hold", path.display(), limit >> 20)]
+    TooLarge { path: PathBuf, limit: u64 },
     #[error("{}: neither a wasm binary nor UTF-8 WAT text", .0.display())]
     NotText(PathBuf),
     /// The WAT parser's message, on one line, with the file and position.

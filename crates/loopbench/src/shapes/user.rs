@@ -19,12 +19,34 @@ pub struct UserShape {
     has_verify: bool,
 }
 
-/// A .wasm or .wat file as module bytes, with the WAT text when it was text.
-pub fn read_module(path: &Path) -> Result<(Vec<u8>, Option<String>), ShapeError> {
-    let bytes = std::fs::read(path).map_err(|source| ShapeError::Read {
+/// The largest shape file read: a loop is kilobytes, a whole program's
+/// module a few megabytes. A device or stream without end (`/dev/zero`)
+/// is refused at this size, not read until memory runs out.
+pub const MAX_SHAPE_FILE: u64 = 64 << 20;
+
+/// A shape file's bytes, at most [`MAX_SHAPE_FILE`] of them.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, ShapeError> {
+    use std::io::Read;
+    let read_error = |source| ShapeError::Read {
         path: path.to_path_buf(),
         source: std::sync::Arc::new(source),
-    })?;
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SHAPE_FILE + 1).read_to_end(&mut bytes))
+        .map_err(read_error)?;
+    if bytes.len() as u64 > MAX_SHAPE_FILE {
+        return Err(ShapeError::TooLarge {
+            path: path.to_path_buf(),
+            limit: MAX_SHAPE_FILE,
+        });
+    }
+    Ok(bytes)
+}
+
+/// A .wasm or .wat file as module bytes, with the WAT text when it was text.
+pub fn read_module(path: &Path) -> Result<(Vec<u8>, Option<String>), ShapeError> {
+    let bytes = read_file(path)?;
     if bytes.starts_with(b"\0asm") {
         return Ok((bytes, None));
     }

@@ -15,7 +15,7 @@
 use super::error::WorkerError;
 use super::project::Built;
 use super::protocol::{fnv1a, Request, Response, ShapeSource, WireParams, PROTOCOL};
-use super::supervise::{Process, Timing, FIRST_DEADLINE};
+use super::supervise::{Deadline, Process, Timing};
 use super::{ArmContext, Randomise};
 use crate::arm::{Arm, ArmSpec, Iters, PreparedArm, Rep, RunError};
 use crate::measure::Reading;
@@ -23,7 +23,6 @@ use crate::proposals::{Proposal, Proposals};
 use crate::shapes::{self, ShapeModule};
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::Duration;
 
 /// Wraps the baseline arm so its rep times reach [`Timing`].
 pub struct Recorded {
@@ -161,7 +160,7 @@ impl WorkerArm {
             layout_seed: draw(2).filter(|_| layout.stack),
             heap_seed: draw(3).filter(|_| layout.heap),
         };
-        match process.ask(&init, FIRST_DEADLINE) {
+        match process.ask(&init, &Deadline::first()) {
             Ok(Response::Ready { protocol, version, proposals }) if protocol == PROTOCOL => {
                 let mut s = self.state.borrow_mut();
                 s.version = Some(version);
@@ -254,7 +253,7 @@ impl Arm for WorkerArm {
             iters,
             wasm_hash: fnv1a(&[&shape.wasm]),
         };
-        match ask(&self.state, &request, FIRST_DEADLINE, "prepare") {
+        match ask(&self.state, &request, &Deadline::first(), "prepare") {
             Ok(Response::Prepared) => Ok(Box::new(WorkerPrepared {
                 label: self.label.clone(),
                 shape: shape.name(),
@@ -293,7 +292,7 @@ fn source_of(shape: &ShapeModule) -> ShapeSource {
 fn ask(
     state: &Rc<RefCell<State>>,
     request: &Request,
-    deadline: Duration,
+    deadline: &Deadline,
     what: &str,
 ) -> Result<Response, String> {
     let mut s = state.borrow_mut();
@@ -327,7 +326,7 @@ impl PreparedArm for WorkerPrepared<'_> {
         match ask(
             &self.state,
             &Request::Rep { rep },
-            deadline,
+            &deadline,
             &format!("rep {rep}"),
         ) {
             // A time no clock can give would become a wrong number.

@@ -37,6 +37,10 @@ pub struct Timing(Rc<RefCell<TimingState>>);
 struct TimingState {
     reps: Vec<f64>,
     expected: Option<f64>,
+    /// The time a shape's epoch may take (`--budget`): with no timing at
+    /// all, a rep may take this long (at least the floor), not
+    /// `FIRST_DEADLINE`.
+    budget: Option<Duration>,
 }
 
 impl Timing {
@@ -53,21 +57,65 @@ impl Timing {
     pub fn expect(&self, ns: Option<f64>) {
         self.0.borrow_mut().expected = ns;
     }
+    /// The time an epoch of the shape may take (`None`: unbounded). A rep
+    /// that nothing has timed (`--iters`, no pilot) gets this long.
+    pub fn within(&self, budget: Option<Duration>) {
+        self.0.borrow_mut().budget = budget;
+    }
     /// `DEADLINE_FACTOR` times the larger of the baseline's and this arm's
     /// median rep (or the expected rep time before either has one), at
-    /// least the floor; `FIRST_DEADLINE` with no timing at all.
-    pub fn deadline(&self, own: &[f64]) -> Duration {
+    /// least the floor; with no timing at all, the budget or
+    /// `FIRST_DEADLINE`, whichever is shorter, at least the floor.
+    pub fn deadline(&self, own: &[f64]) -> Deadline {
+        let (after, basis) = self.deadline_and_basis(own);
+        Deadline { after, basis }
+    }
+
+    fn deadline_and_basis(&self, own: &[f64]) -> (Duration, String) {
         let floor = floor();
         let state = self.0.borrow();
         let medians = [median(&state.reps), median(own)];
-        let reference = medians
-            .into_iter()
-            .flatten()
-            .reduce(f64::max)
-            .or(state.expected);
-        match reference {
-            Some(ns) => floor.max(Duration::from_secs_f64(ns * DEADLINE_FACTOR / 1e9)),
-            None => floor.max(FIRST_DEADLINE),
+        let at_least = format!("at least {:.0} s", floor.as_secs_f64());
+        let timed = medians.into_iter().flatten().reduce(f64::max);
+        match (timed, state.expected, state.budget) {
+            (Some(ns), ..) => (
+                floor.max(Duration::from_secs_f64(ns * DEADLINE_FACTOR / 1e9)),
+                format!("{DEADLINE_FACTOR:.0}x the baseline's or the arm's median rep, {at_least}"),
+            ),
+            (None, Some(ns), _) => (
+                floor.max(Duration::from_secs_f64(ns * DEADLINE_FACTOR / 1e9)),
+                format!("{DEADLINE_FACTOR:.0}x the pilot's expected rep, {at_least}"),
+            ),
+            (None, None, Some(budget)) if budget < FIRST_DEADLINE => (
+                floor.max(budget),
+                format!(
+                    "with --iters no pilot sizes the rep: it gets the shape's --budget of {} s, {at_least}; lower --iters or raise --budget",
+                    budget.as_secs_f64()
+                ),
+            ),
+            (None, None, _) => (
+                floor.max(FIRST_DEADLINE),
+                "the deadline of a rep nothing has timed yet".to_string(),
+            ),
+        }
+    }
+}
+
+/// How long a worker may take to answer, and what that was set from (the
+/// message of a kill says it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Deadline {
+    pub after: Duration,
+    pub basis: String,
+}
+
+impl Deadline {
+    /// Startup and `prepare`: compiling and instantiating have no rep time
+    /// to follow.
+    pub fn first() -> Self {
+        Deadline {
+            after: FIRST_DEADLINE,
+            basis: "the deadline of startup and prepare".to_string(),
         }
     }
 }
@@ -100,7 +148,8 @@ pub struct Process {
 pub enum Failure {
     /// The worker closed its stdout (exited or crashed).
     Gone,
-    Timeout(Duration),
+    /// The deadline missed, with what it was set from.
+    Timeout(Deadline),
     Garbled(String),
     Io(String),
 }
@@ -132,9 +181,9 @@ impl Failure {
                 let _ = process.child.kill();
                 let _ = process.child.wait();
                 format!(
-                    "the worker did not answer {during} within {:.1} s ({DEADLINE_FACTOR:.0}x the baseline's median rep or the pilot's expected rep, at least {:.0} s); killed it",
-                    d.as_secs_f64(),
-                    floor().as_secs_f64()
+                    "the worker did not answer {during} within {:.1} s ({}); killed it",
+                    d.after.as_secs_f64(),
+                    d.basis
                 )
             }
             Failure::Garbled(line) => {
@@ -202,7 +251,7 @@ impl Process {
         self.child.id()
     }
 
-    pub fn ask(&mut self, request: &Request, deadline: Duration) -> Result<Response, Failure> {
+    pub fn ask(&mut self, request: &Request, deadline: &Deadline) -> Result<Response, Failure> {
         let line = serde_json::to_string(request).map_err(|e| Failure::Io(e.to_string()))?;
         let stdin = self.stdin.as_mut().ok_or(Failure::Gone)?;
         if writeln!(stdin, "{line}")
@@ -218,9 +267,9 @@ impl Process {
                 _ => Failure::Gone,
             });
         }
-        match self.lines.recv_timeout(deadline) {
+        match self.lines.recv_timeout(deadline.after) {
             Ok(answer) => serde_json::from_str(&answer).map_err(|_| Failure::Garbled(answer)),
-            Err(RecvTimeoutError::Timeout) => Err(Failure::Timeout(deadline)),
+            Err(RecvTimeoutError::Timeout) => Err(Failure::Timeout(deadline.clone())),
             Err(RecvTimeoutError::Disconnected) => Err(Failure::Gone),
         }
     }
@@ -337,19 +386,34 @@ mod tests {
     #[test]
     fn deadlines_follow_the_baseline() {
         let t = Timing::default();
-        assert_eq!(t.deadline(&[]), FIRST_DEADLINE);
+        assert_eq!(t.deadline(&[]).after, FIRST_DEADLINE);
         t.record(1e9); // 1 s reps
         t.record(3e9);
         t.record(2e9);
-        assert_eq!(t.deadline(&[]), Duration::from_secs(40));
+        assert_eq!(t.deadline(&[]).after, Duration::from_secs(40));
         // The arm's own slower reps raise it.
-        assert_eq!(t.deadline(&[5e9]), Duration::from_secs(100));
+        assert_eq!(t.deadline(&[5e9]).after, Duration::from_secs(100));
         t.reset();
         t.record(1e6);
-        assert_eq!(t.deadline(&[]), floor());
+        assert_eq!(t.deadline(&[]).after, floor());
         // Before any rep, the pilot's expectation stands in for them.
         t.reset();
         t.expect(Some(1e9));
-        assert_eq!(t.deadline(&[]), Duration::from_secs(20));
+        assert_eq!(t.deadline(&[]).after, Duration::from_secs(20));
+        // With nothing timed (--iters, no pilot), the budget bounds a rep,
+        // at least the floor, and the message says so.
+        let t = Timing::default();
+        t.within(Some(Duration::from_millis(500)));
+        let d = t.deadline(&[]);
+        assert_eq!(d.after, floor());
+        assert!(d.basis.contains("--budget of 0.5 s"), "{}", d.basis);
+        t.within(Some(Duration::from_secs(30)));
+        assert_eq!(t.deadline(&[]).after, Duration::from_secs(30).max(floor()));
+        t.within(Some(Duration::from_secs(1000)));
+        assert_eq!(t.deadline(&[]).after, FIRST_DEADLINE);
+        // Once a rep is timed, its time sets the deadline, not the budget.
+        t.within(Some(Duration::from_millis(500)));
+        t.record(1e9);
+        assert_eq!(t.deadline(&[]).after, Duration::from_secs(20));
     }
 }

@@ -78,6 +78,51 @@ fn the_budget_cuts_an_epoch_that_would_outrun_it() {
     }
 }
 
+/// Issue 26.9: with `--iters` no pilot times a rep, so a rep that cannot
+/// finish within `--budget` (2^31 iterations of add_chain) is killed at the
+/// budget, at least the deadline floor (lowered to 1 s here), not after the
+/// two minutes a rep nothing has timed may take. Each arm gets one error
+/// that names the budget and what to change; the session ends, exit 1.
+#[test]
+fn a_rep_that_outruns_the_budget_under_iters_is_killed_at_the_budget() {
+    let (mut cmd, dir) = loopbench();
+    let out = cmd
+        .env("LOOPBENCH_WORKER_DEADLINE_FLOOR_MS", "1000")
+        .args(["run", "--engines", "wasmi", "--shapes", "add_chain"])
+        .args([
+            "--iters",
+            "2147483647",
+            "--budget",
+            "0.5",
+            "--json",
+            "s.json",
+        ])
+        // A hang guard only: without the fix each rep may take 120 s.
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "hung or crashed: {err}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap();
+    let errors: Vec<&str> = json["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    for (e, arm) in errors.iter().zip(["wasmi", "wasmi#null"]) {
+        assert!(e.contains(&format!("shape add_chain, arm {arm}: ")), "{e}");
+        assert!(e.contains("did not answer rep 0 within 1.0 s"), "{e}");
+        assert!(
+            e.contains("--budget of 0.5 s") && e.contains("lower --iters or raise --budget"),
+            "{e}"
+        );
+        assert!(err.contains(&format!("error: {e}")), "{err}");
+    }
+}
+
 /// Issue 26.9: more load threads than cores is refused in one line.
 #[test]
 fn calibrate_load_is_capped_at_the_core_count() {

@@ -215,6 +215,54 @@ fn sigterm_stops_model_and_writes_its_json() {
     assert_eq!(doc["session"]["complete"], false, "{doc}");
 }
 
+/// Issue 26.5: SIGTERM stops `calibrate` between repetitions. The
+/// repetitions that completed are printed and kept in a `complete: false`
+/// JSON that reads back, the interrupt is the last line, and the exit code
+/// is 143. The JSON is rewritten after every repetition, so the test waits
+/// for the first one.
+#[test]
+fn sigterm_stops_calibrate_with_the_repetitions_it_completed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bin(dir.path())
+        .args(["calibrate", "--bytes", "64k", "--effects", "5"])
+        // Far more repetitions than the test waits for.
+        .args(["--repeat", "1000", "--epochs", "2", "--rounds", "2"])
+        .args(["--no-toggle", "--json", "cal.json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&dir.path().join("cal.json"), &mut child);
+    sigterm(&child);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("error: interrupted: the results cover the ")
+            && last.contains(" of 1000 repetitions"),
+        "{err}"
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("coverage"), "{table}");
+    assert!(
+        table.contains("calibration incomplete (interrupted): "),
+        "{table}"
+    );
+    let doc = json(&dir.path().join("cal.json"));
+    assert_eq!(doc["complete"], false, "{doc}");
+    let done = doc["repetitions"].as_array().unwrap().len();
+    assert!((1..1000).contains(&done), "{done} repetitions");
+    assert!(last.contains(&format!("the {done} of 1000")), "{err}");
+    // The partial document reads back.
+    let report = bin(dir.path())
+        .args(["report", "cal.json"])
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{report:?}");
+    assert!(String::from_utf8_lossy(&report.stdout).contains("calibration incomplete"));
+}
+
 /// Shapes enough that a callgrind session runs well past the moment it is
 /// signalled (each is quick, and the session stops between shapes).
 const CALLGRIND_SHAPES: &str = "add_chain,br_chain,if_else,add_run,add_blocks,add_stack,\

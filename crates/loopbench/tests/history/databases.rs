@@ -1,22 +1,6 @@
 use super::pg::PgServer;
-use super::util::{count, fixture, loopbench, SHORT_RUN};
+use super::util::{count, fixture, loopbench, one_line_failure, SHORT_RUN};
 use loopbench::history::Location;
-
-/// stderr of a failed command, asserted to be one `error:` line.
-fn one_line_failure(cmd: &mut assert_cmd::Command) -> String {
-    let out = cmd.assert().failure();
-    let out = out.get_output();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.starts_with("error: "), "{stderr}");
-    assert!(
-        out.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    stderr
-}
 
 #[test]
 fn a_scheme_typo_is_refused_and_never_becomes_a_path() {

@@ -14,7 +14,13 @@ fn submit(url: &str, label: &str, run: &[&str]) {
 }
 
 /// An agent process; its stderr goes to `log`.
-fn agent(url: &str, label: &str, name: &str, extra: &[&str], log: &std::path::Path) -> Child {
+pub(super) fn agent(
+    url: &str,
+    label: &str,
+    name: &str,
+    extra: &[&str],
+    log: &std::path::Path,
+) -> Child {
     Command::new(env!("CARGO_BIN_EXE_loopbench"))
         .env("LOOPBENCH_DB", url)
         .args(["agent", "--label", label, "--name", name])
@@ -26,7 +32,7 @@ fn agent(url: &str, label: &str, name: &str, extra: &[&str], log: &std::path::Pa
         .unwrap()
 }
 
-fn wait(child: &mut Child, limit: Duration, what: &str) {
+pub(super) fn wait(child: &mut Child, limit: Duration, what: &str) {
     let end = Instant::now() + limit;
     loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -518,4 +524,88 @@ fn a_postgres_restart_mid_job_loses_nothing() {
     );
     timeline(url, "server restarted mid-job");
     assert_done_once(url, 1);
+}
+
+/// The README's SQL block of roles, with `password` for each `'...'`.
+fn readme_roles(password: &str) -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let after = readme
+        .split_once("Give each side its own PostgreSQL role")
+        .expect("the README's roles paragraph")
+        .1;
+    let block = after
+        .split_once("```sql\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .expect("the README's GRANT block")
+        .0;
+    assert!(block.contains("GRANT"), "{block}");
+    block.replace("'...'", &format!("'{password}'"))
+}
+
+/// Issue 26, item 1: the README's roles, run as written on a real server
+/// with passwords checked: a submitter queues a job and reads the queue and
+/// the history, an agent claims the job, runs it and records the session;
+/// a submitter cannot record or change a job, and an agent cannot queue.
+#[test]
+fn the_readme_roles_submit_claim_and_record_and_no_more() {
+    let server = PgServer::start();
+    let owner = server.url.as_str();
+    loopbench(owner).args(["db", "init"]).assert().success();
+    let mut db = Location::parse(owner).unwrap().connect().unwrap();
+    db.batch(&readme_roles("pw-26")).unwrap();
+    drop(db);
+    server.require_passwords();
+    let host = owner
+        .strip_prefix("postgres://postgres@")
+        .and_then(|h| h.strip_suffix("/postgres"))
+        .unwrap();
+    let submitter = format!("postgres://submitter:pw-26@{host}/postgres");
+    let agent_url = format!("postgres://agent:pw-26@{host}/postgres");
+
+    submit(&submitter, "fleet-r", SHORT_RUN);
+    loopbench(&submitter)
+        .arg("jobs")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("1 queued"));
+    // An agent role cannot queue.
+    loopbench(&agent_url)
+        .args(["submit", "--machines", "fleet-r", "--"])
+        .args(SHORT_RUN)
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "permission denied for table jobs",
+        ));
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("agent.log");
+    let mut a = agent(
+        &agent_url,
+        "fleet-r",
+        "agent-R",
+        &["--exit-when-idle"],
+        &log,
+    );
+    wait(&mut a, Duration::from_secs(300), "agent-R");
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(said.contains("1 done, 0 failed"), "{said}");
+    assert_done_once(owner, 1);
+    loopbench(&submitter)
+        .arg("history")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("add_chain"));
+
+    // A submitter cannot record a session or change a queued job.
+    let mut as_submitter = Location::parse(&submitter).unwrap().connect().unwrap();
+    for sql in [
+        "UPDATE jobs SET state = 'queued'",
+        "DELETE FROM jobs",
+        "INSERT INTO shapes (name, prices) VALUES ('x', '{}')",
+    ] {
+        let e = as_submitter.execute(sql, &[]).unwrap_err().to_string();
+        assert!(e.contains("permission denied"), "{sql}: {e}");
+    }
 }

@@ -11,6 +11,9 @@ mod databases;
 /// Agents on PostgreSQL: six jobs on two agents; an agent killed mid-job;
 /// hostile jobs refused; a server restart mid-job.
 mod fleet;
+/// Issue 26's hostile and broken inputs on the history and the fleet:
+/// FIFOs, devices, read-only directories, odd job rows and stored names.
+mod hostile;
 /// A private PostgreSQL server.
 mod pg;
 /// The same store tests on SQLite and on PostgreSQL.

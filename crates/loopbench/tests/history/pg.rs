@@ -37,7 +37,7 @@ fn bin_dir() -> PathBuf {
     found.pop().expect("no /usr/lib/postgresql/*/bin/initdb").1
 }
 
-fn is_root() -> bool {
+pub fn is_root() -> bool {
     let out = Command::new("id").arg("-u").output().expect("id -u");
     String::from_utf8_lossy(&out.stdout).trim() == "0"
 }

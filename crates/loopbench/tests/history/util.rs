@@ -36,3 +36,19 @@ pub fn fixture(name: &str) -> PathBuf {
 pub fn count(db: &mut dyn Sql, sql: &str) -> i64 {
     db.query(sql, &[]).unwrap()[0].int(0).unwrap()
 }
+
+/// stderr of a failed command, asserted to be one `error:` line.
+pub fn one_line_failure(cmd: &mut assert_cmd::Command) -> String {
+    let out = cmd.assert().failure();
+    let out = out.get_output();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stderr
+}
