@@ -14,6 +14,11 @@ use crate::stats::components::Components;
 use clap::Args;
 use std::time::{Duration, Instant};
 
+/// The fewest epochs a recorded choice is made on: an SD from E epochs is
+/// uncertain by about 1/sqrt(2(E-1)) of itself (25% at E = 8, 16% at 20),
+/// and the sweep's rows differ by less than that.
+pub const MIN_RECORD_EPOCHS: usize = 20;
+
 #[derive(Args, Debug)]
 pub struct NoiseArgs {
     /// The arm whose noise is measured (against its null control).
@@ -66,6 +71,12 @@ impl NoiseArgs {
             return Err(Error::Usage(
                 "--rep-ms: each rep length must be 0.01 to 1000 ms".into(),
             ));
+        }
+        if self.record && self.epochs < MIN_RECORD_EPOCHS {
+            return Err(Error::Usage(format!(
+                "--record needs --epochs {MIN_RECORD_EPOCHS} or more: with fewer, the epoch level's \
+                 SD is too uncertain to choose a setting by"
+            )));
         }
         if !(self.budget.is_finite() && self.budget > 0.0) {
             return Err(Error::Usage(

@@ -84,6 +84,10 @@ fn noise_refuses_sweeps_it_cannot_split() {
             "--rep-ms: each rep length must be",
         ),
         (&["--budget=-1"][..], "--budget must be a positive"),
+        (
+            &["--record", "--epochs", "8"][..],
+            "--record needs --epochs 20 or more",
+        ),
         (&["--shape", "nope"][..], "nope"),
     ] {
         let (mut cmd, _d) = loopbench();
@@ -107,7 +111,7 @@ fn a_recorded_setting_is_used_reported_and_overridable() {
             "--rep-ms",
             "0.3,0.7",
             "--epochs",
-            "2",
+            "20",
             "--rounds",
             "2",
             "--record",
