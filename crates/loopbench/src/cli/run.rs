@@ -297,8 +297,9 @@ impl RunArgs {
 pub const DEFAULT_REP_MS: f64 = 2.0;
 
 /// The setting `noise --record` stored for this machine, if the history
-/// has one (any failure to read it is no setting: the default applies).
-fn recorded_setting(db: &super::DbArg) -> Option<crate::history::settings::Setting> {
+/// has one (any failure to read it is no setting: the default applies):
+/// its rep length and how the session says it took it.
+fn recorded_setting(db: &super::DbArg) -> Option<(f64, String)> {
     #[cfg(feature = "history")]
     {
         let location = db.location().ok()?;
@@ -308,9 +309,10 @@ fn recorded_setting(db: &super::DbArg) -> Option<crate::history::settings::Setti
             }
         }
         let mut conn = location.open_read().ok()?;
-        crate::history::settings::lookup(conn.as_mut(), &crate::machine::Machine::read())
+        let s = crate::history::settings::lookup(conn.as_mut(), &crate::machine::Machine::read())
             .ok()
-            .flatten()
+            .flatten()?;
+        Some((s.rep_ms, s.describe()))
     }
     #[cfg(not(feature = "history"))]
     {
@@ -522,7 +524,7 @@ impl EpochArgs {
         let (ms, setting) = match self.rep_ms {
             Some(ms) => (ms, None),
             None => match recorded_setting(db) {
-                Some(s) => (s.rep_ms, Some(s.describe())),
+                Some((ms, said)) => (ms, Some(said)),
                 None => (DEFAULT_REP_MS, None),
             },
         };

@@ -68,11 +68,21 @@ fn import_twice(url: &str) {
     let mut db = Location::parse(url).unwrap().connect().unwrap();
     assert_eq!(count(db.as_mut(), "SELECT count(*) FROM sessions"), 2);
 
-    // A database from before: no uid column, schema version 2.
-    db.batch("DROP INDEX sessions_by_uid").unwrap();
-    db.batch("ALTER TABLE sessions DROP COLUMN uid").unwrap();
-    db.batch("DELETE FROM schema_migrations WHERE version = 3")
-        .unwrap();
+    // A database from before: no uid column, schema version 2 (so neither
+    // what migration 3 nor what migration 4 adds).
+    for undo in [
+        "DROP TABLE machine_settings",
+        "ALTER TABLE summaries DROP COLUMN instructions_per_iter",
+        "ALTER TABLE summaries DROP COLUMN ref_ci_high_pct",
+        "ALTER TABLE summaries DROP COLUMN ref_ci_low_pct",
+        "ALTER TABLE summaries DROP COLUMN ref_change_pct",
+        "ALTER TABLE sessions DROP COLUMN reference_arm",
+        "DROP INDEX sessions_by_uid",
+        "ALTER TABLE sessions DROP COLUMN uid",
+        "DELETE FROM schema_migrations WHERE version >= 3",
+    ] {
+        db.batch(undo).unwrap();
+    }
     let out = import(&[&s1]);
     assert!(out.contains("already stored as session 1"), "{out}");
     assert_eq!(count(db.as_mut(), "SELECT count(*) FROM sessions"), 2);
