@@ -126,17 +126,18 @@ fn aa_sessions_of_wasm3_are_not_changed_across_sessions() {
     aa("wasm3");
 }
 
-/// A short real session of wasmi anchored to tinywasm, recorded in the
-/// history `db` or not.
+/// A short session of the mock engine at cost 10 anchored to the mock at
+/// cost 20 (exact costs: every ratio and interval is exact, so nothing below
+/// depends on the machine's noise), recorded in the history `db` or not.
 fn anchored_session(dir: &Path, name: &str, db: &str, record: bool) -> PathBuf {
     let path = dir.join(name);
     loopbench(db)
         .args([
             "run",
             "--engines",
-            "wasmi",
+            "mock:cost=10",
             "--reference",
-            "tinywasm",
+            "mock:cost=20",
             "--shapes",
             "add_chain",
             "--min-epochs",
@@ -185,7 +186,7 @@ fn sessions_that_share_a_reference_compare_their_ratios_and_gate_on_them() {
     let a = anchored_session(dir.path(), "a.json", db, false);
     let b = anchored_session(dir.path(), "b.json", db, false);
     let doc: Value = serde_json::from_slice(&std::fs::read(&a).unwrap()).unwrap();
-    assert_eq!(doc["session"]["reference"], "tinywasm");
+    assert_eq!(doc["session"]["reference"], "mock:cost=20");
     let shape = &doc["results"][0];
     let roles: Vec<(&str, &str)> = shape["arms"]
         .as_array()
@@ -193,40 +194,44 @@ fn sessions_that_share_a_reference_compare_their_ratios_and_gate_on_them() {
         .iter()
         .map(|a| (a["arm"].as_str().unwrap(), a["role"].as_str().unwrap()))
         .collect();
-    assert!(roles.contains(&("tinywasm", "reference")), "{roles:?}");
+    assert!(roles.contains(&("mock:cost=20", "reference")), "{roles:?}");
     // The baseline as a ratio to the reference, with an interval.
     let anchored = shape["anchored"].as_array().unwrap();
     assert_eq!(anchored.len(), 1, "{anchored:?}");
     assert_eq!(
         (anchored[0]["arm"].as_str(), anchored[0]["vs"].as_str()),
-        (Some("wasmi"), Some("tinywasm"))
+        (Some("mock:cost=10"), Some("mock:cost=20"))
     );
     // The reference is a yardstick, not a comparison to decide.
     let reference = shape["comparisons"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["arm"] == "tinywasm")
+        .find(|c| c["arm"] == "mock:cost=20")
         .unwrap();
     assert!(reference.get("outcome").is_none(), "{reference}");
 
     let rows = compare(db, &a, &b, &[]);
-    let wasmi = rows.iter().find(|r| r["arm"] == "wasmi").unwrap();
-    assert_eq!(wasmi["basis"]["kind"], "anchored", "{wasmi}");
-    assert_eq!(wasmi["basis"]["reference"], "tinywasm");
-    assert_eq!(wasmi["units"], "epochs");
+    let base = rows.iter().find(|r| r["arm"] == "mock:cost=10").unwrap();
+    assert_eq!(base["basis"]["kind"], "anchored", "{base}");
+    assert_eq!(base["basis"]["reference"], "mock:cost=20");
+    assert_eq!(base["units"], "epochs");
+    assert!(
+        base["median_pct"].as_f64().unwrap().abs() < 1e-9,
+        "exact costs: {base}"
+    );
     assert_eq!(
-        (wasmi["a_units"].as_u64(), wasmi["b_units"].as_u64()),
+        (base["a_units"].as_u64(), base["b_units"].as_u64()),
         (Some(3), Some(3))
     );
     assert!(
-        wasmi["basis"].get("between").is_none(),
-        "no history yet: {wasmi}"
+        base["basis"].get("between").is_none(),
+        "no history yet: {base}"
     );
     // The reference itself has no yardstick: compared absolutely, and with
     // no history it is unsure.
-    let tiny = rows.iter().find(|r| r["arm"] == "tinywasm").unwrap();
-    assert_eq!(tiny["basis"]["kind"], "none", "{tiny}");
+    let yardstick = rows.iter().find(|r| r["arm"] == "mock:cost=20").unwrap();
+    assert_eq!(yardstick["basis"]["kind"], "none", "{yardstick}");
 
     // Three more sessions in the history: the anchored row learns the shift
     // of the ratio between sessions that their own intervals do not
@@ -235,14 +240,17 @@ fn sessions_that_share_a_reference_compare_their_ratios_and_gate_on_them() {
         anchored_session(dir.path(), &format!("h{i}.json"), db, true);
     }
     let rows = compare(db, &a, &b, &[]);
-    let wasmi = rows.iter().find(|r| r["arm"] == "wasmi").unwrap();
-    let between = &wasmi["basis"]["between"];
-    assert_eq!(between["sessions"], 3, "{wasmi}");
-    assert_eq!(between["excess"], true, "{wasmi}");
+    let base = rows.iter().find(|r| r["arm"] == "mock:cost=10").unwrap();
+    let between = &base["basis"]["between"];
+    assert_eq!(between["sessions"], 3, "{base}");
+    assert_eq!(between["excess"], true, "{base}");
     assert!(between["sd_pct"].as_f64().unwrap() >= 0.0);
-    let tiny = rows.iter().find(|r| r["arm"] == "tinywasm").unwrap();
-    assert_eq!(tiny["basis"]["kind"], "between_sessions", "{tiny}");
-    assert_eq!(tiny["basis"]["sessions"], 3, "{tiny}");
+    let yardstick = rows.iter().find(|r| r["arm"] == "mock:cost=20").unwrap();
+    assert_eq!(
+        yardstick["basis"]["kind"], "between_sessions",
+        "{yardstick}"
+    );
+    assert_eq!(yardstick["basis"]["sessions"], 3, "{yardstick}");
 
     // A reference one session lacks is refused in one line.
     let out = loopbench(db)
@@ -259,17 +267,17 @@ fn sessions_that_share_a_reference_compare_their_ratios_and_gate_on_them() {
         "{err}"
     );
 
-    // wasmi twice as slow in B, the reference unchanged: the anchored ratio
+    // The arm twice as slow in B, the reference unchanged: the anchored ratio
     // moves by +100% (far beyond the null floors of such short sessions)
     // and the gate fails on it.
     let c = dir.path().join("c.json");
-    slowed(&a, "wasmi", 2.0, &c);
+    slowed(&a, "mock:cost=10", 2.0, &c);
     let rows = compare(db, &a, &c, &[]);
-    let wasmi = rows.iter().find(|r| r["arm"] == "wasmi").unwrap();
-    assert_eq!(outcome(wasmi), "changed", "{wasmi}");
+    let base = rows.iter().find(|r| r["arm"] == "mock:cost=10").unwrap();
+    assert_eq!(outcome(base), "changed", "{base}");
     assert!(
-        (wasmi["median_pct"].as_f64().unwrap() - 100.0).abs() < 1e-6,
-        "{wasmi}"
+        (base["median_pct"].as_f64().unwrap() - 100.0).abs() < 1e-6,
+        "{base}"
     );
     let md = dir.path().join("gate.md");
     loopbench(db)
@@ -285,7 +293,7 @@ fn sessions_that_share_a_reference_compare_their_ratios_and_gate_on_them() {
         text.contains("**gate FAILED (slower by more than 5%): 1 of 2 comparisons**"),
         "{text}"
     );
-    assert!(text.contains("- add_chain wasmi: +100.0%"), "{text}");
+    assert!(text.contains("- add_chain mock:cost=10: +100.0%"), "{text}");
     // Beyond the change, the other direction, or a bad rule.
     for (rule, code) in [("slower:150", 0), ("faster", 0), ("changed:10", 1)] {
         loopbench(db)
@@ -306,12 +314,13 @@ fn sessions_that_share_a_reference_compare_their_ratios_and_gate_on_them() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("expected slower, faster or changed"), "{err}");
     // Unsure never fails the gate: the same +100% without the reference
-    // (and no history) is unsure.
+    // and with no history to learn from is unsure.
     let mut d: Value = serde_json::from_slice(&std::fs::read(&c).unwrap()).unwrap();
     d["session"]["reference"] = Value::Null;
     let unanchored = dir.path().join("d.json");
     std::fs::write(&unanchored, d.to_string()).unwrap();
-    loopbench(db)
+    let empty = dir.path().join("empty.sqlite");
+    loopbench(empty.to_str().unwrap())
         .arg("compare")
         .arg(&a)
         .arg(&unanchored)
