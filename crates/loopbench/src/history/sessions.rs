@@ -581,16 +581,14 @@ pub fn series(
     let d = db.dialect();
     // Read-only commands never migrate: a database from before anchored
     // sessions (schema 3) has none of their columns.
-    let anchored = if super::store::version(db)? >= 4 {
-        "s.reference_arm, r.version, x.ref_change_pct, x.ref_ci_low_pct, x.ref_ci_high_pct, \
-         x.instructions_per_iter"
+    let (anchored, reference_join) = if super::store::version(db)? >= 4 {
+        (
+            "s.reference_arm, r.version, x.ref_change_pct, x.ref_ci_low_pct, x.ref_ci_high_pct, \
+             x.instructions_per_iter",
+            "LEFT JOIN arms r ON r.session_id = s.id AND r.label = s.reference_arm",
+        )
     } else {
-        "NULL, NULL, NULL, NULL, NULL, NULL"
-    };
-    let reference_join = if anchored.starts_with("NULL") {
-        "LEFT JOIN arms r ON 1 = 0"
-    } else {
-        "LEFT JOIN arms r ON r.session_id = s.id AND r.label = s.reference_arm"
+        ("NULL, NULL, NULL, NULL, NULL, NULL", "")
     };
     let rows = db.query(
         &d.sql(&format!(

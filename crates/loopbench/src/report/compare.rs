@@ -38,10 +38,7 @@ pub fn render(c: &SessionComparison) -> String {
         r.id.as_ref().map(|i| format!(" [{i}]")).unwrap_or_default()
     };
     if let Some(g) = &c.gate {
-        let _ = writeln!(out, "{}", g.summary());
-        for f in &g.failing {
-            let _ = writeln!(out, "  {f}");
-        }
+        out.push_str(&super::gate_text(g));
     }
     let _ = writeln!(
         out,

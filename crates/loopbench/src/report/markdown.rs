@@ -40,6 +40,18 @@ impl Exporter for Markdown {
     }
 }
 
+/// A gate's result, ready for a pull request comment: the summary in bold,
+/// then each failing comparison as a bullet.
+fn gate(o: &mut String, g: &crate::results::gate::Gate) {
+    let _ = writeln!(o, "**{}**\n", cell(&g.summary()));
+    for f in &g.failing {
+        let _ = writeln!(o, "- {}", cell(f));
+    }
+    if !g.failing.is_empty() {
+        let _ = writeln!(o);
+    }
+}
+
 /// The Markdown syntax of the shared markup layer.
 const MD: markup::Markdown = markup::Markdown;
 
@@ -55,13 +67,7 @@ pub fn session(s: &Session) -> String {
     let shapes: Vec<&str> = s.results.iter().map(|r| r.shape.as_str()).collect();
     o.push_str(&MD.heading(3, &format!("loopbench: {}", shapes.join(", "))));
     if let Some(g) = &s.gate {
-        let _ = writeln!(o, "**{}**\n", cell(&g.summary()));
-        for f in &g.failing {
-            let _ = writeln!(o, "- {}", cell(f));
-        }
-        if !g.failing.is_empty() {
-            let _ = writeln!(o);
-        }
+        gate(&mut o, g);
     }
     let level = s.session.confidence_level * 100.0;
     let epochs = s.epochs.len().max(1);
@@ -190,17 +196,12 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
         o.push_str(&MD.table_row(&columns, &[&a.arm, &per_op, &per_iter, &change, &verdict]));
     }
     o.push_str(&MD.table_end());
-    if let Some(reference) = r.anchored.first().map(|c| &c.vs) {
-        let ratios: Vec<String> = r
-            .anchored
-            .iter()
-            .map(|c| format!("{} {}", c.arm, interval(c.median_pct, c.ci_pct)))
-            .collect();
+    if let Some((reference, ratios)) = super::anchored_ratios(r) {
         let _ = writeln!(
             o,
             "\nAgainst the reference {}: {}.",
             cell(reference),
-            cell(&ratios.join(", "))
+            cell(&ratios)
         );
     }
     match (&r.null_control, r.floor_pct()) {
@@ -299,13 +300,7 @@ fn comparison(c: &SessionComparison) -> String {
         &format!("loopbench compare: {} against {}", c.b.label, c.a.label),
     ));
     if let Some(g) = &c.gate {
-        let _ = writeln!(o, "**{}**\n", cell(&g.summary()));
-        for f in &g.failing {
-            let _ = writeln!(o, "- {}", cell(f));
-        }
-        if !g.failing.is_empty() {
-            let _ = writeln!(o);
-        }
+        gate(&mut o, g);
     }
     if let Some(r) = &c.reference {
         let _ = writeln!(

@@ -105,6 +105,34 @@ impl Format {
     }
 }
 
+/// A shape's ratios to the session's reference, as one line's parts: the
+/// reference and `arm change [interval], ...` (every format says it).
+pub(crate) fn anchored_ratios(r: &crate::results::ShapeResult) -> Option<(&str, String)> {
+    let reference = r.anchored.first().map(|c| c.vs.as_str())?;
+    let ratios: Vec<String> = r
+        .anchored
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c.arm,
+                crate::units::interval(c.median_pct, c.ci_pct)
+            )
+        })
+        .collect();
+    Some((reference, ratios.join(", ")))
+}
+
+/// A gate's result for the terminal: its summary, then each failing
+/// comparison indented.
+pub(crate) fn gate_text(g: &crate::results::gate::Gate) -> String {
+    let mut out = format!("{}\n", g.summary());
+    for f in &g.failing {
+        out.push_str(&format!("  {f}\n"));
+    }
+    out
+}
+
 /// The format named `name`, or the list of names.
 pub fn format(name: &str) -> Result<&'static Format, ReportError> {
     FORMATS

@@ -133,10 +133,7 @@ pub fn render(report: &Session) -> String {
         let _ = writeln!(out, "{line}");
     }
     if let Some(g) = &report.gate {
-        let _ = writeln!(out, "{}", g.summary());
-        for f in &g.failing {
-            let _ = writeln!(out, "  {f}");
-        }
+        out.push_str(&super::gate_text(g));
     }
     if !report.complete {
         let _ = writeln!(
@@ -365,14 +362,8 @@ fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
         );
         row(out, &["", &note]);
     }
-    if let Some(reference) = r.anchored.first().map(|c| &c.vs) {
-        let ratios: Vec<String> = r
-            .anchored
-            .iter()
-            .map(|c| format!("{} {}", c.arm, interval(c.median_pct, c.ci_pct)))
-            .collect();
-        let note = format!("vs reference {reference}: {}", ratios.join(", "));
-        row(out, &["", &note]);
+    if let Some((reference, ratios)) = super::anchored_ratios(r) {
+        row(out, &["", &format!("vs reference {reference}: {ratios}")]);
     }
     row(out, &["", &interval_note(r)]);
     let sensitive: Vec<String> = r

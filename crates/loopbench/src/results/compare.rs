@@ -389,6 +389,7 @@ pub fn compare(
             let row = Row {
                 a,
                 b,
+                same_machine: mismatches.is_empty(),
                 ra,
                 rb,
                 arm_a,
@@ -436,6 +437,8 @@ pub fn compare(
 struct Row<'s> {
     a: &'s Session,
     b: &'s Session,
+    /// The two machines' fingerprints agree.
+    same_machine: bool,
     ra: &'s ShapeResult,
     rb: &'s ShapeResult,
     arm_a: &'s ArmResult,
@@ -540,7 +543,7 @@ impl<'s> Row<'s> {
 
     /// The between-session term from the history, or why there is none.
     fn between(&self, opts: &Options) -> (Basis, Option<String>) {
-        if !self.a.machine.differences(&self.b.machine).is_empty() {
+        if !self.same_machine {
             return (
                 Basis::None,
                 Some(

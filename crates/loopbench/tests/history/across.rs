@@ -4,7 +4,7 @@
 //! history to learn the between-session spread from; the learned term
 //! widens the interval; trend flags nothing on them.
 
-use super::util::{fixture, loopbench};
+use super::util::{anchored_run, fixture, loopbench};
 use serde_json::Value;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -131,32 +131,7 @@ fn aa_sessions_of_wasm3_are_not_changed_across_sessions() {
 /// depends on the machine's noise), recorded in the history `db` or not.
 fn anchored_session(dir: &Path, name: &str, db: &str, record: bool) -> PathBuf {
     let path = dir.join(name);
-    loopbench(db)
-        .args([
-            "run",
-            "--engines",
-            "mock:cost=10",
-            "--reference",
-            "mock:cost=20",
-            "--shapes",
-            "add_chain",
-            "--min-epochs",
-            "3",
-            "--max-epochs",
-            "3",
-            "--rep-ms",
-            "0.5",
-            "-q",
-            "--json",
-        ])
-        .arg(&path)
-        .args(if record {
-            &[][..]
-        } else {
-            &["--no-history"][..]
-        })
-        .assert()
-        .success();
+    anchored_run(db, "mock:cost=10", "mock:cost=20", &path, record);
     path
 }
 

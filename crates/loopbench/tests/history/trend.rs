@@ -1,5 +1,5 @@
 use super::pg::PgServer;
-use super::util::{fixture, loopbench};
+use super::util::{anchored_run, fixture, loopbench};
 use loopbench::history::sessions::{self, Origin, Provenance};
 use loopbench::history::Location;
 use loopbench::results::Session;
@@ -93,28 +93,7 @@ fn trend_flags_a_two_percent_step_in_an_anchored_series_once() {
     let db = dir.path().join("h.sqlite");
     let db = db.to_str().unwrap();
     let doc = dir.path().join("a.json");
-    loopbench(db)
-        .args([
-            "run",
-            "--engines",
-            "wasmi",
-            "--reference",
-            "tinywasm",
-            "--shapes",
-            "add_chain",
-            "--min-epochs",
-            "3",
-            "--max-epochs",
-            "3",
-            "--rep-ms",
-            "0.5",
-            "-q",
-            "--no-history",
-            "--json",
-        ])
-        .arg(&doc)
-        .assert()
-        .success();
+    anchored_run(db, "wasmi", "tinywasm", &doc, false);
     let base = loopbench::results::read(&doc)
         .unwrap()
         .session()

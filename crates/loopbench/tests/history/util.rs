@@ -52,3 +52,34 @@ pub fn one_line_failure(cmd: &mut assert_cmd::Command) -> String {
     );
     stderr
 }
+
+/// A short session (3 epochs, add_chain) of `engine` anchored to
+/// `reference`, saved as JSON at `json`, recorded in the history `db` or not.
+pub fn anchored_run(db: &str, engine: &str, reference: &str, json: &std::path::Path, record: bool) {
+    loopbench(db)
+        .args([
+            "run",
+            "--engines",
+            engine,
+            "--reference",
+            reference,
+            "--shapes",
+            "add_chain",
+            "--min-epochs",
+            "3",
+            "--max-epochs",
+            "3",
+            "--rep-ms",
+            "0.5",
+            "-q",
+            "--json",
+        ])
+        .arg(json)
+        .args(if record {
+            &[][..]
+        } else {
+            &["--no-history"][..]
+        })
+        .assert()
+        .success();
+}
