@@ -346,6 +346,70 @@ pub const MIGRATIONS: &[&str] = &[
         source TEXT NOT NULL,
         recorded_at DOUBLE PRECISION NOT NULL
     );",
+    // 5: bisects, resumable: one row per bisect (keyed by what it
+    // measures), one per measured revision with its verdict, so a bisect
+    // run again goes on from the steps it finished.
+    "CREATE TABLE bisects (
+        id {id},
+        key TEXT NOT NULL UNIQUE,
+        engine TEXT NOT NULL,
+        good_commit TEXT NOT NULL,
+        bad_commit TEXT NOT NULL,
+        shapes TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        started_at DOUBLE PRECISION NOT NULL,
+        finished_at DOUBLE PRECISION,
+        result TEXT
+    );
+    CREATE TABLE bisect_steps (
+        bisect_id BIGINT NOT NULL REFERENCES bisects(id),
+        commit_id TEXT NOT NULL,
+        position BIGINT NOT NULL,
+        verdict TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        session_id BIGINT REFERENCES sessions(id),
+        measured_at DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (bisect_id, commit_id)
+    );",
+    // 6: tracking: an engine's branch followed over time, a schedule that
+    // queues one job per period and machine label, and the alerts its
+    // anchored series raise.
+    "CREATE TABLE tracks (
+        id {id},
+        name TEXT NOT NULL UNIQUE,
+        arm TEXT NOT NULL,
+        reference TEXT NOT NULL,
+        shapes TEXT NOT NULL,
+        args TEXT NOT NULL,
+        label TEXT,
+        every_s DOUBLE PRECISION,
+        created_at DOUBLE PRECISION NOT NULL
+    );
+    CREATE TABLE track_periods (
+        track_id BIGINT NOT NULL REFERENCES tracks(id),
+        label TEXT NOT NULL,
+        period BIGINT NOT NULL,
+        job_id BIGINT REFERENCES jobs(id),
+        PRIMARY KEY (track_id, label, period)
+    );
+    ALTER TABLE sessions ADD COLUMN track_id BIGINT;
+    ALTER TABLE jobs ADD COLUMN track_id BIGINT;
+    CREATE TABLE alerts (
+        id {id},
+        track_id BIGINT NOT NULL REFERENCES tracks(id),
+        machine_id BIGINT NOT NULL REFERENCES machines(id),
+        shape TEXT NOT NULL,
+        arm TEXT NOT NULL,
+        series TEXT NOT NULL,
+        session_id BIGINT NOT NULL REFERENCES sessions(id),
+        before_commit TEXT,
+        after_commit TEXT,
+        change_pct DOUBLE PRECISION NOT NULL,
+        ci_low_pct DOUBLE PRECISION NOT NULL,
+        ci_high_pct DOUBLE PRECISION NOT NULL,
+        created_at DOUBLE PRECISION NOT NULL,
+        UNIQUE (track_id, machine_id, shape, arm, series, session_id)
+    );",
 ];
 
 /// The PostgreSQL advisory lock that serialises migrations ("loop").
