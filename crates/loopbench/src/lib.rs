@@ -23,6 +23,7 @@
 //! | exporters (table, JSON, CSV, Markdown, HTML) over one markup layer, and the export manager | [`report`] |
 //! | real applications as workloads: profile, projection, warm mode | [`apps`] |
 //! | history (SQLite, PostgreSQL), trends, the fleet's job queue | [`history`] |
+//! | the first changed revision of a range: the search and its three-way judgement | [`bisect`] |
 //!
 //! Each area owns its errors in a leaf file (`engines/error.rs`,
 //! `shapes/error.rs`, `arm/error.rs`, ...); [`error::Error`], above them,
@@ -86,6 +87,7 @@ macro_rules! diag_part {
 }
 
 pub mod arm;
+pub mod bisect;
 pub mod calibrate;
 pub mod children;
 pub mod cli;

@@ -606,7 +606,7 @@ impl Setup {
                 layout_builds: self
                     .arms
                     .iter()
-                    .any(|a| a.spec.worker.is_some())
+                    .any(|a| a.spec.compiles())
                     .then_some(plan.layout_builds),
                 reference: plan.reference.map(|r| self.arms[r.index].label.clone()),
                 setting: plan.setting.clone(),

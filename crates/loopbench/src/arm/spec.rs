@@ -46,6 +46,13 @@ impl ArmSpec {
         }
     }
 
+    /// A build that is compiled (so it has a code layout of its own, and
+    /// layout variants): a build arm of a real engine. A mock with a source
+    /// runs this binary with the source's options.
+    pub fn compiles(&self) -> bool {
+        self.worker.is_some() && self.engine != EngineKind::Mock
+    }
+
     pub fn has(&self, option: &str) -> bool {
         self.options.iter().any(|o| o == option)
     }

@@ -6,6 +6,8 @@
 #[cfg(feature = "history")]
 mod agent;
 mod app;
+#[cfg(feature = "history")]
+mod bisect;
 mod calibrate;
 mod compare;
 mod count;
@@ -133,6 +135,13 @@ pub enum Command {
     /// Example: loopbench leaderboard --db postgres://host/bench --html board.html --markdown board.md
     #[cfg(feature = "history")]
     Leaderboard(leaderboard::LeaderboardArgs),
+    /// The first revision between a good and a bad one whose cost changed:
+    /// every step one session of a revision against good, decided
+    /// good / bad / unsure (epochs added while unsure); resumable.
+    ///
+    /// Example: loopbench bisect --engine wasmi=git:../wasmi --good v1.0.0 --bad main --shapes add_chain --counters callgrind
+    #[cfg(feature = "history")]
+    Bisect(bisect::BisectArgs),
     /// Serve an engine of this binary to a session (started by `run`).
     #[command(hide = true)]
     Worker(worker::WorkerArgs),
@@ -256,6 +265,8 @@ impl Cli {
             Command::Jobs(a) => a.execute(),
             #[cfg(feature = "history")]
             Command::Leaderboard(a) => a.execute(),
+            #[cfg(feature = "history")]
+            Command::Bisect(a) => a.execute(),
             Command::Worker(a) => a.execute(),
         }
     }

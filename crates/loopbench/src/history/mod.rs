@@ -8,6 +8,7 @@
 //! | sessions: record, list, series, baselines, load back | [`sessions`] |
 //! | the job queue (`FOR UPDATE SKIP LOCKED`, heartbeats) | [`queue`] |
 //! | the agent that runs jobs | [`agent`] |
+//! | bisects and their measured steps (resumable) | [`bisects`] |
 //! | changes in a series judged against its own history | [`trend`] |
 //! | engines x shapes x machines | [`leaderboard`] |
 //! | the setting recorded for a machine (`noise --record`) | [`settings`] |
@@ -17,6 +18,7 @@
 //! directory (e.g. `~/.local/share/loopbench/`).
 
 pub mod agent;
+pub mod bisects;
 pub mod leaderboard;
 pub mod postgres;
 pub mod queue;

@@ -15,6 +15,8 @@ pub enum Origin {
     Import,
     /// A fleet job, run by an agent.
     Job,
+    /// A step of `loopbench bisect`.
+    Bisect,
 }
 
 impl Origin {
@@ -23,6 +25,7 @@ impl Origin {
             Origin::Run => "run",
             Origin::Import => "import",
             Origin::Job => "job",
+            Origin::Bisect => "bisect",
         }
     }
 }

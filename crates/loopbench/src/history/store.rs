@@ -368,6 +368,7 @@ pub const MIGRATIONS: &[&str] = &[
         verdict TEXT NOT NULL,
         detail TEXT NOT NULL,
         session_id BIGINT REFERENCES sessions(id),
+        seconds DOUBLE PRECISION NOT NULL,
         measured_at DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (bisect_id, commit_id)
     );",

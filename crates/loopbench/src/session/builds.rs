@@ -32,14 +32,14 @@ pub(super) fn plan_variants(
     arms: &mut Vec<ArmPlan>,
 ) -> Result<Vec<Option<Variants>>, Error> {
     let k = plan.layout_builds.min(plan.stop.max_epochs).max(1);
-    let any_build = arms.iter().any(|a| a.spec.worker.is_some());
+    let any_build = arms.iter().any(|a| a.spec.compiles());
     if k < 2 || !any_build || plan.isolation != Isolation::Workers {
         return Ok(arms.iter().map(|_| None).collect());
     }
     promote_compiled_in(arms);
     let mut layouts: Vec<Option<Variants>> = Vec::with_capacity(arms.len() + 1);
     for a in arms.iter_mut() {
-        if a.spec.worker.is_none() {
+        if !a.spec.compiles() {
             layouts.push(None);
             continue;
         }

@@ -137,6 +137,9 @@ pub enum WorkerError {
     NoBinary { bin: PathBuf },
     #[error("layout variants: {detail}")]
     Layout { detail: String },
+    /// A mock arm with a source whose options cannot be had.
+    #[error("arm {arm}: {detail}")]
+    MockSource { arm: String, detail: String },
     #[error("cannot find this loopbench binary to start workers: {0}")]
     CurrentExe(#[source] Arc<std::io::Error>),
     #[error("cannot start worker {}: {source}", bin.display())]

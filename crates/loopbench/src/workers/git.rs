@@ -155,3 +155,77 @@ fn own_workspace(
     })?;
     Ok(())
 }
+
+/// The text of `file` at `commit` of `repo` (`git show COMMIT:FILE`).
+pub fn show(
+    engine: EngineKind,
+    repo: &Path,
+    rev: &str,
+    commit: &str,
+    file: &str,
+) -> Result<String, WorkerError> {
+    let object = format!("{commit}:{file}");
+    git(engine, repo, rev, &["show".as_ref(), object.as_ref()])
+}
+
+/// The commits after `good` up to and including `bad`, oldest first, along
+/// the first-parent line from `good` to `bad` (a merge is one step, as a
+/// branch's history shows it). Empty when `bad` is `good`; an error when
+/// `good` is not an ancestor of `bad`.
+pub fn between(
+    engine: EngineKind,
+    repo: &Path,
+    good: &str,
+    bad: &str,
+) -> Result<Vec<String>, WorkerError> {
+    let ancestor = crate::children::die_with_parent(&mut Command::new("git"))
+        .arg("-C")
+        .arg(repo)
+        .args(["merge-base", "--is-ancestor", good, bad])
+        .status()
+        .map_err(|e| WorkerError::Git {
+            engine,
+            repo: repo.to_path_buf(),
+            rev: bad.to_string(),
+            detail: format!("cannot run git: {e}"),
+        })?;
+    if !ancestor.success() {
+        return Err(WorkerError::Git {
+            engine,
+            repo: repo.to_path_buf(),
+            rev: bad.to_string(),
+            detail: format!("the good revision {good} is not an ancestor of it"),
+        });
+    }
+    let range = format!("{good}..{bad}");
+    let out = git(
+        engine,
+        repo,
+        bad,
+        &[
+            "rev-list".as_ref(),
+            "--reverse".as_ref(),
+            "--first-parent".as_ref(),
+            "--ancestry-path".as_ref(),
+            range.as_ref(),
+        ],
+    )?;
+    Ok(out.lines().map(str::to_string).collect())
+}
+
+/// The subject line of `commit`, if git can tell.
+pub fn subject(repo: &Path, commit: &str) -> Option<String> {
+    git(
+        EngineKind::Wasmi,
+        repo,
+        commit,
+        &[
+            "log".as_ref(),
+            "-1".as_ref(),
+            "--format=%s".as_ref(),
+            commit.as_ref(),
+        ],
+    )
+    .ok()
+    .filter(|s| !s.is_empty())
+}

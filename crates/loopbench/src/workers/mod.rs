@@ -37,6 +37,7 @@ pub mod git;
 pub mod heap;
 pub mod layout;
 pub mod locate;
+pub mod mock_source;
 pub mod project;
 pub mod protocol;
 pub mod server;
@@ -61,6 +62,9 @@ pub fn check(spec: &ArmSpec) -> Result<(), WorkerError> {
     let Some(build) = &spec.worker else {
         return Ok(());
     };
+    if mock_source::resolve(spec)?.is_some() {
+        return Ok(());
+    }
     let engine = spec.engine;
     if !family::buildable(engine) {
         return Err(WorkerError::NotBuildable {
@@ -274,6 +278,12 @@ impl ArmContext {
         iters: crate::arm::Iters,
         variant: Option<usize>,
     ) -> Result<Box<dyn Arm>, WorkerError> {
+        if let Some((mock, described)) = mock_source::resolve(spec)? {
+            // Nothing to build: a worker of this binary, with the options
+            // of the revision, under the arm's own spec and description.
+            let arm = WorkerArm::start(label, &mock, described, own_worker(&mock), self);
+            return Ok(Box::new(arm.with_iters(iters)));
+        }
         let Some(build) = &spec.worker else {
             if self.isolation == Isolation::Workers {
                 let arm =

@@ -5,6 +5,9 @@
 /// three outcomes and between-session term, anchored compare, the gate,
 /// trend's false flags.
 mod across;
+/// Bisect over git repositories of mock costs: the search, unsure when
+/// costs are equal, resuming on SQLite and PostgreSQL, refusals.
+mod bisect;
 /// Which databases loopbench opens and how: typos, foreign files,
 /// duplicates, servers that never answer.
 mod databases;
