@@ -192,7 +192,10 @@ pub fn classify(target: &Target, step: &[ShapeStep]) -> (Verdict, Option<String>
                 None => Verdict::Unsure,
                 Some(m) => {
                     let (to_good, to_bad) = (m.abs(), (m - d).abs());
-                    if to_bad < to_good {
+                    // Halfway (to rounding) is neither.
+                    if (to_good - to_bad).abs() <= 1e-9 * d.abs() {
+                        Verdict::Unsure
+                    } else if to_bad < to_good {
                         Verdict::Bad
                     } else if to_good < to_bad {
                         Verdict::Good
