@@ -382,7 +382,7 @@ fn a_missing_loopbench_source_is_one_clear_line() {
 }
 
 /// `git` in `dir`, which must succeed; its stdout.
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)

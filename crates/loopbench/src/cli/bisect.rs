@@ -538,17 +538,6 @@ impl Bisect<'_> {
     }
 
     fn describe(&self, s: &Step, reused: bool) -> String {
-        let changes: Vec<String> = s
-            .shapes
-            .iter()
-            .map(|x| match x.exact_pct() {
-                Some(e) => format!("{} {e:+.3}% instructions", x.shape),
-                None => format!(
-                    "{} {:+.1}% [{:+.1}, {:+.1}]",
-                    x.shape, x.median_pct, x.ci_pct[0], x.ci_pct[1]
-                ),
-            })
-            .collect();
         format!(
             "bisect: {} {} (position {} of {}){}: {} -> {}{}",
             if s.position == self.n() {
@@ -560,7 +549,7 @@ impl Bisect<'_> {
             s.position,
             self.n(),
             if reused { ", from the database" } else { "" },
-            changes.join(", "),
+            changes(s),
             s.verdict,
             s.reason
                 .as_ref()
@@ -593,6 +582,11 @@ impl Bisect<'_> {
         // Only the counter the judgement needs (no note per step about
         // counters this machine lacks).
         cmd.args(["--counters", if self.exact { "callgrind" } else { "none" }]);
+        if self.exact && !self.args.run_args.iter().any(|a| a.starts_with("--rounds")) {
+            // Exact counts do not vary from rep to rep: one round (one
+            // whole order design) is enough, and valgrind is slow.
+            cmd.args(["--rounds", "1"]);
+        }
         if let Some(db) = &self.args.db.db {
             // The recorded setting of this machine is read from the same
             // database the bisect keeps its steps in.
@@ -686,29 +680,35 @@ impl Bisect<'_> {
         steps.sort_by_key(|(s, _)| s.position);
         crate::outln!("position  revision      verdict  change against good");
         for (s, reused) in steps {
-            let changes: Vec<String> = s
-                .shapes
-                .iter()
-                .map(|x| match x.exact_pct() {
-                    Some(e) => format!("{} {e:+.3}% instr", x.shape),
-                    None => format!(
-                        "{} {:+.1}% [{:+.1}, {:+.1}]",
-                        x.shape, x.median_pct, x.ci_pct[0], x.ci_pct[1]
-                    ),
-                })
-                .collect();
             crate::outln!(
                 "{:>8}  {:<12}  {:<7}  {}{}",
                 s.position,
                 short(&s.commit),
                 s.verdict.to_string(),
-                changes.join(", "),
+                changes(s),
                 if *reused { "  (from the database)" } else { "" }
             );
         }
         crate::outln!("{}", outcome.line());
         Ok(())
     }
+}
+
+/// A step's change per shape against good: exact counts, else the
+/// interval.
+fn changes(s: &Step) -> String {
+    let each: Vec<String> = s
+        .shapes
+        .iter()
+        .map(|x| match x.exact_pct() {
+            Some(e) => format!("{} {e:+.3}% instructions", x.shape),
+            None => format!(
+                "{} {:+.1}% [{:+.1}, {:+.1}]",
+                x.shape, x.median_pct, x.ci_pct[0], x.ci_pct[1]
+            ),
+        })
+        .collect();
+    each.join(", ")
 }
 
 /// An arm for messages: its repository path shortened.

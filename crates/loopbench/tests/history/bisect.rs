@@ -5,6 +5,7 @@
 
 use super::pg::PgServer;
 use super::util::{count, loopbench, one_line_failure};
+use crate::builds::git;
 use serde_json::Value;
 use std::path::Path;
 
@@ -18,27 +19,6 @@ const STEP: &[&str] = &[
     "--rep-ms",
     "0.5",
 ];
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=loopbench",
-            "-c",
-            "user.email=loopbench@localhost",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// A repository with one revision per entry of `options` (the mock's
 /// options at that revision); the commits, oldest first.
@@ -101,13 +81,18 @@ fn bisect(db: &str, repo: &Path, extra: &[&str]) -> Bisected {
     }
 }
 
-fn measured(b: &Bisected) -> usize {
+/// Steps of the bisect taken from the database (`true`) or measured.
+fn steps(b: &Bisected, reused: bool) -> usize {
     b.json["steps"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["reused"] == false)
+        .filter(|s| s["reused"] == reused)
         .count()
+}
+
+fn measured(b: &Bisected) -> usize {
+    steps(b, false)
 }
 
 #[test]
@@ -243,12 +228,7 @@ fn a_bisect_stopped_halfway_goes_on_without_repeating_finished_steps() {
     let b = bisect(db, dir.path(), STEP);
     assert_eq!(b.code, 0, "{}{}", b.stdout, b.stderr);
     assert_eq!(b.json["commit"], commits[3].as_str());
-    let reused = b.json["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["reused"] == true)
-        .count();
+    let reused = steps(&b, true);
     assert_eq!(reused, 2, "{}", b.json);
     assert!(
         b.stderr
@@ -331,12 +311,7 @@ fn an_interrupted_bisect_keeps_its_finished_steps() {
     let b = bisect(&db_s, dir.path(), &long);
     assert_eq!(b.code, 0, "{}{}", b.stdout, b.stderr);
     assert_eq!(b.json["commit"], commits[6].as_str());
-    let reused = b.json["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["reused"] == true)
-        .count();
+    let reused = steps(&b, true);
     assert_eq!(reused, kept, "{stderr}\n{}", b.stderr);
 }
 
