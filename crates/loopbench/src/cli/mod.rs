@@ -5,6 +5,8 @@
 
 #[cfg(feature = "history")]
 mod agent;
+#[cfg(feature = "history")]
+mod alerts;
 mod app;
 mod calibrate;
 mod compare;
@@ -28,6 +30,8 @@ mod report;
 mod run;
 #[cfg(feature = "history")]
 mod submit;
+#[cfg(feature = "history")]
+mod track;
 #[cfg(feature = "history")]
 mod trend;
 mod worker;
@@ -133,6 +137,16 @@ pub enum Command {
     /// Example: loopbench leaderboard --db postgres://host/bench --html board.html --markdown board.md
     #[cfg(feature = "history")]
     Leaderboard(leaderboard::LeaderboardArgs),
+    /// Follow an engine's branch over time against a reference arm: `track add`, `track run`, `track list`.
+    ///
+    /// Example: loopbench track add wasmi-main --engine wasmi=git:../wasmi#main --reference wasmi@=2.0.0 --shapes add_chain --label epyc-2c --every 24h
+    #[cfg(feature = "history")]
+    Track(track::TrackArgs),
+    /// The alerts of the tracks: each flagged step of an anchored series, with its commit range.
+    ///
+    /// Example: loopbench alerts --track wasmi-main --markdown
+    #[cfg(feature = "history")]
+    Alerts(alerts::AlertsArgs),
     /// Serve an engine of this binary to a session (started by `run`).
     #[command(hide = true)]
     Worker(worker::WorkerArgs),
@@ -256,6 +270,10 @@ impl Cli {
             Command::Jobs(a) => a.execute(),
             #[cfg(feature = "history")]
             Command::Leaderboard(a) => a.execute(),
+            #[cfg(feature = "history")]
+            Command::Track(a) => a.execute(),
+            #[cfg(feature = "history")]
+            Command::Alerts(a) => a.execute(),
             Command::Worker(a) => a.execute(),
         }
     }
