@@ -354,7 +354,7 @@ pub fn markdown(alerts: &[Alert]) -> String {
         out.push_str(&Markdown.heading(2, &title));
         out.push_str(&format!(
             "loopbench's tracking of {} flagged a step: {} is **{}** by {} \
-             (95% interval) as a {}.\n\n",
+             (95% interval) in its {}.\n\n",
             Markdown.code_span(&a.arm),
             Markdown.escape(&a.shape),
             a.direction(),
