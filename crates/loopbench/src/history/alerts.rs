@@ -397,3 +397,57 @@ pub fn markdown(alerts: &[Alert]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alert(arm: &str, machine: &str) -> Alert {
+        Alert {
+            id: 1,
+            track: "wasmi-main".into(),
+            reference: "wasmi@=2.0.0".into(),
+            machine: machine.into(),
+            shape: "load_stream".into(),
+            arm: arm.into(),
+            series: "ratio to wasmi@=2.0.0 (2.0.0)".into(),
+            session_id: 9,
+            before_session_id: 8,
+            before_commit: Some("a".repeat(40)),
+            after_commit: Some("b".repeat(40)),
+            change_pct: 3.21,
+            ci_pct: [2.5, 3.9],
+            recorded: "2026-06-01 00:00:00".into(),
+        }
+    }
+
+    #[test]
+    fn a_git_arm_s_alert_says_how_to_bisect_it() {
+        let md = markdown(&[alert("wasmi=git:/src/wasmi#main", "epyc-2c")]);
+        assert!(
+            md.starts_with("## Regression: +3.2% on load_stream (wasmi=git:/src/wasmi#main, track wasmi-main)\n"),
+            "{md}"
+        );
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        assert!(md.contains(&format!(
+            "loopbench bisect --engine wasmi=git:/src/wasmi --good {a} --bad {b} --shapes load_stream\n"
+        )), "{md}");
+        assert!(md.contains(&format!(
+            "loopbench run --engines wasmi=git:/src/wasmi#{a},wasmi=git:/src/wasmi#{b} --reference wasmi@=2.0.0"
+        )), "{md}");
+        assert!(
+            md.contains("| change (95% interval) | +3.21% [+2.50%, +3.90%] |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn stored_text_cannot_break_the_markdown_or_the_commands() {
+        let md = markdown(&[alert("wasmi=git:/a dir/x'y#main", "m|<b>\n# x")]);
+        assert!(md.contains("| machine | m\\|&lt;b&gt;<br># x |"), "{md}");
+        assert!(
+            md.contains("--engine 'wasmi=git:/a dir/x'\\''y' --good"),
+            "{md}"
+        );
+    }
+}

@@ -367,7 +367,7 @@ pub fn parse_every(text: &str) -> Result<f64, String> {
         total += n * unit;
         number.clear();
     }
-    if !number.is_empty() || !(total >= 1.0 && total.is_finite()) {
+    if !(number.is_empty() && total >= 1.0 && total.is_finite()) {
         return Err(bad());
     }
     Ok(total)

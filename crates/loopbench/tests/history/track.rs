@@ -147,10 +147,65 @@ fn alerts_once(db: &str) {
     );
 }
 
+/// `trend --html` and the leaderboard plot the track's anchored series
+/// with intervals: the step's session coloured as flagged.
+fn plots(db: &str, dir: &std::path::Path) {
+    let page = dir.join("trend.html");
+    loopbench(db)
+        .args([
+            "trend",
+            "--shape",
+            "add_chain",
+            "--arm",
+            "mock:cost=10",
+            "--html",
+        ])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    // One chart for the time series, one for the anchored one.
+    assert_eq!(html.matches("<svg class=\"chart\"").count(), 2, "{html}");
+    assert!(
+        html.contains("anchored ratio") || html.contains("ratio to mock:cost=20"),
+        "{html}"
+    );
+    assert!(
+        html.contains("change against the reference (%), 95% interval"),
+        "{html}"
+    );
+    // The legend's swatch, and the flagged session's point.
+    assert!(html.matches("#D55E00").count() >= 2, "{html}");
+    let board = dir.join("board.html");
+    let md = dir.join("board.md");
+    loopbench(db)
+        .args(["leaderboard", "--html"])
+        .arg(&board)
+        .arg("--markdown")
+        .arg(&md)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&board).unwrap();
+    assert!(
+        html.contains("add_chain: ratio to each session&#39;s reference (anchored)")
+            || html.contains("add_chain: ratio to each session&#x27;s reference (anchored)")
+            || html.contains("add_chain: ratio to each session's reference (anchored)"),
+        "{html}"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("ratio to reference (95% interval)"), "{md}");
+    assert!(
+        md.contains("% [") && md.contains("vs mock:cost=20 |"),
+        "{md}"
+    );
+}
+
 #[test]
 fn alerts_are_written_once_per_flagged_change_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    alerts_once(dir.path().join("h.sqlite").to_str().unwrap());
+    let db = dir.path().join("h.sqlite");
+    alerts_once(db.to_str().unwrap());
+    plots(db.to_str().unwrap(), dir.path());
 }
 
 #[test]
