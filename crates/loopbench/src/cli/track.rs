@@ -208,7 +208,12 @@ impl ListArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let location = self.db.location()?;
         let mut db = location.open_read()?;
-        let tracks = track::list(db.as_mut())?;
+        // Read-only: a database from before tracks (schema 5) has none.
+        let tracks = if crate::history::store::version(db.as_mut())? >= 6 {
+            track::list(db.as_mut())?
+        } else {
+            Vec::new()
+        };
         if tracks.is_empty() {
             crate::outln!("no tracks in {location} (`loopbench track add` stores one)");
         }
