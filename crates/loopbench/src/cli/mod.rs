@@ -5,6 +5,8 @@
 
 #[cfg(feature = "history")]
 mod agent;
+#[cfg(feature = "history")]
+mod alerts;
 mod app;
 #[cfg(feature = "history")]
 mod bisect;
@@ -30,6 +32,8 @@ mod report;
 mod run;
 #[cfg(feature = "history")]
 mod submit;
+#[cfg(feature = "history")]
+mod track;
 #[cfg(feature = "history")]
 mod trend;
 mod worker;
@@ -142,6 +146,16 @@ pub enum Command {
     /// Example: loopbench bisect --engine wasmi=git:../wasmi --good v1.0.0 --bad main --shapes add_chain --counters callgrind
     #[cfg(feature = "history")]
     Bisect(bisect::BisectArgs),
+    /// Follow an engine's branch over time against a reference arm: `track add`, `track run`, `track list`.
+    ///
+    /// Example: loopbench track add wasmi-main --engine wasmi=git:../wasmi#main --reference wasmi@=2.0.0 --shapes add_chain --label epyc-2c --every 24h
+    #[cfg(feature = "history")]
+    Track(track::TrackArgs),
+    /// The alerts of the tracks: each flagged step of an anchored series, with its commit range.
+    ///
+    /// Example: loopbench alerts --track wasmi-main --markdown
+    #[cfg(feature = "history")]
+    Alerts(alerts::AlertsArgs),
     /// Serve an engine of this binary to a session (started by `run`).
     #[command(hide = true)]
     Worker(worker::WorkerArgs),
@@ -267,6 +281,10 @@ impl Cli {
             Command::Leaderboard(a) => a.execute(),
             #[cfg(feature = "history")]
             Command::Bisect(a) => a.execute(),
+            #[cfg(feature = "history")]
+            Command::Track(a) => a.execute(),
+            #[cfg(feature = "history")]
+            Command::Alerts(a) => a.execute(),
             Command::Worker(a) => a.execute(),
         }
     }

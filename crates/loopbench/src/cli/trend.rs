@@ -26,6 +26,11 @@ pub struct TrendArgs {
     /// Only this machine: its label for fleet sessions, else `hostname (cpu)` as printed.
     #[arg(long)]
     pub machine: Option<String>,
+    /// Also write the series as an HTML page of plots to FILE: each
+    /// session's value in order, the anchored ones with their 95%
+    /// intervals, flagged steps coloured.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub db: DbArg,
 }
@@ -50,12 +55,22 @@ impl TrendArgs {
             )));
         }
         crate::outln!("rule: {}", trend::RULE);
+        let mut body = format!(
+            "<p class=\"meta\">{}</p>\n",
+            crate::report::svg::esc(trend::RULE)
+        );
         for (k, points) in &series {
             for s in kinds(points) {
                 let chosen: Vec<&sessions::Point> = s.values.iter().map(|(p, _)| *p).collect();
                 let v: Vec<f64> = s.values.iter().map(|(_, v)| *v).collect();
                 print_series(k, s.kind, &s.label, &chosen, &v)?;
+                body.push_str(&chart(k, &s));
             }
+        }
+        if let Some(p) = &self.html {
+            let title = format!("loopbench trend: {} on {}", self.shape, self.arm);
+            crate::report::write_atomic(p, crate::report::html::page(&title, &body).as_bytes())?;
+            crate::diag!("trend: {}", p.display());
         }
         Ok(true)
     }
@@ -98,6 +113,81 @@ fn kinds(points: &[sessions::Point]) -> Vec<KindSeries<'_>> {
         });
     }
     out
+}
+
+/// One kind of a series as a chart: a row per session in recording order.
+/// Anchored values are the change against the reference with its 95%
+/// interval across epochs (on a log-ratio axis); time and instruction
+/// counts their value. A flagged step's session is coloured by direction,
+/// a pending one orange.
+fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>) -> String {
+    use crate::report::svg::{self, DotChart, Row};
+    let values: Vec<f64> = s.values.iter().map(|(_, v)| *v).collect();
+    let steps = trend::steps(&values, s.kind);
+    let rows: Vec<Row> = s
+        .values
+        .iter()
+        .enumerate()
+        .map(|(i, (p, v))| {
+            let step = i.checked_sub(1).map(|j| &steps[j]);
+            let color = match step {
+                Some(st) if st.flagged && st.change_pct > 0.0 => svg::VERMILLION,
+                Some(st) if st.flagged => svg::GREEN,
+                Some(st) if st.pending => svg::ORANGE,
+                _ => svg::BLUE,
+            };
+            let commit = p
+                .commit
+                .as_deref()
+                .map(|c| format!(" @{}", c.chars().take(12).collect::<String>()))
+                .unwrap_or_default();
+            let (point, interval) = match (s.kind, &p.anchored) {
+                (Kind::Anchored, Some(a)) => (
+                    Some(a.change_pct),
+                    Some(a.ci_pct).filter(|c| c.iter().all(|x| x.is_finite())),
+                ),
+                _ => (Some(*v), None),
+            };
+            Row {
+                label: format!("#{} {}{commit}", p.session_id, p.recorded),
+                point,
+                interval,
+                color,
+                ..Default::default()
+            }
+        })
+        .collect();
+    let (x_label, reference, log_ratio) = match s.kind {
+        Kind::Anchored => (
+            "change against the reference (%), 95% interval across epochs",
+            Some(0.0),
+            true,
+        ),
+        Kind::Time => ("median ns per iteration", None, false),
+        Kind::Instructions => ("instructions per iteration (callgrind)", None, false),
+    };
+    let heading = format!(
+        "<h2>{}</h2>\n",
+        svg::esc(&format!(
+            "{} / {} / {} / {}: {}",
+            k.machine, k.shape, k.arm, k.metric, s.label
+        ))
+    );
+    heading
+        + &DotChart {
+            title: format!("{}, {}", s.kind.name(), k.metric),
+            x_label: x_label.into(),
+            rows,
+            reference,
+            log_ratio,
+            legend: vec![
+                ("flagged: slower".into(), svg::VERMILLION),
+                ("flagged: faster".into(), svg::GREEN),
+                ("pending the next session".into(), svg::ORANGE),
+            ],
+            ..Default::default()
+        }
+        .svg()
 }
 
 /// One kind of a stored series: the sessions that have it, with its value.

@@ -146,6 +146,7 @@ pub fn run(
 ) -> Result<Summary, Error> {
     let mut db = Conn::new(&opts.location, opts.location.open()?);
     let mut summary = Summary::default();
+    let mut refused = None;
     while !stop.load(Ordering::SeqCst) {
         let timeout = opts.timeout.as_secs_f64();
         let Some(stale) = db.with(stop, log, |db| queue::requeue_stale(db, timeout))? else {
@@ -154,6 +155,7 @@ pub fn run(
         for id in stale {
             log(&format!("job {id}: heartbeat expired, back in the queue"));
         }
+        schedule(&mut db, opts, stop, log, &mut refused);
         let Some(claimed) = db.with(stop, log, |db| queue::claim(db, &opts.label, &opts.name))?
         else {
             break;
@@ -213,6 +215,37 @@ pub fn run(
         }
     }
     Ok(summary)
+}
+
+/// Queue the jobs of the tracks scheduled for this label whose period has
+/// none yet ([`super::track::schedule`]). A failure (a role without the
+/// rights to queue) is said once, and the agent goes on taking jobs.
+fn schedule(
+    db: &mut Conn,
+    opts: &Options,
+    stop: &AtomicBool,
+    log: &dyn Fn(&str),
+    refused: &mut Option<String>,
+) {
+    match db.with(stop, log, |db| super::track::schedule(db, &opts.label)) {
+        Ok(Some(queued)) => {
+            for q in queued {
+                log(&format!(
+                    "job {}: queued by the schedule of track {} (period {})",
+                    q.job_id, q.track, q.period
+                ));
+            }
+            *refused = None;
+        }
+        Ok(None) => {}
+        Err(e) => {
+            let e = e.to_string();
+            if refused.as_deref() != Some(e.as_str()) {
+                log(&format!("cannot queue the tracks' schedule: {e}"));
+                *refused = Some(e);
+            }
+        }
+    }
 }
 
 fn sleep_unless(stop: &AtomicBool, d: Duration) {

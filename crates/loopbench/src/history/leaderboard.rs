@@ -26,17 +26,29 @@ pub struct Entry {
     pub epochs: Option<i64>,
     pub session_id: i64,
     pub recorded: String,
+    /// The session's reference arm and this arm's ratio to it (anchored
+    /// sessions): change and interval, percent.
+    pub reference: Option<String>,
+    pub ref_change_pct: Option<f64>,
+    pub ref_ci_pct: Option<[f64; 2]>,
 }
 
 /// The latest result of every (machine, shape, arm), by machine, shape and
 /// speed.
 pub fn entries(db: &mut dyn Sql) -> Result<Vec<Entry>, StoreError> {
     let d = db.dialect();
+    // Read-only commands never migrate: a database from before anchored
+    // sessions (schema 3) has none of their columns.
+    let anchored = if super::store::version(db)? >= 4 {
+        "s.reference_arm, x.ref_change_pct, x.ref_ci_low_pct, x.ref_ci_high_pct"
+    } else {
+        "NULL, NULL, NULL, NULL"
+    };
     let rows = db.query(
         &d.sql(&format!(
             "SELECT COALESCE(s.label, m.hostname || ' (' || m.cpu || ')') AS machine, h.name, a.label, a.version, a.commit_id,
                     x.median_ns, x.min_ns, x.vs_arm, x.change_pct, x.ci_low_pct, x.ci_high_pct,
-                    x.verdict, x.epochs, s.id, {}
+                    x.verdict, x.epochs, s.id, {}, {anchored}
              FROM summaries x
              JOIN sessions s ON s.id = x.session_id
              JOIN machines m ON m.id = s.machine_id
@@ -74,6 +86,9 @@ pub fn entries(db: &mut dyn Sql) -> Result<Vec<Entry>, StoreError> {
                 epochs: r.opt_int(12)?,
                 session_id: r.int(13)?,
                 recorded: r.text(14)?,
+                reference: r.opt_text(15)?,
+                ref_change_pct: r.opt_real(16)?,
+                ref_ci_pct: r.opt_real(17)?.zip(r.opt_real(18)?).map(|(l, h)| [l, h]),
             })
         })
         .collect()
@@ -88,11 +103,22 @@ fn change(e: &Entry) -> String {
     }
 }
 
+/// The arm's ratio to its session's reference, as a change with its
+/// interval; empty for the reference itself and unanchored sessions.
+fn anchored(e: &Entry) -> String {
+    match (&e.reference, e.ref_change_pct, e.ref_ci_pct) {
+        (Some(r), Some(c), Some([lo, hi])) if *r != e.arm => {
+            format!("{c:+.2}% [{lo:+.2}, {hi:+.2}] vs {r}")
+        }
+        _ => String::new(),
+    }
+}
+
 fn build(e: &Entry) -> String {
     super::sessions::build_label(&e.version, e.commit.as_deref())
 }
 
-const HEADER: [&str; 9] = [
+const HEADER: [&str; 10] = [
     "machine",
     "shape",
     "arm",
@@ -101,10 +127,11 @@ const HEADER: [&str; 9] = [
     "ns/iter (min)",
     "change (95% interval)",
     "verdict",
+    "ratio to reference (95% interval)",
     "session",
 ];
 
-fn cells(e: &Entry) -> [String; 9] {
+fn cells(e: &Entry) -> [String; 10] {
     [
         e.machine.clone(),
         e.shape.clone(),
@@ -114,6 +141,7 @@ fn cells(e: &Entry) -> [String; 9] {
         e.min_ns.map(|m| format!("{m:.3}")).unwrap_or_default(),
         change(e),
         e.verdict.clone().unwrap_or_default(),
+        anchored(e),
         format!("{} ({})", e.session_id, e.recorded),
     ]
 }
@@ -211,6 +239,38 @@ pub fn html(entries: &[Entry]) -> String {
                     rows: changes,
                     reference: Some(0.0),
                     legend: verdict_legend(),
+                    ..Default::default()
+                }
+                .svg(),
+            );
+        }
+        // The anchored series: each arm's ratio to its session's
+        // reference, the number that carries across sessions and machines'
+        // drift, with its interval across epochs.
+        let ratios: Vec<Row> = of
+            .iter()
+            .filter(|e| !anchored(e).is_empty())
+            .map(|e| Row {
+                label: format!(
+                    "{} / {} vs {}",
+                    e.machine,
+                    e.arm,
+                    e.reference.as_deref().unwrap_or("")
+                ),
+                point: e.ref_change_pct,
+                interval: e.ref_ci_pct,
+                color: svg::BLUE,
+                ..Default::default()
+            })
+            .collect();
+        if !ratios.is_empty() {
+            body.push_str(
+                &DotChart {
+                    title: format!("{shape}: ratio to each session's reference (anchored)"),
+                    x_label: "change against the reference (%), 95% interval across epochs".into(),
+                    rows: ratios,
+                    reference: Some(0.0),
+                    log_ratio: true,
                     ..Default::default()
                 }
                 .svg(),

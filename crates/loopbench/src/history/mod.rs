@@ -12,12 +12,15 @@
 //! | changes in a series judged against its own history | [`trend`] |
 //! | engines x shapes x machines | [`leaderboard`] |
 //! | the setting recorded for a machine (`noise --record`) | [`settings`] |
+//! | tracks: definitions, their schedule, resumable tracked runs | [`track`] |
+//! | alerts: the flagged steps of a track's anchored series | [`alerts`] |
 //!
 //! Where the database is: `--db PATH|postgres://...`, else the environment
 //! variable `LOOPBENCH_DB`, else `history.sqlite` in the user's data
 //! directory (e.g. `~/.local/share/loopbench/`).
 
 pub mod agent;
+pub mod alerts;
 pub mod bisects;
 pub mod leaderboard;
 pub mod postgres;
@@ -26,6 +29,7 @@ pub mod sessions;
 pub mod settings;
 pub mod sqlite;
 pub mod store;
+pub mod track;
 pub mod trend;
 
 use crate::error::Error;

@@ -131,20 +131,38 @@ fn event(db: &mut dyn Sql, job: i64, agent: Option<&str>, what: &str) -> Result<
 
 /// Queue `work` for the machines labelled `label`; the job's id.
 pub fn submit(db: &mut dyn Sql, label: &str, work: &Work) -> Result<i64, StoreError> {
+    transaction(db, |db| enqueue(db, label, work, None))
+}
+
+/// Queue `work` for `label` inside the caller's transaction, for `track`
+/// when a track's schedule queues it; the job's id.
+pub fn enqueue(
+    db: &mut dyn Sql,
+    label: &str,
+    work: &Work,
+    track: Option<i64>,
+) -> Result<i64, StoreError> {
     let d = db.dialect();
     let args = work.encode()?;
-    transaction(db, |db| {
-        let rows = db.query(
-            &d.sql(
-                "INSERT INTO jobs (label, args, loopbench_version, state, attempts, submitted_at)
-                 VALUES ($1, $2, $3, 'queued', 0, {now}) RETURNING id",
-            ),
-            &[label.into(), args.into(), env!("CARGO_PKG_VERSION").into()],
-        )?;
-        let id = first_int(&rows)?;
-        event(db, id, None, &format!("submitted for {label}"))?;
-        Ok(id)
-    })
+    let rows = db.query(
+        &d.sql(
+            "INSERT INTO jobs (label, args, loopbench_version, state, attempts, submitted_at, track_id)
+             VALUES ($1, $2, $3, 'queued', 0, {now}, $4) RETURNING id",
+        ),
+        &[
+            label.into(),
+            args.into(),
+            env!("CARGO_PKG_VERSION").into(),
+            track.into(),
+        ],
+    )?;
+    let id = first_int(&rows)?;
+    let what = match track {
+        Some(t) => format!("submitted for {label} by the schedule of track {t}"),
+        None => format!("submitted for {label}"),
+    };
+    event(db, id, None, &what)?;
+    Ok(id)
 }
 
 fn first_int(rows: &[Row]) -> Result<i64, StoreError> {
@@ -311,11 +329,18 @@ pub fn complete(
             ),
             &[job.id.into(), session_id.into()],
         )?;
+        // A tracked job's session joins its track, and the track's alerts
+        // are raised here, in this transaction: a job done is a job judged.
+        let raised = super::track::after_job(db, job.id, session_id)?;
+        let alerts = match raised {
+            Some(0) | None => String::new(),
+            Some(n) => format!(", {n} alert(s)"),
+        };
         event(
             db,
             job.id,
             Some(agent),
-            &format!("done: session {session_id}"),
+            &format!("done: session {session_id}{alerts}"),
         )?;
         Ok(Some(session_id))
     })

@@ -372,9 +372,13 @@ pub const MIGRATIONS: &[&str] = &[
         measured_at DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (bisect_id, commit_id)
     );",
-    // 6: tracking: an engine's branch followed over time, a schedule that
-    // queues one job per period and machine label, and the alerts its
-    // anchored series raise.
+    // 6: tracking: an engine's branch followed over time (`tracks`: what
+    // to measure, the exact job it queues, the machine labels and the
+    // period of its schedule), a schedule that queues one job per period
+    // and machine label (`track_periods`: the primary key is the claim),
+    // the tracked runs of `track run` (one session per shape, so an
+    // interrupted run goes on from the shapes it recorded), and the alerts
+    // the track's anchored series raise (one row per flagged step).
     "CREATE TABLE tracks (
         id {id},
         name TEXT NOT NULL UNIQUE,
@@ -382,7 +386,8 @@ pub const MIGRATIONS: &[&str] = &[
         reference TEXT NOT NULL,
         shapes TEXT NOT NULL,
         args TEXT NOT NULL,
-        label TEXT,
+        job TEXT NOT NULL,
+        labels TEXT NOT NULL,
         every_s DOUBLE PRECISION,
         created_at DOUBLE PRECISION NOT NULL
     );
@@ -391,9 +396,20 @@ pub const MIGRATIONS: &[&str] = &[
         label TEXT NOT NULL,
         period BIGINT NOT NULL,
         job_id BIGINT REFERENCES jobs(id),
+        queued_at DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (track_id, label, period)
     );
+    CREATE TABLE track_runs (
+        id {id},
+        track_id BIGINT NOT NULL REFERENCES tracks(id),
+        fingerprint TEXT NOT NULL,
+        commit_id TEXT,
+        started_at DOUBLE PRECISION NOT NULL,
+        finished_at DOUBLE PRECISION
+    );
     ALTER TABLE sessions ADD COLUMN track_id BIGINT;
+    ALTER TABLE sessions ADD COLUMN track_run_id BIGINT;
+    CREATE INDEX sessions_by_track ON sessions (track_id, machine_id);
     ALTER TABLE jobs ADD COLUMN track_id BIGINT;
     CREATE TABLE alerts (
         id {id},
@@ -403,6 +419,7 @@ pub const MIGRATIONS: &[&str] = &[
         arm TEXT NOT NULL,
         series TEXT NOT NULL,
         session_id BIGINT NOT NULL REFERENCES sessions(id),
+        before_session_id BIGINT NOT NULL REFERENCES sessions(id),
         before_commit TEXT,
         after_commit TEXT,
         change_pct DOUBLE PRECISION NOT NULL,

@@ -87,6 +87,11 @@ pub struct Step {
     pub index: usize,
     /// Signed change of the window after against the window before, percent.
     pub change_pct: f64,
+    /// 95% interval of that change, percent: the difference of the two
+    /// windows' mean logs, with the noise learned before the point as the
+    /// SD of both (Student's t, `history - 1` degrees of freedom; `NaN`
+    /// while fewer than [`MIN_BEFORE`] values precede the point).
+    pub ci_pct: [f64; 2],
     /// The smallest change flagged at this point, percent (`NaN` while
     /// fewer than [`MIN_BEFORE`] values precede it).
     pub threshold_pct: f64,
@@ -114,6 +119,7 @@ pub fn steps(values: &[f64], kind: Kind) -> Vec<Step> {
             let mut step = Step {
                 index: i,
                 change_pct,
+                ci_pct: [f64::NAN; 2],
                 threshold_pct: f64::NAN,
                 history: before.len(),
                 after: after.len(),
@@ -127,6 +133,14 @@ pub fn steps(values: &[f64], kind: Kind) -> Vec<Step> {
             let nb = before.len() as f64;
             let se = variance(before).sqrt().max(floor) * (1.0 + 1.0 / nb).sqrt();
             let critical = t_quantile(1.0 - P / 2.0, nb - 1.0);
+            let sd = variance(before).sqrt().max(floor);
+            let half =
+                t_quantile(0.975, nb - 1.0) * sd * (1.0 / nb + 1.0 / after.len() as f64).sqrt();
+            let diff = mean(after) - m;
+            step.ci_pct = [
+                (diff - half).exp_m1() * 100.0,
+                (diff + half).exp_m1() * 100.0,
+            ];
             step.threshold_pct = (critical * se).exp_m1().max(kind.min_step_pct() / 100.0) * 100.0;
             // The weakest of the values after, signed: a step needs all of
             // them on one side.
@@ -188,6 +202,11 @@ mod tests {
         assert_eq!(flagged(&s), vec![12], "{s:?}");
         let at = &s[11];
         assert!((at.change_pct - 2.0).abs() < 0.3, "{at:?}");
+        assert!(
+            at.ci_pct[0] < at.change_pct && at.change_pct < at.ci_pct[1],
+            "{at:?}"
+        );
+        assert!(at.ci_pct[0] > 0.0, "{at:?}");
         assert_eq!((at.history, at.after), (12, 2));
         // The same step as the newest point: pending, not yet flagged.
         let s = steps(&v[..13], Kind::Anchored);

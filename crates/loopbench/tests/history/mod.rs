@@ -21,6 +21,9 @@ mod hostile;
 mod pg;
 /// The same store tests on SQLite and on PostgreSQL.
 mod store;
+/// Tracks: alerts once per flagged change (also after an agent killed
+/// mid-job), one scheduled job per period and label, resumed runs, errors.
+mod track;
 /// Trend: an injected step change is flagged once, a flat series is not.
 mod trend;
 mod util;
