@@ -310,7 +310,7 @@ fn bad_mock_options_are_one_line_errors() {
         ),
         ("mock:noise=2", "expected a number in [0, 1)"),
         ("mock:speed=2", "unknown option `speed=2` for mock"),
-        ("mock@1", "mock cannot run from a build"),
+        ("mock@1", "the mock engine is not built; give it a revision"),
     ] {
         // The grammar is the parser's; whether a build can be made is the
         // workers' check, which every command runs before any work.
