@@ -378,43 +378,7 @@ fn html_report_renders_in_headless_chromium() {
     let page = dir.path().join("report.html");
     std::fs::write(&page, render("html", &Document::Session(s))).unwrap();
 
-    let shot = dir.path().join("shot.png");
-    let run = chromium(
-        dir.path(),
-        &page,
-        &[
-            &format!("--screenshot={}", shot.display()),
-            "--window-size=900,2400",
-        ],
-    );
-    assert!(
-        console_errors(&run).is_empty(),
-        "{:?}",
-        console_errors(&run)
-    );
-    let png = std::fs::read(&shot).expect("chromium wrote no screenshot");
-    assert!(
-        png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000,
-        "{} bytes",
-        png.len()
-    );
-
-    let dom = chromium(dir.path(), &page, &["--dump-dom"]);
-    let dom_text = String::from_utf8_lossy(&dom.stdout);
-    assert_eq!(
-        dom_text.matches("<svg class=\"chart\"").count(),
-        expected,
-        "charts in the DOM"
-    );
-    assert!(
-        dom_text.contains(&format!("<span id=\"chart-count\">{expected}</span>")),
-        "the page's script did not count {expected} charts"
-    );
-    assert!(
-        console_errors(&dom).is_empty(),
-        "{:?}",
-        console_errors(&dom)
-    );
+    renders_in_chromium(&page, expected);
 
     // The console check is real: a page with a script error, or one that
     // logs an error, fails it.
@@ -438,6 +402,52 @@ fn html_report_renders_in_headless_chromium() {
     assert!(
         console_errors(&bad).iter().any(|l| l.contains("boom")),
         "console.error went unnoticed"
+    );
+}
+
+/// Check `page` in headless chromium: it makes a screenshot, its own script
+/// counts `charts` charts parsed as SVG, and it logs nothing to the console.
+/// Every HTML page loopbench writes (report, trend, leaderboard) goes
+/// through this.
+pub(crate) fn renders_in_chromium(page: &std::path::Path, charts: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("shot.png");
+    let run = chromium(
+        dir.path(),
+        page,
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=900,2400",
+        ],
+    );
+    assert!(
+        console_errors(&run).is_empty(),
+        "{:?}",
+        console_errors(&run)
+    );
+    let png = std::fs::read(&shot).expect("chromium wrote no screenshot");
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000,
+        "{} bytes",
+        png.len()
+    );
+
+    let dom = chromium(dir.path(), page, &["--dump-dom"]);
+    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    assert_eq!(
+        dom_text.matches("<svg class=\"chart\"").count(),
+        charts,
+        "charts in the DOM of {}",
+        page.display()
+    );
+    assert!(
+        dom_text.contains(&format!("<span id=\"chart-count\">{charts}</span>")),
+        "the page's script did not count {charts} charts"
+    );
+    assert!(
+        console_errors(&dom).is_empty(),
+        "{:?}",
+        console_errors(&dom)
     );
 }
 

@@ -229,11 +229,21 @@ impl Alert {
         )
     }
 
-    /// The git arm's repository part (`wasmi=git:DIR`), if the arm is one.
-    fn git_engine(&self) -> Option<String> {
+    /// The git arm without its revision, as a function of the revision:
+    /// `wasmi=git:DIR#REV+feature:simd` gives `|r| wasmi=git:DIR#r+feature:simd`
+    /// and, for no revision, `wasmi=git:DIR+feature:simd` (bisect's form).
+    /// The build settings must come along, or the commands build another engine.
+    fn git_engine(&self) -> Option<impl Fn(Option<&str>) -> String + '_> {
         let (engine, rest) = self.arm.split_once("=git:")?;
-        let dir = rest.rsplit_once('#').map_or(rest, |(d, _)| d);
-        Some(format!("{engine}=git:{dir}"))
+        // DIR ends at `#REV`, or with no revision at the first setting.
+        let (dir, settings) = match rest.rsplit_once('#') {
+            Some((dir, rev)) => (dir, &rev[rev.find(['+', ':']).unwrap_or(rev.len())..]),
+            None => rest.split_at(rest.find(['+', ':']).unwrap_or(rest.len())),
+        };
+        Some(move |rev: Option<&str>| match rev {
+            Some(r) => format!("{engine}=git:{dir}#{r}{settings}"),
+            None => format!("{engine}=git:{dir}{settings}"),
+        })
     }
 
     /// The commands that reproduce the step: a bisect of the commit range
@@ -242,17 +252,17 @@ impl Alert {
     pub fn reproduce(&self) -> Vec<String> {
         let q = |s: &str| sh_quote(s);
         match (self.git_engine(), &self.before_commit, &self.after_commit) {
-            (Some(engine), Some(good), Some(bad)) if good != bad => vec![
+            (Some(at), Some(good), Some(bad)) if good != bad => vec![
                 format!(
                     "loopbench bisect --engine {} --good {} --bad {} --shapes {}",
-                    q(&engine),
+                    q(&at(None)),
                     q(good),
                     q(bad),
                     q(&self.shape)
                 ),
                 format!(
                     "loopbench run --engines {} --reference {} --shapes {}",
-                    q(&format!("{engine}#{good},{engine}#{bad}")),
+                    q(&format!("{},{}", at(Some(good)), at(Some(bad)))),
                     q(&self.reference),
                     q(&self.shape)
                 ),
@@ -437,6 +447,24 @@ mod tests {
         )), "{md}");
         assert!(
             md.contains("| change (95% interval) | +3.21% [+2.50%, +3.90%] |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn the_commands_keep_the_arm_s_build_settings() {
+        let md = markdown(&[alert("wasmi=git:/src/wasmi#main+feature:simd", "epyc-2c")]);
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        assert!(
+            md.contains(&format!(
+                "loopbench bisect --engine wasmi=git:/src/wasmi+feature:simd --good {a} --bad {b} "
+            )),
+            "{md}"
+        );
+        assert!(
+            md.contains(&format!(
+            "--engines wasmi=git:/src/wasmi#{a}+feature:simd,wasmi=git:/src/wasmi#{b}+feature:simd "
+        )),
             "{md}"
         );
     }

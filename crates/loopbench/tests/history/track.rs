@@ -176,6 +176,7 @@ fn plots(db: &str, dir: &std::path::Path) {
     );
     // The legend's swatch, and the flagged session's point.
     assert!(html.matches("#D55E00").count() >= 2, "{html}");
+    crate::exporters::renders_in_chromium(&page, 2);
     let board = dir.join("board.html");
     let md = dir.join("board.md");
     loopbench(db)
@@ -192,6 +193,9 @@ fn plots(db: &str, dir: &std::path::Path) {
             || html.contains("add_chain: ratio to each session's reference (anchored)"),
         "{html}"
     );
+    let charts = html.matches("<svg class=\"chart\"").count();
+    assert!(charts >= 1, "{html}");
+    crate::exporters::renders_in_chromium(&board, charts);
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(md.contains("ratio to reference (95% interval)"), "{md}");
     assert!(
