@@ -371,7 +371,7 @@ fn run_job(
     match session {
         Some(session) => {
             match db.with(stop, log, |db| {
-                queue::complete(db, job, &opts.name, &session)
+                queue::complete(db, job, &opts.name, &session, &super::track::after_job)
             })? {
                 Some(Some(id)) => Ok(Outcome::Done(id)),
                 Some(None) => Ok(Outcome::Lost),

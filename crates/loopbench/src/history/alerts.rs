@@ -16,7 +16,6 @@
 //! nothing new.
 
 use super::store::{Sql, StoreError};
-use super::track::Track;
 use super::trend::{self, Kind};
 use crate::report::markup::{Column, Markdown, Markup, Text};
 
@@ -33,9 +32,14 @@ pub fn series_label(reference: &str, version: &str) -> String {
     format!("ratio to {reference} ({version})")
 }
 
-/// Raise the alerts of `track`'s series on machine `machine` (inside the
-/// caller's transaction); the ids of alerts written now.
-pub fn evaluate(db: &mut dyn Sql, track: &Track, machine: i64) -> Result<Vec<i64>, StoreError> {
+/// Raise the alerts of track `track`'s series of `arm` on machine `machine`
+/// (inside the caller's transaction); the ids of alerts written now.
+pub fn evaluate(
+    db: &mut dyn Sql,
+    track: i64,
+    arm: &str,
+    machine: i64,
+) -> Result<Vec<i64>, StoreError> {
     let d = db.dialect();
     let rows = db.query(
         &d.sql(
@@ -51,7 +55,7 @@ pub fn evaluate(db: &mut dyn Sql, track: &Track, machine: i64) -> Result<Vec<i64
                AND s.reference_arm IS NOT NULL
              ORDER BY h.name, s.metric, s.reference_arm, 4, s.recorded_at, s.id",
         ),
-        &[track.id.into(), machine.into(), track.arm.as_str().into()],
+        &[track.into(), machine.into(), arm.into()],
     )?;
     let mut series: Vec<((String, String), Vec<Point>)> = Vec::new();
     for r in &rows {
@@ -90,10 +94,10 @@ pub fn evaluate(db: &mut dyn Sql, track: &Track, machine: i64) -> Result<Vec<i64
                        AND series = $5 AND session_id IN ($6, $7)",
                 ),
                 &[
-                    track.id.into(),
+                    track.into(),
                     machine.into(),
                     shape.as_str().into(),
-                    track.arm.as_str().into(),
+                    arm.into(),
                     label.as_str().into(),
                     neighbours[0].into(),
                     neighbours.get(1).copied().unwrap_or(-1).into(),
@@ -111,10 +115,10 @@ pub fn evaluate(db: &mut dyn Sql, track: &Track, machine: i64) -> Result<Vec<i64
                      ON CONFLICT DO NOTHING RETURNING id",
                 ),
                 &[
-                    track.id.into(),
+                    track.into(),
                     machine.into(),
                     shape.as_str().into(),
-                    track.arm.as_str().into(),
+                    arm.into(),
                     label.as_str().into(),
                     at.session.into(),
                     before.session.into(),

@@ -292,13 +292,20 @@ pub fn requeue_stale(db: &mut dyn Sql, timeout_s: f64) -> Result<Vec<i64>, Store
     })
 }
 
-/// Store `session` as the result of `job` and mark the job done, in one
-/// transaction; `None` (nothing stored) if `agent` no longer holds the job.
+/// What else a job's completion does in its transaction: given the job
+/// and its stored session, how many alerts it raised (`None`: nothing to
+/// judge). The agent passes `track::after_job`; the queue knows no tracks.
+pub type AfterJob = dyn Fn(&mut dyn Sql, i64, i64) -> Result<Option<usize>, StoreError>;
+
+/// Store `session` as the result of `job`, run `after` and mark the job
+/// done, in one transaction; `None` (nothing stored) if `agent` no longer
+/// holds the job.
 pub fn complete(
     db: &mut dyn Sql,
     job: &Job,
     agent: &str,
     session: &Session,
+    after: &AfterJob,
 ) -> Result<Option<i64>, StoreError> {
     let d = db.dialect();
     transaction(db, |db| {
@@ -331,7 +338,7 @@ pub fn complete(
         )?;
         // A tracked job's session joins its track, and the track's alerts
         // are raised here, in this transaction: a job done is a job judged.
-        let raised = super::track::after_job(db, job.id, session_id)?;
+        let raised = after(db, job.id, session_id)?;
         let alerts = match raised {
             Some(0) | None => String::new(),
             Some(n) => format!(", {n} alert(s)"),

@@ -316,10 +316,10 @@ fn tag(db: &mut dyn Sql, track: &Track, run: Option<i64>, id: i64) -> Result<Vec
         .first()
         .ok_or_else(|| StoreError::Query(format!("no session {id}")))?
         .int(0)?;
-    super::alerts::evaluate(db, track, machine)
+    super::alerts::evaluate(db, track.id, &track.arm, machine)
 }
 
-/// For `queue::complete`, inside its transaction: when `job` was queued by
+/// For `queue::complete` (the agent passes it), inside its transaction: when `job` was queued by
 /// a track's schedule, session `session` joins the track and its alerts are
 /// raised; how many (`None`: not a tracked job).
 pub fn after_job(db: &mut dyn Sql, job: i64, session: i64) -> Result<Option<usize>, StoreError> {

@@ -108,7 +108,7 @@ fn alerts_once(db: &str) {
     // Again: nothing new, however often.
     let machine = count(store.as_mut(), "SELECT min(machine_id) FROM sessions");
     for _ in 0..2 {
-        assert!(alerts::evaluate(store.as_mut(), &t, machine)
+        assert!(alerts::evaluate(store.as_mut(), t.id, &t.arm, machine)
             .unwrap()
             .is_empty());
     }
@@ -726,7 +726,7 @@ fn alerts_survive_an_agent_killed_mid_job() {
         db.as_mut(),
         &format!("SELECT machine_id FROM sessions WHERE id = {session}"),
     );
-    assert!(alerts::evaluate(db.as_mut(), &t, machine)
+    assert!(alerts::evaluate(db.as_mut(), t.id, &t.arm, machine)
         .unwrap()
         .is_empty());
     assert_eq!(count(db.as_mut(), "SELECT count(*) FROM alerts"), 1);
