@@ -79,6 +79,9 @@ impl fmt::Display for BuildSpec {
         match &self.source {
             Source::Registry(req) => write!(f, "@{req}")?,
             Source::Path(p) => write!(f, "=path:{}", p.display())?,
+            // An empty revision (never parsed: see `ArmSpec::at_revision`)
+            // is the repository alone, as `bisect --engine` takes it.
+            Source::Git { repo, rev } if rev.is_empty() => write!(f, "=git:{}", repo.display())?,
             Source::Git { repo, rev } => write!(f, "=git:{}#{rev}", repo.display())?,
             Source::Default => {}
         }

@@ -57,6 +57,18 @@ impl ArmSpec {
         self.options.iter().any(|o| o == option)
     }
 
+    /// This git arm at revision `rev`, with every build setting and option
+    /// kept; `None` for the repository alone (`wasmi=git:DIR+feature:simd`,
+    /// the form `bisect --engine` takes). Not a git arm: `None`.
+    pub fn at_revision(&self, rev: Option<&str>) -> Option<String> {
+        let mut arm = self.clone();
+        match &mut arm.worker.as_mut()?.source {
+            build::Source::Git { rev: r, .. } => *r = rev.unwrap_or_default().to_string(),
+            _ => return None,
+        }
+        Some(arm.to_string())
+    }
+
     /// Build the engine, or say which feature is missing.
     pub fn build(&self) -> Result<Box<dyn Engine>, EngineError> {
         if self.worker.is_some() {

@@ -17,6 +17,7 @@
 
 use super::store::{Sql, StoreError};
 use super::trend::{self, Kind};
+use crate::arm::ArmSpec;
 use crate::report::markup::{Column, Markdown, Markup, Text};
 
 /// One session's point of a track's series.
@@ -233,40 +234,29 @@ impl Alert {
         )
     }
 
-    /// The git arm without its revision, as a function of the revision:
-    /// `wasmi=git:DIR#REV+feature:simd` gives `|r| wasmi=git:DIR#r+feature:simd`
-    /// and, for no revision, `wasmi=git:DIR+feature:simd` (bisect's form).
-    /// The build settings must come along, or the commands build another engine.
-    fn git_engine(&self) -> Option<impl Fn(Option<&str>) -> String + '_> {
-        let (engine, rest) = self.arm.split_once("=git:")?;
-        // DIR ends at `#REV`, or with no revision at the first setting.
-        let (dir, settings) = match rest.rsplit_once('#') {
-            Some((dir, rev)) => (dir, &rev[rev.find(['+', ':']).unwrap_or(rev.len())..]),
-            None => rest.split_at(rest.find(['+', ':']).unwrap_or(rest.len())),
-        };
-        Some(move |rev: Option<&str>| match rev {
-            Some(r) => format!("{engine}=git:{dir}#{r}{settings}"),
-            None => format!("{engine}=git:{dir}{settings}"),
-        })
-    }
-
     /// The commands that reproduce the step: a bisect of the commit range
     /// and an in-session A/B of its two ends (git arms), else the track's
     /// session again.
     pub fn reproduce(&self) -> Vec<String> {
         let q = |s: &str| sh_quote(s);
-        match (self.git_engine(), &self.before_commit, &self.after_commit) {
-            (Some(at), Some(good), Some(bad)) if good != bad => vec![
+        // The stored arm was parsed when its track was added. Its build
+        // settings come along, or the commands would build another engine.
+        let arm = self.arm.parse::<ArmSpec>().ok();
+        let at = |rev: Option<&str>| arm.as_ref().and_then(|a| a.at_revision(rev));
+        match (at(None), &self.before_commit, &self.after_commit) {
+            (Some(repo), Some(good), Some(bad)) if good != bad => vec![
                 format!(
                     "loopbench bisect --engine {} --good {} --bad {} --shapes {}",
-                    q(&at(None)),
+                    q(&repo),
                     q(good),
                     q(bad),
                     q(&self.shape)
                 ),
                 format!(
                     "loopbench run --engines {} --reference {} --shapes {}",
-                    q(&format!("{},{}", at(Some(good)), at(Some(bad)))),
+                    q(&[at(Some(good)), at(Some(bad))]
+                        .map(Option::unwrap_or_default)
+                        .join(",")),
                     q(&self.reference),
                     q(&self.shape)
                 ),

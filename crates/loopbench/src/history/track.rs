@@ -319,9 +319,9 @@ fn tag(db: &mut dyn Sql, track: &Track, run: Option<i64>, id: i64) -> Result<Vec
     super::alerts::evaluate(db, track.id, &track.arm, machine)
 }
 
-/// For `queue::complete` (the agent passes it), inside its transaction: when `job` was queued by
-/// a track's schedule, session `session` joins the track and its alerts are
-/// raised; how many (`None`: not a tracked job).
+/// For `queue::complete` (the agent passes it), inside its transaction:
+/// when `job` was queued by a track's schedule, session `session` joins the
+/// track and its alerts are raised; how many (`None`: not a tracked job).
 pub fn after_job(db: &mut dyn Sql, job: i64, session: i64) -> Result<Option<usize>, StoreError> {
     let d = db.dialect();
     let rows = db.query(
