@@ -7,16 +7,28 @@
 //! (set with [`set_arm`]), so adapters and arms record their phases without
 //! passing a context through every call. Recording reads the monotonic clock
 //! only outside the timed region; the timed run's own figure is the meter's.
+//!
+//! Arms in worker processes record in the worker; with `--phases` the
+//! session asks each worker for its totals ([`take_own`]) before the epoch
+//! ends it and adds them to the arm's ([`add`]). What the worker did during
+//! the pilot is the pilot's: those totals are asked for and dropped, since
+//! the pilot's own wall time already holds them. Spawning a worker (process
+//! start, `init`/`ready`) is its own phase: it is what a fresh layout costs.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::{Duration, Instant};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
+    /// Starting a worker process, up to its `ready`.
+    Spawn,
+    /// Sizing the iteration count (first epoch of a shape): its preparing
+    /// and calls, wherever they ran.
+    Pilot,
     Compile,
     Instantiate,
     Setup,
@@ -29,7 +41,9 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 8] = [
+    pub const ALL: [Phase; 10] = [
+        Phase::Spawn,
+        Phase::Pilot,
         Phase::Compile,
         Phase::Instantiate,
         Phase::Setup,
@@ -41,6 +55,8 @@ impl Phase {
     ];
     pub fn name(self) -> &'static str {
         match self {
+            Phase::Spawn => "spawn",
+            Phase::Pilot => "pilot",
             Phase::Compile => "compile",
             Phase::Instantiate => "instantiate",
             Phase::Setup => "setup",
@@ -84,6 +100,38 @@ pub fn record_for(arm: &str, phase: Phase, d: Duration) {
             .entry(phase)
             .or_default() += d
     });
+}
+
+/// This thread's totals, taken (a worker's, asked for by the session),
+/// merged over the arms they were recorded for.
+pub fn take_own() -> BTreeMap<Phase, f64> {
+    let totals = TOTALS.with(|t| std::mem::take(&mut *t.borrow_mut()));
+    let mut out = BTreeMap::new();
+    for d in totals.into_values().flat_map(BTreeMap::into_iter) {
+        *out.entry(d.0).or_default() += d.1.as_secs_f64();
+    }
+    out
+}
+
+/// Add a worker's totals to `arm`'s.
+pub fn add(arm: &str, seconds: &BTreeMap<Phase, f64>) {
+    for (p, s) in seconds {
+        if s.is_finite() && *s >= 0.0 {
+            record_for(arm, *p, Duration::from_secs_f64(*s));
+        }
+    }
+}
+
+/// Run `f` and record its whole wall time as `arm`'s `phase`; whatever
+/// `f` recorded on this thread (an in-process engine's compile, say) is
+/// part of that and is dropped, so nothing counts twice.
+pub fn time_whole<R>(arm: &str, phase: Phase, f: impl FnOnce() -> R) -> R {
+    let saved = TOTALS.with(|t| std::mem::take(&mut *t.borrow_mut()));
+    let start = Instant::now();
+    let r = f();
+    TOTALS.with(|t| *t.borrow_mut() = saved);
+    record_for(arm, phase, start.elapsed());
+    r
 }
 
 /// Run `f` and record its wall time under `phase`.

@@ -10,6 +10,7 @@
 //! seed. Measured rounds are rounded up to whole designs so the balance is
 //! exact.
 
+pub mod duet;
 pub mod order;
 
 use crate::arm::RunError;
@@ -26,6 +27,25 @@ pub struct Timed {
     pub round: usize,
     /// Position in the round.
     pub slot: usize,
+    /// In a duet: the arm (index) that ran at the same moment.
+    pub partner: Option<usize>,
+    /// In a duet: the core the rep was pinned to.
+    pub core: Option<usize>,
+    /// In a duet: this rep's release from the barrier minus its partner's.
+    pub skew_ns: Option<i64>,
+}
+
+impl Timed {
+    pub fn plain(rep: Rep, round: usize, slot: usize) -> Self {
+        Timed {
+            rep,
+            round,
+            slot,
+            partner: None,
+            core: None,
+            skew_ns: None,
+        }
+    }
 }
 
 /// The arms of round `round` (warm-up rounds first) in the order they run.
@@ -63,7 +83,10 @@ impl Progress for () {}
 
 /// Run one shape on every arm for one epoch: prepare (untimed), then
 /// `warmup + rounds` rounds in `order`. `skips[i]` is `Some(reason)` for
-/// arms that do not run the shape.
+/// arms that do not run the shape. With `duet`, every round is a duet of
+/// the baseline (`arms[0]`) with each other arm in turn, and `order` is
+/// over those partners ([`duet::run_rounds`]).
+#[allow(clippy::too_many_arguments)]
 pub fn run_shape(
     shape: &ShapeModule,
     arms: &[&dyn Arm],
@@ -71,35 +94,128 @@ pub fn run_shape(
     warmup: usize,
     rounds: usize,
     order: &EpochOrder,
+    duet: Option<&duet::DuetPlan>,
     progress: &mut dyn Progress,
 ) -> Vec<ArmOutcome> {
-    let mut prepared: Vec<Option<Box<dyn PreparedArm + '_>>> = Vec::new();
-    let mut outcomes: Vec<ArmOutcome> = Vec::new();
-    for (arm, skip) in arms.iter().zip(skips) {
-        match skip {
-            Some(reason) => {
-                prepared.push(None);
-                outcomes.push(ArmOutcome::Skipped(reason.clone()));
-            }
-            None => {
-                crate::phases::set_arm(arm.label());
-                match crate::phases::time(crate::phases::Phase::Harness, || arm.prepare(shape)) {
-                    Ok(p) => {
-                        prepared.push(Some(p));
-                        outcomes.push(ArmOutcome::Ran(Vec::new()));
+    let mut epoch = EpochRun::prepare(shape, arms, skips, warmup);
+    match duet {
+        Some(plan) => duet::run_rounds(&mut epoch, rounds, order, plan, progress),
+        None => {
+            let period = order.design.period(order.arms()).max(1);
+            for_rounds(warmup, rounds, period, progress, |round, progress| {
+                for (slot, i) in sequence(order, warmup, round).into_iter().enumerate() {
+                    let Some(p) = epoch.prepared[i].as_mut() else {
+                        continue;
+                    };
+                    crate::phases::set_arm(arms[i].label());
+                    let result =
+                        crate::phases::time(crate::phases::Phase::Harness, || p.rep(round));
+                    progress.rep_done();
+                    match result {
+                        Ok(rep) => epoch.keep(i, round, slot, rep),
+                        Err(error) => epoch.fail(i, error),
                     }
-                    Err(error) => {
-                        prepared.push(None);
-                        outcomes.push(ArmOutcome::Failed {
-                            error,
-                            completed: Vec::new(),
-                        });
+                }
+            });
+        }
+    }
+    crate::phases::set_arm(crate::phases::SESSION);
+    epoch.outcomes
+}
+
+/// One shape's epoch in progress: every arm's prepared instance (gone once
+/// it failed) and its outcome so far.
+pub struct EpochRun<'a> {
+    pub arms: &'a [&'a dyn Arm],
+    pub prepared: Vec<Option<Box<dyn PreparedArm + 'a>>>,
+    pub outcomes: Vec<ArmOutcome>,
+    pub warmup: usize,
+}
+
+impl<'a> EpochRun<'a> {
+    /// Prepare every arm that runs the shape (untimed).
+    fn prepare(
+        shape: &'a ShapeModule,
+        arms: &'a [&'a dyn Arm],
+        skips: &[Option<String>],
+        warmup: usize,
+    ) -> Self {
+        let mut prepared: Vec<Option<Box<dyn PreparedArm + 'a>>> = Vec::new();
+        let mut outcomes: Vec<ArmOutcome> = Vec::new();
+        for (arm, skip) in arms.iter().zip(skips) {
+            match skip {
+                Some(reason) => {
+                    prepared.push(None);
+                    outcomes.push(ArmOutcome::Skipped(reason.clone()));
+                }
+                None => {
+                    crate::phases::set_arm(arm.label());
+                    match crate::phases::time(crate::phases::Phase::Harness, || arm.prepare(shape))
+                    {
+                        Ok(p) => {
+                            prepared.push(Some(p));
+                            outcomes.push(ArmOutcome::Ran(Vec::new()));
+                        }
+                        Err(error) => {
+                            prepared.push(None);
+                            outcomes.push(ArmOutcome::Failed {
+                                error,
+                                completed: Vec::new(),
+                            });
+                        }
                     }
                 }
             }
         }
+        EpochRun {
+            arms,
+            prepared,
+            outcomes,
+            warmup,
+        }
     }
-    let period = order.design.period(order.arms()).max(1);
+
+    /// Keep arm `i`'s verified rep of `round` (warm-up rounds are dropped).
+    pub fn keep(&mut self, i: usize, round: usize, slot: usize, rep: Rep) {
+        self.keep_timed(i, round, Timed::plain(rep, 0, slot));
+    }
+
+    /// [`EpochRun::keep`] of a rep with its duet marks; `timed.round` is
+    /// set here.
+    pub fn keep_timed(&mut self, i: usize, round: usize, mut timed: Timed) {
+        if round < self.warmup {
+            return;
+        }
+        timed.round = round - self.warmup;
+        if let ArmOutcome::Ran(reps) = &mut self.outcomes[i] {
+            reps.push(timed);
+        }
+    }
+
+    /// Arm `i` failed: it runs no more reps this epoch; those it completed
+    /// are kept.
+    pub fn fail(&mut self, i: usize, error: RunError) {
+        self.prepared[i] = None;
+        let completed =
+            match std::mem::replace(&mut self.outcomes[i], ArmOutcome::Skipped(String::new())) {
+                ArmOutcome::Ran(reps) => reps,
+                _ => Vec::new(),
+            };
+        self.outcomes[i] = ArmOutcome::Failed { error, completed };
+    }
+}
+
+/// Call `round_fn` for each of `warmup + rounds` rounds while the budget
+/// allows: once it is spent, no further warm-up round starts, and no
+/// further measured round after the first whole design of `period` rounds
+/// (the order stays balanced).
+pub fn for_rounds(
+    warmup: usize,
+    rounds: usize,
+    period: usize,
+    progress: &mut dyn Progress,
+    mut round_fn: impl FnMut(usize, &mut dyn Progress),
+) {
     let mut round = 0;
     while round < warmup + rounds {
         let whole_design = round >= warmup + period && (round - warmup).is_multiple_of(period);
@@ -110,43 +226,9 @@ pub fn run_shape(
             }
             break;
         }
-        for (slot, i) in sequence(order, warmup, round).into_iter().enumerate() {
-            let Some(p) = prepared[i].as_mut() else {
-                continue;
-            };
-            crate::phases::set_arm(arms[i].label());
-            let result = crate::phases::time(crate::phases::Phase::Harness, || p.rep(round));
-            progress.rep_done();
-            match result {
-                Ok(rep) => {
-                    let rep = Timed {
-                        rep,
-                        round: round - warmup.min(round),
-                        slot,
-                    };
-                    if round >= warmup {
-                        if let ArmOutcome::Ran(reps) = &mut outcomes[i] {
-                            reps.push(rep);
-                        }
-                    }
-                }
-                Err(error) => {
-                    prepared[i] = None;
-                    let completed = match std::mem::replace(
-                        &mut outcomes[i],
-                        ArmOutcome::Skipped(String::new()),
-                    ) {
-                        ArmOutcome::Ran(reps) => reps,
-                        _ => Vec::new(),
-                    };
-                    outcomes[i] = ArmOutcome::Failed { error, completed };
-                }
-            }
-        }
+        round_fn(round, progress);
         round += 1;
     }
-    crate::phases::set_arm(crate::phases::SESSION);
-    outcomes
 }
 
 #[cfg(test)]

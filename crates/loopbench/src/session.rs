@@ -24,8 +24,9 @@ use crate::arm::{skip_reason, Arm, Iters};
 use crate::error::Error;
 use crate::machine::Machine;
 use crate::measure::counters::CounterSet;
+use crate::phases::Phase;
 use crate::results::{
-    EngineInfo, EpochRecord, GitRevision, IterCounts, Metric, Role, Session, SessionInfo,
+    EngineInfo, EpochRecord, GitRevision, IterCounts, Metric, Role, Schedule, Session, SessionInfo,
     ShapeResult, Stopped, SESSION_SCHEMA,
 };
 use crate::schedule::{self, ArmOutcome, Design, EpochOrder, Progress, Timed};
@@ -66,6 +67,11 @@ pub struct Plan {
     pub stop: StopRule,
     /// The order of arms in a round.
     pub order: Design,
+    /// One arm at a time, or the baseline beside each arm in duets.
+    pub schedule: Schedule,
+    /// Account where the time goes (`--phases`): workers are asked for
+    /// their phase totals.
+    pub phases: bool,
     /// Seeds the per-epoch relabelling of the order and worker randomisation.
     pub seed: u64,
     /// Every arm in a fresh worker process per epoch, or all in this one.
@@ -115,6 +121,8 @@ impl Default for Plan {
             counters: CounterSet::none(),
             stop: StopRule::default(),
             order: Design::Williams,
+            schedule: Schedule::Sequential,
+            phases: false,
             seed: 0x6c6f_6f70,
             isolation: Isolation::Workers,
             pin: None,
@@ -247,6 +255,8 @@ struct Setup {
     ctx: crate::workers::ArmContext,
     /// Measured rounds per epoch, whole order designs.
     rounds: usize,
+    /// The duet barrier, in a duet session (its page goes with it).
+    duet: Option<crate::workers::barrier::BarrierFile>,
 }
 
 /// One shape across epochs.
@@ -300,7 +310,7 @@ pub fn run(mut plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
         }
         interrupted = run_epoch(&setup, epoch, &active, &mut runs, &mut report, sink)?;
         publish(&mut report, &runs, started);
-        crate::phases::time(crate::phases::Phase::Report, || sink.update(&report))?;
+        crate::phases::time(Phase::Report, || sink.update(&report))?;
         if interrupted {
             break;
         }
@@ -349,7 +359,12 @@ fn run_epoch(
     }
     let arm_refs: Vec<&dyn Arm> = arms.iter().map(|a| a.as_ref()).collect();
     let plan = &setup.plan;
-    let order = EpochOrder::new(plan.order, setup.arms.len(), epoch, Some(plan.seed));
+    // A duet's order is over the baseline's partners.
+    let ordered = match setup.duet {
+        Some(_) => setup.arms.len() - 1,
+        None => setup.arms.len(),
+    };
+    let order = EpochOrder::new(plan.order, ordered, epoch, Some(plan.seed));
     let mut ran = Vec::new();
     let mut interrupted = false;
     for j in 0..active.len() {
@@ -366,6 +381,13 @@ fn run_epoch(
         .iter()
         .filter_map(|a| Some((a.label().to_string(), a.pid()?)))
         .collect();
+    if plan.phases {
+        for a in &arms {
+            if let Some(seconds) = a.take_phases() {
+                crate::phases::add(a.label(), &seconds);
+            }
+        }
+    }
     drop(arm_refs);
     // Dropping the arms ends their worker processes.
     drop(arms);
@@ -417,7 +439,15 @@ fn run_shape_epoch(
     let skips = run.skips();
     if !run.iters_settled && specs.iter().all(|a| a.iters == Iters::Shape) {
         if let Some(target) = plan.rep_target {
-            let failed = pilot(&mut run.module, arms, &skips, target, &setup.ctx.timing)?;
+            let failed = crate::phases::time_whole(crate::phases::SESSION, Phase::Pilot, || {
+                pilot(&mut run.module, arms, &skips, target, &setup.ctx.timing)
+            })?;
+            if plan.phases {
+                // What the workers did for the pilot is in its time.
+                for a in arms {
+                    a.take_phases();
+                }
+            }
             for (i, e) in failed.into_iter().enumerate() {
                 if let Some(e) = e {
                     report.errors.push(format!("{e} (epoch {epoch})"));
@@ -466,6 +496,7 @@ fn run_shape_epoch(
         plan.warmup,
         setup.rounds,
         order,
+        setup.duet_plan().as_ref(),
         &mut budgeted,
     );
     if budgeted.cut {
@@ -500,7 +531,54 @@ impl schedule::Progress for Budgeted<'_> {
     }
 }
 
+/// A duet session runs every arm in a worker process pinned per rep, on
+/// two cores this process may use, with no more arms than barrier slots.
+fn check_duet(plan: &Plan, arms: usize) -> Result<crate::workers::barrier::BarrierFile, Error> {
+    let Schedule::Duet { cores } = plan.schedule else {
+        unreachable!("checked by the caller")
+    };
+    let usage = |m: String| Err(Error::Usage(m));
+    if plan.isolation != Isolation::Workers {
+        return usage(
+            "--schedule duet runs every arm in a worker process: drop --in-process".into(),
+        );
+    }
+    if plan.pin.is_some() {
+        return usage("--schedule duet pins each pair to two cores itself: drop --pin".into());
+    }
+    if cores[0] == cores[1] {
+        return usage(format!(
+            "--schedule duet needs two different cores, not {} twice",
+            cores[0]
+        ));
+    }
+    let allowed = crate::measure::affinity::allowed();
+    if let Some(c) = cores.iter().find(|c| !allowed.contains(c)) {
+        return usage(format!(
+            "--schedule duet: core {c} is not one this process may run on ({allowed:?})"
+        ));
+    }
+    if arms > crate::workers::barrier::SLOTS {
+        return usage(format!(
+            "--schedule duet takes at most {} arms, null control included; this session has {arms}",
+            crate::workers::barrier::SLOTS
+        ));
+    }
+    Ok(crate::workers::barrier::BarrierFile::create()?)
+}
+
 impl Setup {
+    /// What a duet epoch needs, in a duet session.
+    fn duet_plan(&self) -> Option<schedule::duet::DuetPlan<'_>> {
+        let Schedule::Duet { cores } = self.plan.schedule else {
+            return None;
+        };
+        Some(schedule::duet::DuetPlan {
+            barrier: self.duet.as_ref()?,
+            cores,
+        })
+    }
+
     /// The arms of the plan with their labels and roles, and the null
     /// control: a second, separately started copy of the baseline.
     fn new(plan: Plan) -> Result<Self, Error> {
@@ -546,13 +624,27 @@ impl Setup {
         let mut ctx = crate::workers::ArmContext::new(&plan.counters, make_counters)
             .with_isolation(plan.isolation, plan.pin, plan.seed);
         ctx.layout = crate::workers::Randomise::from_env()?;
-        let rounds = schedule::complete_rounds(plan.rounds, arms.len());
+        let duet = match plan.schedule {
+            Schedule::Sequential => None,
+            Schedule::Duet { .. } => {
+                let barrier = check_duet(&plan, arms.len())?;
+                ctx.barrier = Some(barrier.path().to_path_buf());
+                Some(barrier)
+            }
+        };
+        let rounds = match plan.schedule {
+            Schedule::Sequential => schedule::complete_rounds(plan.rounds, arms.len()),
+            Schedule::Duet { .. } => {
+                schedule::duet::complete_rounds(plan.rounds, arms.len(), &plan.order)
+            }
+        };
         Ok(Setup {
             plan,
             arms,
             layouts,
             ctx,
             rounds,
+            duet,
         })
     }
 
@@ -590,12 +682,19 @@ impl Setup {
                 engines: Vec::new(),
                 build_profile: crate::versions::BUILD_PROFILE.to_string(),
                 confidence_level: LEVEL,
-                rotation: format!(
-                    "{} design over all arms, null control included, relabelled per epoch",
-                    plan.order.name()
-                ),
+                rotation: match plan.schedule {
+                    Schedule::Sequential => format!(
+                        "{} design over all arms, null control included, relabelled per epoch",
+                        plan.order.name()
+                    ),
+                    Schedule::Duet { cores: [a, b] } => format!(
+                        "duets: the baseline beside each other arm (null control included) at the same moment on cores {a} and {b}, swapped every round, partners in a {} design relabelled per epoch",
+                        plan.order.name()
+                    ),
+                },
                 order: Some(plan.order),
                 seed: Some(plan.seed),
+                schedule: Some(plan.schedule),
                 isolation: Some(plan.isolation.name().to_string()),
                 randomised: (plan.isolation == Isolation::Workers)
                     .then(|| self.ctx.layout.describe()),
@@ -652,12 +751,11 @@ impl ShapeRun {
         let plan = &setup.plan;
         let n_arms = setup.arms.len();
         let module = ShapeModule::build(shape, &plan.params)?;
-        let (counts, broken) = match crate::phases::time(crate::phases::Phase::CountingRun, || {
-            shape_counts(&module)
-        }) {
-            Ok(c) => (c, None),
-            Err(e) => (None, Some(e.to_string())),
-        };
+        let (counts, broken) =
+            match crate::phases::time(Phase::CountingRun, || shape_counts(&module)) {
+                Ok(c) => (c, None),
+                Err(e) => (None, Some(e.to_string())),
+            };
         Ok(ShapeRun {
             module,
             counts,

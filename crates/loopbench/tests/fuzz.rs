@@ -203,7 +203,16 @@ fn fake_worker(script: &str) -> String {
     let arms: Vec<&dyn Arm> = vec![wasmi.as_ref(), &fake];
     let rounds = schedule::complete_rounds(2, 2);
     let order = EpochOrder::new(Design::Williams, 2, 0, None);
-    let outcomes = schedule::run_shape(&module, &arms, &[None, None], 1, rounds, &order, &mut ());
+    let outcomes = schedule::run_shape(
+        &module,
+        &arms,
+        &[None, None],
+        1,
+        rounds,
+        &order,
+        None,
+        &mut (),
+    );
     match &outcomes[0] {
         ArmOutcome::Ran(reps) => assert_eq!(reps.len(), rounds),
         _ => panic!("wasmi did not complete beside {script}"),
@@ -272,6 +281,7 @@ fn a_worker_reporting_an_impossible_time_fails_its_arm_only() {
     let rep = line(&Response::Rep {
         ns: -5.0,
         counters: BTreeMap::new(),
+        duet: None,
     });
     let e = fake_worker(&format!(
         "read l; echo '{ready}'; read l; echo '{prepared}'; read l; echo '{rep}'; read l"

@@ -15,6 +15,8 @@ mod calibrate;
 mod cli;
 /// The counting run is exact for every shape.
 mod counts;
+/// Duet schedules end to end: pairs released together on two cores, kept together.
+mod duet;
 /// Layout epochs end to end: fresh workers per epoch, a dying worker, the stop rule.
 mod epochs;
 /// Every exporter on a fixed results value (insta snapshots), and the export manager.

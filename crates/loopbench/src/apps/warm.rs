@@ -475,7 +475,10 @@ impl PreparedArm for WarmPrepared<'_> {
             &mut self.meter,
             &explain,
         )?;
-        Ok(Rep { reading })
+        Ok(Rep {
+            reading,
+            duet: None,
+        })
     }
 }
 
@@ -527,6 +530,7 @@ pub fn run_warm(
         warmup,
         rounds,
         &order,
+        None,
         &mut (),
     );
     let iters = setup.module.iters as f64;

@@ -112,6 +112,9 @@ pub enum RunError {
         arm: String,
         detail: String,
     },
+    /// A duet rep was asked of an arm that runs in this process.
+    #[error("a duet needs every arm in a worker process (not --in-process)")]
+    NoDuet,
     /// The arm's iteration override gives no count for the shape.
     #[error("arm {arm}: {detail}")]
     Iters { arm: String, detail: String },

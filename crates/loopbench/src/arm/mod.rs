@@ -39,18 +39,71 @@ pub trait Arm {
     fn pid(&self) -> Option<u32> {
         None
     }
+    /// The phase totals its process recorded since it was last asked, for
+    /// an arm in another process (`--phases`); `None` for an arm in this
+    /// one, whose phases are recorded here already.
+    fn take_phases(&self) -> Option<std::collections::BTreeMap<crate::phases::Phase, f64>> {
+        None
+    }
 }
 
 /// One arm, ready to run one shape.
 pub trait PreparedArm {
     /// Reset, timed call, verify. `rep` numbers reps for error messages.
     fn rep(&mut self, rep: usize) -> Result<Rep, RunError>;
+    /// Start one rep of a duet and return without waiting for it: the arm
+    /// and its partner meet at the duet barrier before their timed calls
+    /// ([`crate::workers::barrier`]). Only arms in worker processes can.
+    fn start_duet(&mut self, rep: usize, duet: Duet) -> Result<(), RunError> {
+        let _ = (rep, duet);
+        Err(RunError::NoDuet)
+    }
+    /// The reading of the rep [`PreparedArm::start_duet`] started, if it
+    /// arrives within `wait` (`Ok(None)`: not yet; the arm's own deadline
+    /// still applies across polls). The scheduler polls both arms of a
+    /// duet in turn, so a partner that died is noticed while the other
+    /// still waits for it at the barrier.
+    fn poll_duet(
+        &mut self,
+        rep: usize,
+        wait: std::time::Duration,
+    ) -> Result<Option<Rep>, RunError> {
+        let _ = (rep, wait);
+        Err(RunError::NoDuet)
+    }
+}
+
+/// One arm's part in a duet rep: where it waits, for whom, and on which
+/// core it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Duet {
+    /// This arm's slot in the barrier page (its index in the session).
+    pub slot: usize,
+    /// The partner's slot.
+    pub partner: usize,
+    /// The duet's number, the same for both arms, new for every duet.
+    pub generation: u64,
+    /// The core to run the timed call on.
+    pub core: usize,
+}
+
+/// How a duet rep met its partner, as the worker saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DuetMet {
+    pub generation: u64,
+    /// CLOCK_MONOTONIC nanoseconds when the barrier let it go.
+    pub released_ns: u64,
+    /// The core it ran on (as the kernel reported after the call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<usize>,
 }
 
 /// The outcome of one verified rep.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rep {
     pub reading: Reading,
+    /// Set for a duet rep.
+    pub duet: Option<DuetMet>,
 }
 
 /// Why an arm does not run a shape.
@@ -300,7 +353,10 @@ impl PreparedArm for InProcessPrepared<'_> {
             &explain,
         )?;
         self.last_return = ret;
-        Ok(Rep { reading })
+        Ok(Rep {
+            reading,
+            duet: None,
+        })
     }
 }
 

@@ -49,7 +49,16 @@ pub(super) fn call_overhead(
     let arm = calibration_arm(spec, format!("{spec}@{per}"), Iters::Fixed(per))?;
     let arms: [&dyn Arm; 1] = [&arm];
     let order = schedule::EpochOrder::new(Default::default(), 1, 0, None);
-    let outcomes = schedule::run_shape(module, &arms, &[None], warmup.max(1), 31, &order, &mut ());
+    let outcomes = schedule::run_shape(
+        module,
+        &arms,
+        &[None],
+        warmup.max(1),
+        31,
+        &order,
+        None,
+        &mut (),
+    );
     let reps = arm_reps(outcomes)?;
     Ok(Metric::ALL.map(|m| {
         metric_samples(m, &reps)

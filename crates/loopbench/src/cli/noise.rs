@@ -7,7 +7,7 @@ use super::OutputArgs;
 use crate::arm::ArmSpec;
 use crate::error::Error;
 use crate::results::noise::{Noise, NoiseRow, SCHEMA};
-use crate::results::{Document, Role, StopSettings};
+use crate::results::{Document, Role, Schedule, StopSettings};
 use crate::session;
 use crate::shapes;
 use crate::stats::components::Components;
@@ -30,6 +30,11 @@ pub struct NoiseArgs {
     /// Rep lengths to sweep, milliseconds, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "0.05,0.2,1,5,10")]
     pub rep_ms: Vec<f64>,
+    /// Schedules to sweep, comma-separated: `sequential` (the arm and its
+    /// null one after the other on one core), `duet` (both at the same
+    /// moment on the first two cores this process may use).
+    #[arg(long, value_delimiter = ',', default_value = "sequential,duet")]
+    pub schedules: Vec<String>,
     /// Epochs (fresh process pairs) per rep length.
     #[arg(long, default_value_t = 8)]
     pub epochs: usize,
@@ -53,6 +58,27 @@ pub struct NoiseArgs {
 }
 
 impl NoiseArgs {
+    /// The schedules of the sweep; a machine with one core skips duets
+    /// and says so.
+    fn schedules(&self, notes: &mut Vec<String>) -> Result<Vec<Schedule>, Error> {
+        let allowed = crate::measure::affinity::allowed();
+        let mut out = Vec::new();
+        for text in &self.schedules {
+            match super::run::parse_schedule(text, &allowed) {
+                Ok(s) => out.push(s),
+                Err(_) if text == "duet" && allowed.len() < 2 => notes.push(format!(
+                    "duet skipped: this process may run on {allowed:?} only, a duet needs two cores"
+                )),
+                Err(e) => return Err(e),
+            }
+        }
+        out.dedup();
+        if out.is_empty() {
+            return Err(Error::Usage("--schedules: nothing to measure".into()));
+        }
+        Ok(out)
+    }
+
     fn check(&self) -> Result<ArmSpec, Error> {
         if self.epochs < 2 || self.epochs > 200 {
             return Err(Error::Usage(
@@ -97,12 +123,19 @@ impl NoiseArgs {
         let started = Instant::now();
         let mut rows = Vec::new();
         let mut version = String::new();
-        for (i, &rep_ms) in self.rep_ms.iter().enumerate() {
+        let mut notes = Vec::new();
+        let schedules = self.schedules(&mut notes)?;
+        let sweep: Vec<(Schedule, f64)> = schedules
+            .iter()
+            .flat_map(|s| self.rep_ms.iter().map(move |r| (*s, *r)))
+            .collect();
+        for (i, &(schedule, rep_ms)) in sweep.iter().enumerate() {
             crate::diag!(
-                "noise: {} ms reps ({} of {}), {} epochs x {} rounds",
+                "noise: {} ms reps, {} ({} of {}), {} epochs x {} rounds",
                 rep_ms,
+                schedule.name(),
                 i + 1,
-                self.rep_ms.len(),
+                sweep.len(),
                 self.epochs,
                 self.rounds
             );
@@ -118,6 +151,13 @@ impl NoiseArgs {
                 },
                 rep_target: Some(Duration::from_secs_f64(rep_ms / 1e3)),
                 seed: i as u64,
+                schedule,
+                // A duet pins each pair itself; sequential sessions pin
+                // to the last core, as `run` does.
+                pin: match schedule {
+                    Schedule::Sequential => crate::measure::affinity::allowed().last().copied(),
+                    Schedule::Duet { .. } => None,
+                },
                 ..Default::default()
             };
             let s = session::run(plan, &mut ())?;
@@ -136,8 +176,10 @@ impl NoiseArgs {
                 )));
             };
             version = base.version.clone();
-            let (b, n) =
-                crate::results::paired_epochs(&base.samples_by_epoch(), &null.samples_by_epoch());
+            let (b, n) = crate::results::paired_epochs(
+                &base.samples_against(&null.arm),
+                &null.samples_against(&base.arm),
+            );
             let Some(components) = Components::of(&b, &n) else {
                 return Err(Error::Usage(format!(
                     "noise at {rep_ms} ms reps: fewer than two epochs of paired rounds"
@@ -152,7 +194,7 @@ impl NoiseArgs {
             rows.push(NoiseRow {
                 rep_ms,
                 measured_rep_ms: crate::stats::median(&ns) / 1e6,
-                schedule: "sequential".into(),
+                schedule: schedule.name().into(),
                 components,
                 epoch_seconds,
                 budget_epochs,
@@ -160,18 +202,22 @@ impl NoiseArgs {
                 smallest_change_pct,
             });
         }
-        let choice = rows
+        let chosen = rows
             .iter()
             .filter(|r| r.smallest_change_pct.is_finite())
-            .min_by(|a, b| a.smallest_change_pct.total_cmp(&b.smallest_change_pct))
-            .map(|r| r.rep_ms);
+            .min_by(|a, b| a.smallest_change_pct.total_cmp(&b.smallest_change_pct));
+        let choice = chosen.map(|r| r.rep_ms);
+        let choice_schedule = chosen.map(|r| r.schedule.clone());
         let machine = crate::machine::Machine::read();
-        let (session_level, mut notes) = self.session_level(&machine, &arm, &version);
-        notes.push(
-            "schedule: sequential only (arms one at a time on one core, as sessions run); \
-             simultaneous (duet) arms are not built yet"
-                .into(),
-        );
+        let (session_level, more) = self.session_level(&machine, &arm, &version);
+        notes.extend(more);
+        if schedules.iter().any(|s| matches!(s, Schedule::Duet { .. })) {
+            notes.push(
+                "duet: the arm and its null control at the same moment on two cores, swapped \
+                 every round; the round level is the pair's log ratio"
+                    .into(),
+            );
+        }
         let doc = Noise {
             schema: SCHEMA.to_string(),
             machine,
@@ -183,6 +229,7 @@ impl NoiseArgs {
             rows,
             session_level,
             choice,
+            choice_schedule,
             notes,
             wall_seconds: started.elapsed().as_secs_f64(),
         };

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::measure::callgrind;
 use crate::measure::counters::{CounterChoice, CounterKind, CounterSet};
 use crate::results::Document;
-use crate::results::{Metric, StopSettings};
+use crate::results::{Metric, Schedule, StopSettings};
 use crate::schedule::Design;
 use crate::session::{self, Isolation, Plan};
 use crate::shapes;
@@ -156,6 +156,8 @@ impl RunArgs {
         Ok(Plan {
             stop: e.stop()?,
             order: e.order(),
+            schedule: e.schedule()?,
+            phases: self.phases,
             seed: e.seed,
             isolation: if e.in_process {
                 Isolation::InProcess
@@ -436,6 +438,15 @@ pub struct EpochArgs {
     /// Seed of the order's per-epoch relabelling (recorded in the results).
     #[arg(long, default_value_t = 0x6c6f_6f70)]
     pub seed: u64,
+    /// When arms run: `sequential` (one at a time), or `duet` (the
+    /// baseline beside each other arm at the same moment, one on each of
+    /// two cores, swapped every round; `duet:A,B` names the cores).
+    #[arg(
+        long,
+        default_value = "sequential",
+        value_name = "sequential|duet[:A,B]"
+    )]
+    pub schedule: String,
     /// Pin every timing thread to this core, or `none` (default: the last
     /// core this process may use).
     #[arg(long, value_name = "CPU|none")]
@@ -511,6 +522,11 @@ impl EpochArgs {
         })
     }
 
+    /// `--schedule`, its cores checked against the ones this process may use.
+    pub fn schedule(&self) -> Result<Schedule, Error> {
+        parse_schedule(&self.schedule, &crate::measure::affinity::allowed())
+    }
+
     fn order(&self) -> Design {
         match self.order {
             OrderArg::Williams => Design::Williams,
@@ -537,6 +553,10 @@ impl EpochArgs {
     }
 
     fn pin(&self) -> Result<Option<usize>, Error> {
+        // A duet pins each pair itself; only an explicit core conflicts.
+        if self.schedule != "sequential" && self.pin.is_none() {
+            return Ok(None);
+        }
         match self.pin.as_deref() {
             Some("none") => Ok(None),
             Some(cpu) => {
@@ -553,6 +573,31 @@ impl EpochArgs {
             }
             None => Ok(crate::measure::affinity::allowed().last().copied()),
         }
+    }
+}
+
+/// `sequential`, `duet` (the first two of `allowed`) or `duet:A,B`.
+pub fn parse_schedule(text: &str, allowed: &[usize]) -> Result<Schedule, Error> {
+    let bad = |why: String| Err(Error::Usage(format!("--schedule `{text}`: {why}")));
+    match text.split_once(':') {
+        None if text == "sequential" => Ok(Schedule::Sequential),
+        None if text == "duet" => match allowed {
+            [a, b, ..] => Ok(Schedule::Duet { cores: [*a, *b] }),
+            _ => bad(format!(
+                "a duet needs two cores, and this process may run on {allowed:?} only"
+            )),
+        },
+        Some(("duet", cores)) => {
+            let cores: Vec<usize> = match cores.split(',').map(|c| c.trim().parse()).collect() {
+                Ok(c) => c,
+                Err(_) => return bad("expected duet:A,B with two core numbers".into()),
+            };
+            match cores[..] {
+                [a, b] if a != b => Ok(Schedule::Duet { cores: [a, b] }),
+                _ => bad("expected duet:A,B with two different core numbers".into()),
+            }
+        }
+        _ => bad("expected sequential, duet or duet:A,B".into()),
     }
 }
 

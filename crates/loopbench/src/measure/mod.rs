@@ -95,6 +95,11 @@ impl Meter {
 
     #[inline(always)]
     pub fn start(&mut self) {
+        // A duet rep waits for its partner here, as late as can be and
+        // before any counter starts, so the wait is in no reading.
+        if let Some(gate) = GATE.with(std::cell::Cell::take) {
+            gate();
+        }
         for c in &mut self.counters {
             c.start();
         }
@@ -126,6 +131,22 @@ impl Meter {
     pub fn take(&mut self) -> Reading {
         std::mem::take(&mut self.reading)
     }
+}
+
+thread_local! {
+    static GATE: std::cell::Cell<Option<Box<dyn FnOnce()>>> = const { std::cell::Cell::new(None) };
+}
+
+/// Run `gate` at the start of this thread's next timed call, right before
+/// its clock and counters start (a duet worker waits for its partner
+/// there: [`crate::workers::barrier`]). Used once, then gone.
+pub fn gate_next_start(gate: Box<dyn FnOnce()>) {
+    GATE.with(|g| g.set(Some(gate)));
+}
+
+/// The gate set by [`gate_next_start`] if no timed call used it.
+pub fn take_gate() -> Option<Box<dyn FnOnce()>> {
+    GATE.with(std::cell::Cell::take)
 }
 
 /// The counters every timed call reads, whatever `--counters` says: the

@@ -10,8 +10,8 @@
 
 use super::{callgrind, perf, tsc, Reading};
 use crate::results::{
-    group_by_epoch, ArmCounters, Comparison, CounterComparison, CounterSummary, MedianMin,
-    NullControl, RepRecord, Role, ShapeResult,
+    group_by_epoch, reps_against, ArmCounters, Comparison, CounterComparison, CounterSummary,
+    MedianMin, NullControl, RepRecord, Role, ShapeResult,
 };
 use crate::stats;
 use std::collections::BTreeMap;
@@ -188,9 +188,14 @@ pub fn compare(
         let Some(b) = base.values.get(m.key) else {
             continue;
         };
-        let b = group_by_epoch(&b.samples_per_iter, base_reps);
-        let compare = |c: &ArmCounters, reps: &[RepRecord], null: Option<&stats::EpochChange>| {
+        let compare = |label: &str,
+                       c: &ArmCounters,
+                       reps: &[RepRecord],
+                       null: Option<&stats::EpochChange>| {
             let s = c.values.get(m.key)?;
+            // In a duet only the baseline's reps beside this arm pair.
+            let (bv, br) = reps_against(&b.samples_per_iter, base_reps, label);
+            let b = group_by_epoch(&bv, &br);
             let c = group_by_epoch(&s.samples_per_iter, reps);
             let (x, y): (Vec<Vec<f64>>, Vec<Vec<f64>>) = c
                 .iter()
@@ -201,7 +206,7 @@ pub fn compare(
         let null = arms
             .iter()
             .find(|(_, role, _, _)| *role == Role::Null)
-            .and_then(|(_, _, c, reps)| compare(c, reps, None))
+            .and_then(|(label, _, c, reps)| compare(label, c, reps, None))
             .map(|c| c.change);
         if let Some(n) = &null {
             nulls.insert(m.key.to_string(), NullControl::of(n));
@@ -210,7 +215,7 @@ pub fn compare(
             if *role == Role::Baseline {
                 continue;
             }
-            if let Some(c) = compare(c, reps, null.as_ref()) {
+            if let Some(c) = compare(label, c, reps, null.as_ref()) {
                 comparisons.push(CounterComparison {
                     counter: m.key.to_string(),
                     comparison: Comparison::of(label, base_label, &c),

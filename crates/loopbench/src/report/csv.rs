@@ -91,6 +91,9 @@ pub fn session(s: &Session) -> Result<Vec<u8>, ReportError> {
                             ns: ns * r.iters as f64,
                             cpu_ns: None,
                             involuntary_switches: None,
+                            partner: None,
+                            core: None,
+                            skew_ns: None,
                         })
                         .collect()
                 };

@@ -135,6 +135,9 @@ pub fn session_section(label: &str, s: &Session) -> String {
             .map(|i| format!("; session {}", esc(i)))
             .unwrap_or_default()
     );
+    if let Some(note) = s.session.schedule.and_then(|d| d.note()) {
+        let _ = write!(o, "<p class=\"meta\">{}</p>", esc(&note));
+    }
     if let Some(cmd) = s.command_line() {
         let _ = write!(o, "<pre>{}</pre>", esc(&cmd));
     }
@@ -188,7 +191,10 @@ fn round_changes(r: &ShapeResult, arm: &crate::results::ArmResult) -> Vec<f64> {
     let Some(base) = r.arms.iter().find(|a| a.role == Role::Baseline) else {
         return Vec::new();
     };
-    let (c, b) = paired_epochs(&arm.samples_by_epoch(), &base.samples_by_epoch());
+    let (c, b) = paired_epochs(
+        &arm.samples_against(&base.arm),
+        &base.samples_against(&arm.arm),
+    );
     c.iter()
         .zip(&b)
         .flat_map(|(c, b)| c.iter().zip(b).map(|(x, y)| (x / y - 1.0) * 100.0))

@@ -80,6 +80,9 @@ Up to {epochs} epochs (fresh processes) x {} rounds, {}; intervals are {level:.0
         s.session.rounds,
         s.session.metric.name(),
     );
+    if let Some(note) = s.session.schedule.and_then(|d| d.note()) {
+        let _ = writeln!(o, "{}.\n", cell(&note));
+    }
     for r in &s.results {
         shape(&mut o, r, level);
     }

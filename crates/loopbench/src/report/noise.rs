@@ -80,8 +80,17 @@ pub fn render(n: &Noise) -> String {
     if let Some(r) = n.chosen() {
         let _ = writeln!(
             out,
-            "would use: --rep-ms {} (finds {:.2}% in {} s: {} epochs of {} rounds)",
-            r.rep_ms, r.smallest_change_pct, n.budget_s, r.budget_epochs, r.components.rounds
+            "would use: --rep-ms {}{} (finds {:.2}% in {} s: {} epochs of {} rounds)",
+            r.rep_ms,
+            if r.schedule == "sequential" {
+                String::new()
+            } else {
+                format!(" --schedule {}", r.schedule)
+            },
+            r.smallest_change_pct,
+            n.budget_s,
+            r.budget_epochs,
+            r.components.rounds
         );
     }
     for note in &n.notes {
@@ -101,21 +110,24 @@ pub fn chart(n: &Noise) -> String {
             ("epoch", c.epoch_sd_pct, svg::VERMILLION),
         ] {
             rows.push(Row {
-                label: format!("{} ms reps: {level}", r.rep_ms),
+                label: format!("{} {} ms: {level}", r.schedule, r.rep_ms),
                 point: Some(value),
                 color,
                 ..Default::default()
             });
         }
         rows.push(Row {
-            label: format!("{} ms reps: finds", r.rep_ms),
+            label: format!("{} {} ms: finds", r.schedule, r.rep_ms),
             point: Some(r.smallest_change_pct),
             color: svg::BLACK,
             ..Default::default()
         });
     }
     DotChart {
-        title: format!("Noise of {} on {} by level and rep length", n.arm, n.shape),
+        title: format!(
+            "Noise of {} on {} by level, schedule and rep length",
+            n.arm, n.shape
+        ),
         x_label: "SD of the log ratio, and the smallest change found in the budget (%)".into(),
         rows,
         reference: Some(0.0),

@@ -264,6 +264,13 @@ fn interval_note(r: &ShapeResult) -> String {
         ),
         _ => "intervals from rounds of one process (schema 1)".to_string(),
     };
+    let how = match crate::results::median_skew_ns(&r.arms) {
+        Some(ns) => format!(
+            "{how}; duets left the barrier {:.1} µs apart (median)",
+            ns / 1e3
+        ),
+        None => how,
+    };
     match &r.stopped {
         Some(s) => format!(
             "{how}; stopped: {} after {} epochs, {:.1} s{}",

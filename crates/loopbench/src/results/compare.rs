@@ -282,7 +282,10 @@ fn shared_reference(
 /// with layout variants the geometric mean per pair of variants; and what
 /// a unit is.
 fn anchored_units(arm: &ArmResult, reference: &ArmResult) -> (&'static str, Vec<f64>) {
-    let (mine, theirs) = (arm.samples_by_epoch(), reference.samples_by_epoch());
+    let (mine, theirs) = (
+        arm.samples_against(&reference.arm),
+        reference.samples_against(&arm.arm),
+    );
     let mut by_pair: BTreeMap<(Option<u32>, Option<u32>), Vec<f64>> = BTreeMap::new();
     for (e, x) in &mine {
         let Some(r) = theirs.get(e) else { continue };

@@ -17,7 +17,8 @@ pub struct NoiseRow {
     pub rep_ms: f64,
     /// The baseline's median rep, as measured, milliseconds.
     pub measured_rep_ms: f64,
-    /// Sequential (one arm at a time on one core, as sessions run).
+    /// `sequential` (one arm at a time on one core, as sessions run) or
+    /// `duet` (the arm and its null control at once on two cores).
     pub schedule: String,
     #[serde(flatten)]
     pub components: Components,
@@ -51,6 +52,10 @@ pub struct Noise {
     /// The rep length with the smallest predicted change, and what it finds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choice: Option<f64>,
+    /// The schedule of the chosen row (absent in documents from before
+    /// duets: sequential).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choice_schedule: Option<String>,
     /// What was not measured, and why.
     pub notes: Vec<String>,
     pub wall_seconds: f64,
@@ -60,6 +65,9 @@ impl Noise {
     /// The row the choice names.
     pub fn chosen(&self) -> Option<&NoiseRow> {
         let c = self.choice?;
-        self.rows.iter().find(|r| r.rep_ms == c)
+        let schedule = self.choice_schedule.as_deref().unwrap_or("sequential");
+        self.rows
+            .iter()
+            .find(|r| r.rep_ms == c && r.schedule == schedule)
     }
 }

@@ -143,6 +143,16 @@ pub struct RepRecord {
     /// where read (non-zero: the rep waited for a core).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub involuntary_switches: Option<u64>,
+    /// In a duet: the arm this rep ran beside, at the same moment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partner: Option<String>,
+    /// In a duet: the core the rep ran on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core: Option<u32>,
+    /// In a duet: when this rep left the barrier minus when its partner
+    /// did, in nanoseconds (how simultaneous the pair really was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skew_ns: Option<i64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -359,6 +369,10 @@ pub struct SessionInfo {
     pub order: Option<Design>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Arms one at a time, or in duets (absent in documents from before
+    /// duets: sequential).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
     /// `workers` (every arm in a fresh process per epoch) or `in-process`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<String>,
@@ -667,6 +681,13 @@ impl ArmResult {
     pub fn samples_by_epoch(&self) -> BTreeMap<u32, Vec<f64>> {
         group_by_epoch(&self.samples_ns_per_iter, &self.reps)
     }
+
+    /// [`ArmResult::samples_by_epoch`] of the reps that pair with `other`
+    /// ([`reps_against`]).
+    pub fn samples_against(&self, other: &str) -> BTreeMap<u32, Vec<f64>> {
+        let (values, reps) = reps_against(&self.samples_ns_per_iter, &self.reps, other);
+        group_by_epoch(&values, &reps)
+    }
 }
 
 /// `values` (parallel to `reps`) grouped by the reps' epochs; all in
@@ -681,6 +702,42 @@ pub fn group_by_epoch<T: Clone>(values: &[T], reps: &[RepRecord]) -> BTreeMap<u3
         out.entry(r.epoch).or_default().push(v.clone());
     }
     out
+}
+
+/// The reps of `reps` that belong to a comparison with `other`: in a duet
+/// the baseline runs once beside every other arm in each round, and only
+/// the reps beside `other` pair with `other`'s; every other arm ran once
+/// per round (beside the baseline), and all its reps pair.
+pub fn reps_against<'a, T>(
+    values: &'a [T],
+    reps: &'a [RepRecord],
+    other: &str,
+) -> (Vec<T>, Vec<RepRecord>)
+where
+    T: Clone,
+{
+    let beside = |r: &RepRecord| r.partner.as_deref() == Some(other);
+    if values.len() != reps.len() || !reps.iter().any(beside) {
+        return (values.to_vec(), reps.to_vec());
+    }
+    values
+        .iter()
+        .zip(reps)
+        .filter(|(_, r)| beside(r))
+        .map(|(v, r)| (v.clone(), r.clone()))
+        .unzip()
+}
+
+/// The median absolute start skew of a shape's duet reps, in
+/// nanoseconds (`None` when no rep ran in a duet).
+pub fn median_skew_ns(arms: &[ArmResult]) -> Option<f64> {
+    let skews: Vec<f64> = arms
+        .iter()
+        .filter(|a| a.role != Role::Baseline)
+        .flat_map(|a| a.reps.iter().filter_map(|r| r.skew_ns))
+        .map(|s| s.unsigned_abs() as f64)
+        .collect();
+    (!skews.is_empty()).then(|| crate::stats::median(&skews))
 }
 
 /// Two arms' samples on the epochs both ran, aligned epoch by epoch.
@@ -708,6 +765,40 @@ pub struct CounterStatus {
     pub detail: Option<String>,
     /// The readings it produces.
     pub metrics: Vec<String>,
+}
+
+/// When arms run relative to each other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "snake_case")]
+pub enum Schedule {
+    /// One arm at a time, in the order's sequence.
+    #[default]
+    Sequential,
+    /// Duet benchmarking: the baseline and one other arm at the same
+    /// moment, each on one of `cores`, swapped every round; every arm
+    /// (the null control too) meets the baseline once per round.
+    Duet { cores: [usize; 2] },
+}
+
+impl Schedule {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Schedule::Sequential => "sequential",
+            Schedule::Duet { .. } => "duet",
+        }
+    }
+
+    /// What a reader of a report needs to know, for a duet (`None`:
+    /// sequential, the plain case).
+    pub fn note(&self) -> Option<String> {
+        match self {
+            Schedule::Sequential => None,
+            Schedule::Duet { cores: [a, b] } => Some(format!(
+                "duet schedule: the baseline ran beside each other arm at the same moment, on cores {a} and {b} (swapped every round); \
+the pair shares caches and memory bandwidth, which the null control's duet measures"
+            )),
+        }
+    }
 }
 
 /// How the order of arms within a round is chosen. Serialised with its name

@@ -52,6 +52,9 @@ pub(super) fn summarise(
                 ns: t.rep.reading.ns,
                 cpu_ns: t.rep.reading.counters.get(THREAD_CPU).copied(),
                 involuntary_switches: t.rep.reading.counters.get(INVOLUNTARY).map(|v| *v as u64),
+                partner: t.partner.map(|p| specs[p].label.clone()),
+                core: t.core.map(|c| c as u32),
+                skew_ns: t.skew_ns,
             })
             .collect();
         let switches: Vec<u64> = records
@@ -101,7 +104,7 @@ pub(super) fn summarise(
     // `r` against `other` across their paired epochs.
     let against = |r: &ArmResult, other: Option<&ArmResult>, floor: Option<[f64; 2]>| {
         let other = other?;
-        let (mine, theirs) = (r.samples_by_epoch(), other.samples_by_epoch());
+        let (mine, theirs) = (r.samples_against(&other.arm), other.samples_against(&r.arm));
         let clusters = build_clusters(r, other, mine.keys().filter(|e| theirs.contains_key(e)));
         let (c, b) = paired_epochs(&mine, &theirs);
         stats::compare_builds(&c, &b, clusters.as_deref(), floor, LEVEL)

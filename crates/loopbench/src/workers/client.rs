@@ -17,12 +17,15 @@ use super::project::Built;
 use super::protocol::{fnv1a, Request, Response, ShapeSource, WireParams, PROTOCOL};
 use super::supervise::{Deadline, Process, Timing};
 use super::{ArmContext, Randomise};
-use crate::arm::{Arm, ArmSpec, Iters, PreparedArm, Rep, RunError};
+use crate::arm::{Arm, ArmSpec, Duet, Iters, PreparedArm, Rep, RunError};
 use crate::measure::Reading;
+use crate::phases::Phase;
 use crate::proposals::{Proposal, Proposals};
 use crate::shapes::{self, ShapeModule};
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 /// Wraps the baseline arm so its rep times reach [`Timing`].
 pub struct Recorded {
@@ -33,6 +36,9 @@ pub struct Recorded {
 impl Arm for Recorded {
     fn label(&self) -> &str {
         self.inner.label()
+    }
+    fn take_phases(&self) -> Option<BTreeMap<Phase, f64>> {
+        self.inner.take_phases()
     }
     fn pid(&self) -> Option<u32> {
         self.inner.pid()
@@ -64,6 +70,16 @@ impl PreparedArm for RecordedPrepared<'_> {
         self.timing.record(r.reading.ns);
         Ok(r)
     }
+    fn start_duet(&mut self, rep: usize, duet: Duet) -> Result<(), RunError> {
+        self.inner.start_duet(rep, duet)
+    }
+    fn poll_duet(&mut self, rep: usize, wait: Duration) -> Result<Option<Rep>, RunError> {
+        let r = self.inner.poll_duet(rep, wait)?;
+        if let Some(r) = &r {
+            self.timing.record(r.reading.ns);
+        }
+        Ok(r)
+    }
 }
 
 /// A build arm: one worker process of one build.
@@ -87,6 +103,8 @@ pub struct WorkerArm {
     layout: Randomise,
     /// The iteration count each rep runs, relative to the shape's.
     iters: Iters,
+    /// The duet barrier's page, in a duet session.
+    barrier: Option<std::path::PathBuf>,
 }
 
 fn first_line(s: &str) -> &str {
@@ -131,6 +149,7 @@ impl WorkerArm {
             layout_seed: ctx.next_layout_seed(),
             layout: ctx.layout,
             iters: Iters::Shape,
+            barrier: ctx.barrier.clone(),
         };
         if let Err(e) = &arm.built {
             arm.state.borrow_mut().broken = Some(e.to_string());
@@ -140,8 +159,15 @@ impl WorkerArm {
         arm
     }
 
-    /// Start a process and exchange `init`/`ready`.
+    /// Start a process and exchange `init`/`ready` (its own phase).
     fn spawn(&self) -> Result<(), String> {
+        let t0 = Instant::now();
+        let r = self.spawn_untimed();
+        crate::phases::record_for(&self.label, Phase::Spawn, t0.elapsed());
+        r
+    }
+
+    fn spawn_untimed(&self) -> Result<(), String> {
         let built = self.built.as_ref().map_err(ToString::to_string)?;
         let layout = self.layout;
         let draw = |salt: u64| self.layout_seed.map(|s| s.rotate_left(salt as u32) ^ salt);
@@ -159,6 +185,7 @@ impl WorkerArm {
             pin: self.pin,
             layout_seed: draw(2).filter(|_| layout.stack),
             heap_seed: draw(3).filter(|_| layout.heap),
+            barrier: self.barrier.clone(),
         };
         match process.ask(&init, &Deadline::first()) {
             Ok(Response::Ready { protocol, version, proposals }) if protocol == PROTOCOL => {
@@ -198,6 +225,15 @@ impl WorkerArm {
 impl Arm for WorkerArm {
     fn label(&self) -> &str {
         &self.label
+    }
+    fn take_phases(&self) -> Option<BTreeMap<Phase, f64>> {
+        self.state.borrow().process.as_ref()?;
+        match ask(&self.state, &Request::Phases, &Deadline::first(), "phases") {
+            Ok(Response::Phases { seconds }) => Some(seconds),
+            // A worker that cannot say has nothing to add; the session's
+            // own figure for it stays.
+            _ => None,
+        }
     }
     fn pid(&self) -> Option<u32> {
         self.state.borrow().process.as_ref().map(|p| p.id())
@@ -260,6 +296,7 @@ impl Arm for WorkerArm {
                 state: Rc::clone(&self.state),
                 timing: self.timing.clone(),
                 own: Vec::new(),
+                duet_since: None,
             })),
             Ok(Response::Failed { error }) => Err(error.into_error(shape.name(), &self.label)),
             Ok(other) => Err(self.error(
@@ -295,9 +332,18 @@ fn ask(
     deadline: &Deadline,
     what: &str,
 ) -> Result<Response, String> {
+    on_process(state, what, |p| p.ask(request, deadline))
+}
+
+/// `f` on the live process, which is dropped (killed) when `f` fails.
+fn on_process<T>(
+    state: &Rc<RefCell<State>>,
+    what: &str,
+    f: impl FnOnce(&mut Process) -> Result<T, super::supervise::Failure>,
+) -> Result<T, String> {
     let mut s = state.borrow_mut();
     let process = s.process.as_mut().ok_or("the worker is not running")?;
-    match process.ask(request, deadline) {
+    match f(process) {
         Ok(r) => Ok(r),
         Err(failure) => {
             let detail = failure.describe(what, process);
@@ -313,35 +359,89 @@ struct WorkerPrepared<'s> {
     state: Rc<RefCell<State>>,
     timing: Timing,
     own: Vec<f64>,
+    /// When the duet rep in flight was sent, and its deadline.
+    duet_since: Option<(Instant, super::supervise::Deadline)>,
+}
+
+impl WorkerPrepared<'_> {
+    fn error(&self, detail: String) -> RunError {
+        RunError::Worker {
+            shape: self.shape.to_string(),
+            arm: self.label.clone(),
+            detail,
+        }
+    }
+
+    /// A worker's answer to `rep` as the rep, or the error it means.
+    fn answer(&mut self, rep: usize, answer: Result<Response, String>) -> Result<Rep, RunError> {
+        match answer {
+            // A time no clock can give would become a wrong number.
+            Ok(Response::Rep { ns, .. }) if !(ns.is_finite() && ns >= 0.0) => Err(self.error(
+                format!("the worker reported an impossible time for rep {rep}: {ns} ns"),
+            )),
+            Ok(Response::Rep { ns, counters, duet }) => {
+                self.own.push(ns);
+                Ok(Rep {
+                    reading: Reading { ns, counters },
+                    duet,
+                })
+            }
+            Ok(Response::Failed { error }) => Err(error.into_error(self.shape, &self.label)),
+            Ok(other) => Err(self.error(format!("the worker answered `rep` with {other:?}"))),
+            Err(detail) => Err(self.error(detail)),
+        }
+    }
 }
 
 impl PreparedArm for WorkerPrepared<'_> {
     fn rep(&mut self, rep: usize) -> Result<Rep, RunError> {
         let deadline = self.timing.deadline(&self.own);
-        let error = |detail| RunError::Worker {
-            shape: self.shape.to_string(),
-            arm: self.label.clone(),
-            detail,
-        };
-        match ask(
+        let answer = ask(
             &self.state,
-            &Request::Rep { rep },
+            &Request::Rep { rep, duet: None },
             &deadline,
             &format!("rep {rep}"),
-        ) {
-            // A time no clock can give would become a wrong number.
-            Ok(Response::Rep { ns, .. }) if !(ns.is_finite() && ns >= 0.0) => Err(error(format!(
-                "the worker reported an impossible time for rep {rep}: {ns} ns"
-            ))),
-            Ok(Response::Rep { ns, counters }) => {
-                self.own.push(ns);
-                Ok(Rep {
-                    reading: Reading { ns, counters },
-                })
+        );
+        self.answer(rep, answer)
+    }
+
+    fn start_duet(&mut self, rep: usize, duet: Duet) -> Result<(), RunError> {
+        let request = Request::Rep {
+            rep,
+            duet: Some(duet),
+        };
+        on_process(&self.state, &format!("rep {rep}"), |p| p.send(&request))
+            .map_err(|detail| self.error(detail))?;
+        self.duet_since = Some((Instant::now(), self.timing.deadline(&self.own)));
+        Ok(())
+    }
+
+    fn poll_duet(&mut self, rep: usize, wait: Duration) -> Result<Option<Rep>, RunError> {
+        let during = format!("rep {rep}");
+        let Some((since, deadline)) = self.duet_since.clone() else {
+            return Err(self.error(format!("{during} was never started")));
+        };
+        let left = deadline.after.saturating_sub(since.elapsed());
+        if left.is_zero() {
+            self.duet_since = None;
+            let mut s = self.state.borrow_mut();
+            let detail = match s.process.take() {
+                Some(mut p) => p.timed_out(deadline, &during),
+                None => "the worker is not running".into(),
+            };
+            drop(s);
+            return Err(self.error(detail));
+        }
+        match on_process(&self.state, &during, |p| p.poll(wait.min(left))) {
+            Ok(None) => Ok(None),
+            Ok(Some(answer)) => {
+                self.duet_since = None;
+                self.answer(rep, Ok(answer)).map(Some)
             }
-            Ok(Response::Failed { error }) => Err(error.into_error(self.shape, &self.label)),
-            Ok(other) => Err(error(format!("the worker answered `rep` with {other:?}"))),
-            Err(detail) => Err(error(detail)),
+            Err(detail) => {
+                self.duet_since = None;
+                Err(self.error(detail))
+            }
         }
     }
 }

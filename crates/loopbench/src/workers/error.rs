@@ -34,6 +34,9 @@ pub enum FamilyError {
 /// Checking, building or starting a worker.
 #[derive(Debug, Error, Clone)]
 pub enum WorkerError {
+    /// The duet barrier's shared page could not be made.
+    #[error("{0}")]
+    Barrier(String),
     #[error("worker builds need loopbench's source, which is not at {} any more; set {var} to a checkout's crates/loopbench directory", dir.display())]
     SourceGone { dir: PathBuf, var: &'static str },
     #[error(transparent)]

@@ -28,6 +28,7 @@
 //! parsed with the rest of the arm, in [`crate::arm::build`]; whether it can
 //! be built is [`check`]. `loopbench list` prints a summary of the syntax.
 
+pub mod barrier;
 pub mod cache;
 mod cargo;
 pub mod client;
@@ -128,6 +129,8 @@ pub struct ArmContext {
     started: std::cell::Cell<u64>,
     /// Which in-worker layout randomisations are on.
     pub layout: Randomise,
+    /// The duet barrier's page, which every worker maps (duet sessions).
+    pub barrier: Option<std::path::PathBuf>,
 }
 
 /// Where arms run.
@@ -249,6 +252,7 @@ impl ArmContext {
                 stack: true,
                 heap: true,
             },
+            barrier: None,
         }
     }
 

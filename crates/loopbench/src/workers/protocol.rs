@@ -10,6 +10,10 @@
 //! worker: {"msg":"prepared"}                      (or "failed" with the error)
 //! parent: {"msg":"rep","rep":0}
 //! worker: {"msg":"rep","ns":1234.0,"counters":{}} (or "failed": verify runs in the worker)
+//! parent: {"msg":"rep","rep":1,"duet":{"slot":0,"partner":2,"generation":7,"core":1}}
+//! worker: {"msg":"rep","ns":1230.0,"counters":{},"duet":{"generation":7,"released_ns":..,"cpu":1}}
+//! parent: {"msg":"phases"}                      (--phases: what the worker spent, per phase)
+//! worker: {"msg":"phases","seconds":{"compile":0.01,"setup":0.2,..}}
 //! parent: {"msg":"quit"}
 //! ```
 //!
@@ -17,9 +21,8 @@
 //! catalog and regenerates the module; a hash of the module bytes proves it
 //! is identical); user shapes travel as their wasm bytes.
 
-use crate::arm::RunError;
+use crate::arm::{Duet, DuetMet, Rep, RunError};
 use crate::engines::EngineError;
-use crate::measure::Reading;
 use crate::proposals::Proposal;
 use crate::shapes::Params;
 use serde::{Deserialize, Serialize};
@@ -27,7 +30,7 @@ use std::collections::BTreeMap;
 
 /// Bumped whenever a message changes; a worker answering with another
 /// number is rebuilt.
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "msg", rename_all = "snake_case")]
@@ -48,6 +51,9 @@ pub enum Request {
         /// `None`: none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         heap_seed: Option<u64>,
+        /// The duet barrier's page ([`super::barrier`]), in a duet session.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        barrier: Option<std::path::PathBuf>,
     },
     Prepare {
         shape: ShapeSource,
@@ -57,7 +63,12 @@ pub enum Request {
     },
     Rep {
         rep: usize,
+        /// Set in a duet: meet the partner at the barrier, on this core.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duet: Option<Duet>,
     },
+    /// The worker's phase totals since it last said (`--phases`).
+    Phases,
     Quit,
 }
 
@@ -110,17 +121,23 @@ pub enum Response {
     Rep {
         ns: f64,
         counters: BTreeMap<String, f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        duet: Option<DuetMet>,
     },
     Failed {
         error: WireError,
     },
+    Phases {
+        seconds: BTreeMap<crate::phases::Phase, f64>,
+    },
 }
 
 impl Response {
-    pub fn rep(r: Reading) -> Self {
+    pub fn rep(r: Rep) -> Self {
         Response::Rep {
-            ns: r.ns,
-            counters: r.counters,
+            ns: r.reading.ns,
+            counters: r.reading.counters,
+            duet: r.duet,
         }
     }
 }
@@ -243,6 +260,7 @@ mod tests {
                 pin: Some(1),
                 layout_seed: Some(7),
                 heap_seed: Some(8),
+                barrier: None,
             },
             Request::Prepare {
                 shape: ShapeSource::Catalog("add_chain".into()),
@@ -267,7 +285,7 @@ mod tests {
                 iters: 8,
                 wasm_hash: 7,
             },
-            Request::Rep { rep: 3 },
+            Request::Rep { rep: 3, duet: None },
             Request::Quit,
         ];
         for m in msgs {

@@ -8,13 +8,16 @@
 //! probed at startup by running tiny modules (measured, not advertised), so
 //! the session's skip decisions need no knowledge of the build.
 
+use super::barrier::{Barrier, Released};
 use super::protocol::{Request, Response, ShapeSource, WireError, PROTOCOL};
-use crate::arm::{Arm, InProcessArm};
+use crate::arm::{Arm, Duet, DuetMet, InProcessArm, Rep};
 use crate::engines::Engine;
 use crate::measure::counters::{CounterChoice, CounterSet};
 use crate::proposals::{Proposal, Proposals};
 use crate::shapes::{self, user::UserShape, Params, Shape, ShapeModule};
+use std::cell::Cell;
 use std::io::{BufRead, Write};
+use std::rc::Rc;
 
 /// Makes the engine from the arm's options.
 pub type Factory = fn(&[String]) -> Result<Box<dyn Engine>, String>;
@@ -64,6 +67,7 @@ pub fn serve(
         pin,
         layout_seed,
         heap_seed,
+        barrier,
     }) = lines.next()?
     else {
         return Err("expected `init` as the first request".into());
@@ -92,6 +96,15 @@ pub fn serve(
             crate::diag!("loopbench worker: {e}");
         }
     }
+    let barrier = match barrier.as_deref().map(super::barrier::Barrier::open) {
+        Some(Err(message)) => {
+            return lines.send(&Response::Failed {
+                error: WireError::Other { message },
+            })
+        }
+        Some(Ok(b)) => Some(b),
+        None => None,
+    };
     let hooks = Hooks::from_env(&label);
     let arm =
         InProcessArm::from_engine(engine, label.clone()).with_counters(counter_factory(&counters));
@@ -100,6 +113,12 @@ pub fn serve(
         match pending.take() {
             None | Some(Request::Quit) => return Ok(()),
             Some(Request::Init { .. }) => return Err("`init` sent twice".into()),
+            Some(Request::Phases) => {
+                lines.send(&Response::Phases {
+                    seconds: crate::phases::take_own(),
+                })?;
+                pending = lines.next()?;
+            }
             Some(Request::Rep { .. }) => {
                 let message = "`rep` before `prepare`".to_string();
                 lines.send(&Response::Failed {
@@ -126,7 +145,7 @@ pub fn serve(
                 // Every prepared shape runs at a fresh random stack depth.
                 let depth = layout_seed.map_or(0, |s| stack_frames(s, wasm_hash));
                 pending = with_stack_offset(depth, &mut || {
-                    run_prepared(&arm, &module, &hooks, &mut lines)
+                    run_prepared(&arm, &module, &hooks, barrier.as_ref(), &mut lines)
                 })?;
             }
         }
@@ -139,6 +158,7 @@ fn run_prepared(
     arm: &InProcessArm,
     module: &ShapeModule,
     hooks: &Hooks,
+    barrier: Option<&Barrier>,
     lines: &mut Lines<'_>,
 ) -> Result<Option<Request>, String> {
     let mut prepared = match arm.prepare(module) {
@@ -155,14 +175,12 @@ fn run_prepared(
     };
     loop {
         match lines.next()? {
-            Some(Request::Rep { rep }) => {
+            Some(Request::Rep { rep, duet }) => {
                 hooks.before_rep(rep);
                 let answer = match prepared.as_mut() {
-                    Some(p) => match p.rep(rep) {
-                        Ok(r) => Response::rep(r.reading),
-                        Err(e) => Response::Failed {
-                            error: WireError::from_error(&e),
-                        },
+                    Some(p) => match duet_rep(p.as_mut(), rep, duet, barrier) {
+                        Ok(r) => Response::rep(r),
+                        Err(error) => Response::Failed { error },
                     },
                     None => Response::Failed {
                         error: WireError::Other {
@@ -180,6 +198,50 @@ fn run_prepared(
 /// The same counters the session reads in-process, probed again here.
 /// Frames of [`with_stack_offset`] for a seed and a shape: 0 to 63, i.e. a
 /// stack offset of 0 to 4 KiB in cache-line steps.
+/// One rep; in a duet, on the duet's core and released by the barrier
+/// right before the timed call.
+fn duet_rep(
+    p: &mut (dyn crate::arm::PreparedArm + '_),
+    rep: usize,
+    duet: Option<Duet>,
+    barrier: Option<&Barrier>,
+) -> Result<Rep, WireError> {
+    let Some(duet) = duet else {
+        return p.rep(rep).map_err(|e| WireError::from_error(&e));
+    };
+    let failed = |message: String| WireError::Other { message };
+    let barrier = barrier.ok_or_else(|| failed("a duet rep, but no barrier at `init`".into()))?;
+    crate::measure::affinity::pin_current_thread(duet.core).map_err(|e| failed(e.to_string()))?;
+    let released: Rc<Cell<Option<Released>>> = Rc::new(Cell::new(None));
+    let (b, out) = (barrier.clone(), Rc::clone(&released));
+    crate::measure::gate_next_start(Box::new(move || {
+        out.set(Some(b.wait(duet.slot, duet.partner, duet.generation)));
+    }));
+    let result = p.rep(rep);
+    // A rep that failed before its timed call never reached the barrier:
+    // arrive now, so the partner is not left waiting.
+    if let Some(gate) = crate::measure::take_gate() {
+        gate();
+    }
+    let mut r = result.map_err(|e| WireError::from_error(&e))?;
+    let met = released
+        .get()
+        .ok_or_else(|| failed("the timed call never reached the duet barrier".into()))?;
+    if !met.met {
+        return Err(failed(format!(
+            "rep {rep}: the duet partner (slot {}) did not arrive within {} s",
+            duet.partner,
+            super::barrier::GIVE_UP.as_secs()
+        )));
+    }
+    r.duet = Some(DuetMet {
+        generation: duet.generation,
+        released_ns: met.at_ns,
+        cpu: super::barrier::current_cpu(),
+    });
+    Ok(r)
+}
+
 fn stack_frames(seed: u64, shape: u64) -> usize {
     // splitmix64: a well-mixed draw from (seed, shape).
     let mut z = seed ^ shape.rotate_left(17);
@@ -412,10 +474,11 @@ mod tests {
                 pin: None,
                 layout_seed: None,
                 heap_seed: None,
+                barrier: None,
             },
             prepare(&name, 64),
-            Request::Rep { rep: 0 },
-            Request::Rep { rep: 1 },
+            Request::Rep { rep: 0, duet: None },
+            Request::Rep { rep: 1, duet: None },
             Request::Quit,
         ]);
         assert_eq!(out.len(), 4, "{out:?}");
@@ -457,9 +520,10 @@ mod tests {
                 pin: None,
                 layout_seed: None,
                 heap_seed: None,
+                barrier: None,
             },
             p,
-            Request::Rep { rep: 0 },
+            Request::Rep { rep: 0, duet: None },
         ]);
         assert!(
             matches!(&out[1], Response::Failed { error: WireError::Other { message } } if message.contains("stale"))
@@ -473,6 +537,7 @@ mod tests {
             pin: None,
             layout_seed: None,
             heap_seed: None,
+            barrier: None,
         }]);
         assert_eq!(out.len(), 1);
         assert!(matches!(&out[0], Response::Failed { .. }), "{out:?}");

@@ -252,6 +252,13 @@ impl Process {
     }
 
     pub fn ask(&mut self, request: &Request, deadline: &Deadline) -> Result<Response, Failure> {
+        self.send(request)?;
+        self.receive(deadline)
+    }
+
+    /// Write one request and return at once (a duet sends both arms'
+    /// requests before waiting for either answer).
+    pub fn send(&mut self, request: &Request) -> Result<(), Failure> {
         let line = serde_json::to_string(request).map_err(|e| Failure::Io(e.to_string()))?;
         let stdin = self.stdin.as_mut().ok_or(Failure::Gone)?;
         if writeln!(stdin, "{line}")
@@ -267,6 +274,27 @@ impl Process {
                 _ => Failure::Gone,
             });
         }
+        Ok(())
+    }
+
+    /// The answer to the request sent last, if it comes within `wait`.
+    pub fn poll(&mut self, wait: Duration) -> Result<Option<Response>, Failure> {
+        match self.lines.recv_timeout(wait) {
+            Ok(answer) => serde_json::from_str(&answer)
+                .map(Some)
+                .map_err(|_| Failure::Garbled(answer)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(Failure::Gone),
+        }
+    }
+
+    /// Kill the process for a missed deadline and say so.
+    pub fn timed_out(&mut self, deadline: Deadline, during: &str) -> String {
+        Failure::Timeout(deadline).describe(during, self)
+    }
+
+    /// The answer to the request sent last, within `deadline`.
+    pub fn receive(&mut self, deadline: &Deadline) -> Result<Response, Failure> {
         match self.lines.recv_timeout(deadline.after) {
             Ok(answer) => serde_json::from_str(&answer).map_err(|_| Failure::Garbled(answer)),
             Err(RecvTimeoutError::Timeout) => Err(Failure::Timeout(deadline.clone())),

@@ -37,9 +37,18 @@ fn noise_splits_the_levels_per_rep_length_and_chooses_one() {
         serde_json::from_slice(&std::fs::read(dir.path().join("noise.json")).unwrap()).unwrap();
     assert_eq!(doc["schema"], "loopbench-noise/1");
     let rows = doc["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 2);
-    for (r, ms) in rows.iter().zip([0.05, 0.2]) {
+    // Both schedules by default, each over the sweep: in a duet too the
+    // null's identical noise pairs away exactly.
+    assert_eq!(rows.len(), 4);
+    let sweep = [
+        ("sequential", 0.05),
+        ("sequential", 0.2),
+        ("duet", 0.05),
+        ("duet", 0.2),
+    ];
+    for (r, (schedule, ms)) in rows.iter().zip(sweep) {
         assert_eq!(r["rep_ms"], ms);
+        assert_eq!(r["schedule"], schedule);
         assert_eq!(
             (r["epochs"].as_u64(), r["rounds"].as_u64()),
             (Some(3), Some(4))
@@ -60,6 +69,8 @@ fn noise_splits_the_levels_per_rep_length_and_chooses_one() {
     }
     let choice = doc["choice"].as_f64().unwrap();
     assert!(choice == 0.05 || choice == 0.2, "{choice}");
+    let schedule = doc["choice_schedule"].as_str().unwrap();
+    assert!(schedule == "sequential" || schedule == "duet", "{schedule}");
     let (mut cmd, _d) = loopbench();
     let html = cmd
         .current_dir(dir.path())

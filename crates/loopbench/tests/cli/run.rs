@@ -113,6 +113,42 @@ fn phases_show_where_the_time_went() {
     assert!(
         text.contains("counting run") && text.contains("verify") && text.contains("instantiate")
     );
+    // Every arm ran in worker processes: their own phases come back from
+    // the workers (spawn is the orchestrator's), not "-". Columns are 15
+    // characters wide after a 24-character arm column.
+    fn column(line: &str, k: usize) -> Option<&str> {
+        line.get(24 + 15 * k..24 + 15 * (k + 1)).map(str::trim)
+    }
+    let header: Vec<&str> = [
+        "spawn",
+        "pilot",
+        "compile",
+        "instantiate",
+        "setup",
+        "timed run",
+        "verify",
+    ]
+    .to_vec();
+    for arm in ["wasmi ", "tinywasm ", "wasmi#null "] {
+        let phases = &text[text.find("where the session's").unwrap()..];
+        let line = phases
+            .lines()
+            .find(|l| l.trim_start().starts_with(arm))
+            .unwrap();
+        for (k, phase) in header.iter().enumerate() {
+            let cell = column(line, k).unwrap_or_default();
+            // No pilot under --iters; every other phase happened.
+            assert_eq!(
+                cell == "-",
+                *phase == "pilot",
+                "{arm}{phase}: `{cell}` in {line}"
+            );
+        }
+    }
+    assert!(
+        !text.contains("timed runs are 0.0% of the session"),
+        "{text}"
+    );
 }
 
 #[test]
