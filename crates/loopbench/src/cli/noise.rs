@@ -252,13 +252,20 @@ impl NoiseArgs {
             let location = self.db.location()?;
             let mut db = location.open()?;
             let source = format!(
-                "`loopbench noise` ({} on {}: finds {:.2}% in {} s)",
-                doc.arm, doc.shape, row.smallest_change_pct, doc.budget_s
+                "`loopbench noise` ({} on {}, {}: finds {:.2}% in {} s)",
+                doc.arm, doc.shape, row.schedule, row.smallest_change_pct, doc.budget_s
             );
-            crate::history::settings::record(db.as_mut(), &doc.machine, row.rep_ms, &source)?;
+            crate::history::settings::record(
+                db.as_mut(),
+                &doc.machine,
+                row.rep_ms,
+                &row.schedule,
+                &source,
+            )?;
             crate::diag!(
-                "noise: --rep-ms {} recorded for this machine in {location}; run uses it by default",
-                row.rep_ms
+                "noise: --rep-ms {} recorded for this machine (schedule {}) in {location}; run uses it by default",
+                row.rep_ms,
+                row.schedule
             );
             Ok(())
         }

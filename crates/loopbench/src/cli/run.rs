@@ -145,9 +145,14 @@ impl RunArgs {
             return Err(Error::Usage("--rounds must be at least 1".into()));
         }
         let e = &self.epochs;
+        // The machine's recorded setting, for what no flag gives.
+        let recorded = (e.rep_ms.is_none() || e.schedule.is_none())
+            .then(|| recorded_setting(&self.db))
+            .flatten();
         let rep = (self.params.iters.is_none())
-            .then(|| e.rep_target(&self.db))
+            .then(|| e.rep_target(recorded.as_ref()))
             .transpose()?;
+        let (schedule, schedule_said) = e.schedule(recorded.as_ref())?;
         if let Some(b) = e.session_budget {
             check_budget(b).map_err(|_| {
                 Error::Usage("--session-budget must be a positive number of seconds".into())
@@ -156,7 +161,7 @@ impl RunArgs {
         Ok(Plan {
             stop: e.stop()?,
             order: e.order(),
-            schedule: e.schedule()?,
+            schedule,
             phases: self.phases,
             seed: e.seed,
             isolation: if e.in_process {
@@ -164,10 +169,10 @@ impl RunArgs {
             } else {
                 Isolation::Workers
             },
-            pin: e.pin()?,
+            pin: e.pin(schedule)?,
             metric: e.metric.into(),
             rep_target: rep.as_ref().map(|r| r.0),
-            setting: rep.and_then(|r| r.1),
+            setting: rep.and_then(|r| r.1).or(schedule_said),
             session_budget_s: e.session_budget,
             shapes: shapes::select(&self.shapes, &self.shape_files)?,
             arms,
@@ -298,10 +303,18 @@ impl RunArgs {
 /// recorded for the machine says otherwise, milliseconds.
 pub const DEFAULT_REP_MS: f64 = 2.0;
 
+/// What `noise --record` stored for this machine, as a session takes it.
+pub struct Recorded {
+    pub rep_ms: f64,
+    /// `sequential` or `duet` (`None`: recorded before schedules were).
+    pub schedule: Option<String>,
+    /// How the session says it took it.
+    pub said: String,
+}
+
 /// The setting `noise --record` stored for this machine, if the history
-/// has one (any failure to read it is no setting: the default applies):
-/// its rep length and how the session says it took it.
-fn recorded_setting(db: &super::DbArg) -> Option<(f64, String)> {
+/// has one (any failure to read it is no setting: the default applies).
+fn recorded_setting(db: &super::DbArg) -> Option<Recorded> {
     #[cfg(feature = "history")]
     {
         let location = db.location().ok()?;
@@ -314,7 +327,11 @@ fn recorded_setting(db: &super::DbArg) -> Option<(f64, String)> {
         let s = crate::history::settings::lookup(conn.as_mut(), &crate::machine::Machine::read())
             .ok()
             .flatten()?;
-        Some((s.rep_ms, s.describe()))
+        Some(Recorded {
+            rep_ms: s.rep_ms,
+            said: s.describe(),
+            schedule: s.schedule,
+        })
     }
     #[cfg(not(feature = "history"))]
     {
@@ -441,12 +458,10 @@ pub struct EpochArgs {
     /// When arms run: `sequential` (one at a time), or `duet` (the
     /// baseline beside each other arm at the same moment, one on each of
     /// two cores, swapped every round; `duet:A,B` names the cores).
-    #[arg(
-        long,
-        default_value = "sequential",
-        value_name = "sequential|duet[:A,B]"
-    )]
-    pub schedule: String,
+    /// Default: the schedule `loopbench noise --record` stored for this
+    /// machine, else sequential.
+    #[arg(long, value_name = "sequential|duet[:A,B]")]
+    pub schedule: Option<String>,
     /// Pin every timing thread to this core, or `none` (default: the last
     /// core this process may use).
     #[arg(long, value_name = "CPU|none")]
@@ -522,9 +537,26 @@ impl EpochArgs {
         })
     }
 
-    /// `--schedule`, its cores checked against the ones this process may use.
-    pub fn schedule(&self) -> Result<Schedule, Error> {
-        parse_schedule(&self.schedule, &crate::measure::affinity::allowed())
+    /// `--schedule`, else the machine's recorded one (and how the session
+    /// says it took it), else sequential; its cores checked against the
+    /// ones this process may use.
+    pub fn schedule(
+        &self,
+        recorded: Option<&Recorded>,
+    ) -> Result<(Schedule, Option<String>), Error> {
+        let allowed = crate::measure::affinity::allowed();
+        if let Some(text) = &self.schedule {
+            return Ok((parse_schedule(text, &allowed)?, None));
+        }
+        match recorded.and_then(|r| Some((r.schedule.as_deref()?, r))) {
+            // A recorded duet on a machine that no longer has two cores
+            // for this process falls back to sequential (no setting said).
+            Some((text, r)) => match parse_schedule(text, &allowed) {
+                Ok(s) => Ok((s, (s != Schedule::Sequential).then(|| r.said.clone()))),
+                Err(_) => Ok((Schedule::Sequential, None)),
+            },
+            None => Ok((Schedule::Sequential, None)),
+        }
     }
 
     fn order(&self) -> Design {
@@ -536,13 +568,11 @@ impl EpochArgs {
 
     /// The rep length: `--rep-ms`, else the setting recorded for this
     /// machine (`noise --record`; described for the session), else 2 ms.
-    fn rep_target(&self, db: &super::DbArg) -> Result<(Duration, Option<String>), Error> {
-        let (ms, setting) = match self.rep_ms {
-            Some(ms) => (ms, None),
-            None => match recorded_setting(db) {
-                Some((ms, said)) => (ms, Some(said)),
-                None => (DEFAULT_REP_MS, None),
-            },
+    fn rep_target(&self, recorded: Option<&Recorded>) -> Result<(Duration, Option<String>), Error> {
+        let (ms, setting) = match (self.rep_ms, recorded) {
+            (Some(ms), _) => (ms, None),
+            (None, Some(r)) => (r.rep_ms, Some(r.said.clone())),
+            (None, None) => (DEFAULT_REP_MS, None),
         };
         if !(ms > 0.0 && ms <= 60_000.0) {
             return Err(Error::Usage(
@@ -552,9 +582,9 @@ impl EpochArgs {
         Ok((Duration::from_secs_f64(ms / 1e3), setting))
     }
 
-    fn pin(&self) -> Result<Option<usize>, Error> {
+    fn pin(&self, schedule: Schedule) -> Result<Option<usize>, Error> {
         // A duet pins each pair itself; only an explicit core conflicts.
-        if self.schedule != "sequential" && self.pin.is_none() {
+        if schedule != Schedule::Sequential && self.pin.is_none() {
             return Ok(None);
         }
         match self.pin.as_deref() {
@@ -622,6 +652,7 @@ pub fn count_with(plan: &mut Plan, counters: &CounterChoice) {
         // Instruction counts do not move with the layout, and valgrind
         // makes every process slow: one epoch, in this process.
         plan.isolation = Isolation::InProcess;
+        plan.schedule = Schedule::Sequential;
         plan.stop.min_epochs = 1;
         plan.stop.max_epochs = 1;
         plan.rep_target = None;

@@ -428,6 +428,9 @@ pub const MIGRATIONS: &[&str] = &[
         created_at DOUBLE PRECISION NOT NULL,
         UNIQUE (track_id, machine_id, shape, arm, series, session_id)
     );",
+    // 7: a machine's recorded setting names its schedule too (`noise
+    // --record` may choose duets); absent: sequential.
+    "ALTER TABLE machine_settings ADD COLUMN schedule TEXT;",
 ];
 
 /// The PostgreSQL advisory lock that serialises migrations ("loop").

@@ -179,3 +179,64 @@ fn a_recorded_setting_is_used_reported_and_overridable() {
     );
     assert!(!table.contains("setting:"), "{table}");
 }
+
+/// A recorded duet: `run` then runs in duets by default and says so;
+/// `--schedule sequential` overrides it (and `--rep-ms` alone does not).
+#[test]
+fn a_recorded_duet_schedule_is_used_reported_and_overridable() {
+    let (mut cmd, dir) = loopbench();
+    cmd.current_dir(dir.path())
+        .args([
+            "noise",
+            "--engine",
+            "mock:cost=10",
+            "--schedules",
+            "duet",
+            "--rep-ms",
+            "0.3",
+            "--epochs",
+            "20",
+            "--rounds",
+            "2",
+            "--record",
+        ])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("(schedule duet)"));
+    let run = |extra: &[&str]| -> Value {
+        let (mut cmd, _d) = loopbench();
+        cmd.current_dir(dir.path())
+            .env("LOOPBENCH_DB", dir.path().join("history.sqlite"))
+            .args([
+                "run",
+                "--engines",
+                "mock:cost=10",
+                "--shapes",
+                "add_chain",
+                "--min-epochs",
+                "2",
+                "--max-epochs",
+                "2",
+                "--no-history",
+                "--json",
+                "s.json",
+            ])
+            .args(extra)
+            .assert()
+            .success();
+        serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap()
+    };
+    let doc = run(&[]);
+    assert_eq!(doc["session"]["schedule"]["name"], "duet");
+    let setting = doc["session"]["setting"].as_str().unwrap();
+    assert!(setting.contains("the duet schedule recorded"), "{setting}");
+    let doc = run(&["--rep-ms", "1"]);
+    assert_eq!(doc["session"]["schedule"]["name"], "duet");
+    let doc = run(&["--schedule", "sequential", "--rep-ms", "1"]);
+    assert_eq!(doc["session"]["schedule"]["name"], "sequential");
+    assert!(
+        doc["session"].get("setting").is_none(),
+        "{}",
+        doc["session"]
+    );
+}
