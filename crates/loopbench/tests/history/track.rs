@@ -39,7 +39,9 @@ fn base_session(db: &str, dir: &std::path::Path) -> Session {
         .clone()
 }
 
-/// `base` with its own id and its anchored ratio (exactly 0.5) times `factor`.
+/// `base` with its own id and its anchored ratio (exactly 0.5) times
+/// `factor`, and the session's own interval of it with it (as a session
+/// that measured that ratio would have it).
 fn crafted(base: &Session, id: String, factor: f64) -> Session {
     let mut s = base.clone();
     s.id = Some(id);
@@ -48,8 +50,9 @@ fn crafted(base: &Session, id: String, factor: f64) -> Session {
         .iter_mut()
         .find(|c| c.arm == "mock:cost=10")
         .unwrap();
-    let ratio = (1.0 + c.median_pct / 100.0) * factor;
-    c.median_pct = (ratio - 1.0) * 100.0;
+    let scaled = |pct: f64| ((1.0 + pct / 100.0) * factor - 1.0) * 100.0;
+    c.median_pct = scaled(c.median_pct);
+    c.ci_pct = c.ci_pct.map(scaled);
     s
 }
 
