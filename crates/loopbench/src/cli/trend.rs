@@ -170,6 +170,17 @@ fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>, steps: &[trend::Step]) -> 
         Kind::Time => ("median ns per iteration", None, false),
         Kind::Instructions => ("instructions per iteration (callgrind)", None, false),
     };
+    let mut legend = vec![
+        ("flagged: slower".into(), svg::VERMILLION),
+        ("flagged: faster".into(), svg::GREEN),
+        ("pending the next session".into(), svg::ORANGE),
+    ];
+    if steps.iter().any(|s| s.inside_own_ci) {
+        legend.push((
+            "not flagged: inside the session's own interval".into(),
+            svg::GREY,
+        ));
+    }
     let heading = format!(
         "<h2>{}</h2>\n",
         svg::esc(&format!(
@@ -184,15 +195,7 @@ fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>, steps: &[trend::Step]) -> 
             rows,
             reference,
             log_ratio,
-            legend: vec![
-                ("flagged: slower".into(), svg::VERMILLION),
-                ("flagged: faster".into(), svg::GREEN),
-                ("pending the next session".into(), svg::ORANGE),
-                (
-                    "not flagged: inside the session's own interval".into(),
-                    svg::GREY,
-                ),
-            ],
+            legend,
             ..Default::default()
         }
         .svg()

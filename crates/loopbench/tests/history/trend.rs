@@ -161,4 +161,19 @@ fn trend_flags_a_two_percent_step_in_an_anchored_series_once() {
         anchored.contains("0 flagged change(s), 1 not flagged inside the session's own interval"),
         "{anchored}"
     );
+    // The page says so too: the step's session grey, with its legend.
+    let page = dir.path().join("trend.html");
+    loopbench(db)
+        .args(["trend", "--shape", "add_chain", "--arm", "wasmi", "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(
+        html.matches("not flagged: inside the session's own interval")
+            .count(),
+        1,
+        "{html}"
+    );
+    assert!(html.matches("#8C8C8C").count() >= 2, "{html}");
 }
