@@ -50,9 +50,9 @@ fn crafted(base: &Session, id: String, factor: f64) -> Session {
         .iter_mut()
         .find(|c| c.arm == "mock:cost=10")
         .unwrap();
-    let scaled = |pct: f64| ((1.0 + pct / 100.0) * factor - 1.0) * 100.0;
-    c.median_pct = scaled(c.median_pct);
-    c.ci_pct = c.ci_pct.map(scaled);
+    let [median, lo, hi] = [c.median_pct, c.ci_pct[0], c.ci_pct[1]]
+        .map(|pct| ((1.0 + pct / 100.0) * factor - 1.0) * 100.0);
+    (c.median_pct, c.ci_pct) = (median, [lo, hi]);
     s
 }
 
