@@ -1,7 +1,8 @@
 //! `loopbench trend`: one series per machine, shape, arm and metric, in
 //! up to three kinds (absolute time, the ratio to the session's
 //! reference, exact instruction counts), each step judged against the
-//! series' own noise ([`trend::RULE`]).
+//! series' own noise and, for the anchored series, the session's own
+//! interval ([`trend::RULE`]).
 
 use super::DbArg;
 use crate::error::Error;
@@ -61,10 +62,11 @@ impl TrendArgs {
         );
         for (k, points) in &series {
             for s in kinds(points) {
-                let chosen: Vec<&sessions::Point> = s.values.iter().map(|(p, _)| *p).collect();
-                let v: Vec<f64> = s.values.iter().map(|(_, v)| *v).collect();
-                print_series(k, s.kind, &s.label, &chosen, &v)?;
-                body.push_str(&chart(k, &s));
+                // One judgement for the table and the chart.
+                let v: Vec<trend::Value> = s.values.iter().map(|(_, v)| *v).collect();
+                let steps = trend::steps(&v, s.kind);
+                print_series(k, &s, &steps)?;
+                body.push_str(&chart(k, &s, &steps));
             }
         }
         if let Some(p) = &self.html {
@@ -79,18 +81,20 @@ impl TrendArgs {
 /// The series a stored series holds, each with the values of the sessions
 /// that have it: absolute time always; the ratio to the reference, one
 /// series per reference build (a new yardstick starts a new series); exact
-/// instructions per iteration where callgrind counted them.
+/// instructions per iteration where callgrind counted them. Only the
+/// anchored values carry the session's own interval: the history stores
+/// none for a session's absolute time, and instruction counts are exact.
 fn kinds(points: &[sessions::Point]) -> Vec<KindSeries<'_>> {
     let mut out = vec![KindSeries {
         kind: Kind::Time,
         label: "median ns/iter".to_string(),
-        values: points.iter().map(|p| (p, p.median_ns)).collect(),
+        values: points.iter().map(|p| (p, p.median_ns.into())).collect(),
     }];
-    let mut anchors: Vec<(String, Vec<(&sessions::Point, f64)>)> = Vec::new();
+    let mut anchors: Vec<(String, Vec<(&sessions::Point, trend::Value)>)> = Vec::new();
     for p in points {
         let Some(a) = &p.anchored else { continue };
         let yardstick = format!("ratio to {} ({})", a.reference, a.reference_version);
-        let value = 1.0 + a.change_pct / 100.0;
+        let value = trend::Value::anchored(a.change_pct, Some(a.ci_pct));
         match anchors.iter_mut().find(|(y, _)| *y == yardstick) {
             Some((_, v)) => v.push((p, value)),
             None => anchors.push((yardstick, vec![(p, value)])),
@@ -101,9 +105,9 @@ fn kinds(points: &[sessions::Point]) -> Vec<KindSeries<'_>> {
         label,
         values,
     }));
-    let counted: Vec<(&sessions::Point, f64)> = points
+    let counted: Vec<(&sessions::Point, trend::Value)> = points
         .iter()
-        .filter_map(|p| Some((p, p.instructions_per_iter?)))
+        .filter_map(|p| Some((p, p.instructions_per_iter?.into())))
         .collect();
     if !counted.is_empty() {
         out.push(KindSeries {
@@ -119,11 +123,10 @@ fn kinds(points: &[sessions::Point]) -> Vec<KindSeries<'_>> {
 /// Anchored values are the change against the reference with its 95%
 /// interval across epochs (on a log-ratio axis); time and instruction
 /// counts their value. A flagged step's session is coloured by direction,
-/// a pending one orange.
-fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>) -> String {
+/// a pending one orange, one the values alone would flag but its own
+/// interval does not support grey.
+fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>, steps: &[trend::Step]) -> String {
     use crate::report::svg::{self, DotChart, Row};
-    let values: Vec<f64> = s.values.iter().map(|(_, v)| *v).collect();
-    let steps = trend::steps(&values, s.kind);
     let rows: Vec<Row> = s
         .values
         .iter()
@@ -134,6 +137,7 @@ fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>) -> String {
                 Some(st) if st.flagged && st.change_pct > 0.0 => svg::VERMILLION,
                 Some(st) if st.flagged => svg::GREEN,
                 Some(st) if st.pending => svg::ORANGE,
+                Some(st) if st.inside_own_ci => svg::GREY,
                 _ => svg::BLUE,
             };
             let commit = p
@@ -146,7 +150,7 @@ fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>) -> String {
                     Some(a.change_pct),
                     Some(a.ci_pct).filter(|c| c.iter().all(|x| x.is_finite())),
                 ),
-                _ => (Some(*v), None),
+                _ => (Some(v.value), None),
             };
             Row {
                 label: format!("#{} {}{commit}", p.session_id, p.recorded),
@@ -166,6 +170,17 @@ fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>) -> String {
         Kind::Time => ("median ns per iteration", None, false),
         Kind::Instructions => ("instructions per iteration (callgrind)", None, false),
     };
+    let mut legend = vec![
+        ("flagged: slower".into(), svg::VERMILLION),
+        ("flagged: faster".into(), svg::GREEN),
+        ("pending the next session".into(), svg::ORANGE),
+    ];
+    if steps.iter().any(|s| s.inside_own_ci) {
+        legend.push((
+            "not flagged: inside the session's own interval".into(),
+            svg::GREY,
+        ));
+    }
     let heading = format!(
         "<h2>{}</h2>\n",
         svg::esc(&format!(
@@ -180,11 +195,7 @@ fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>) -> String {
             rows,
             reference,
             log_ratio,
-            legend: vec![
-                ("flagged: slower".into(), svg::VERMILLION),
-                ("flagged: faster".into(), svg::GREEN),
-                ("pending the next session".into(), svg::ORANGE),
-            ],
+            legend,
             ..Default::default()
         }
         .svg()
@@ -194,17 +205,15 @@ fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>) -> String {
 struct KindSeries<'a> {
     kind: Kind,
     label: String,
-    values: Vec<(&'a sessions::Point, f64)>,
+    values: Vec<(&'a sessions::Point, trend::Value)>,
 }
 
 fn print_series(
     k: &sessions::SeriesKey,
-    kind: Kind,
-    label: &str,
-    points: &[&sessions::Point],
-    values: &[f64],
+    s: &KindSeries<'_>,
+    steps: &[trend::Step],
 ) -> Result<(), Error> {
-    let steps = trend::steps(values, kind);
+    let (kind, label) = (s.kind, s.label.as_str());
     crate::outln!(
         "\n{} / {} / {} / {}: {}, {} sessions ({})",
         Text.escape(&k.machine),
@@ -212,7 +221,7 @@ fn print_series(
         Text.escape(&k.arm),
         Text.escape(&k.metric),
         kind.name(),
-        points.len(),
+        s.values.len(),
         Text.escape(label)
     );
     crate::outln!(
@@ -224,30 +233,38 @@ fn print_series(
         "threshold",
         "build"
     );
-    for (i, (p, v)) in points.iter().zip(values).enumerate() {
+    for (i, (p, v)) in s.values.iter().enumerate() {
         let step = i.checked_sub(1).map(|j| &steps[j]);
         let (change, threshold, flag) = match step {
-            Some(s) if s.threshold_pct.is_nan() => {
-                (format!("{:+.2}%", s.change_pct), "-".to_string(), "")
-            }
+            Some(s) if s.threshold_pct.is_nan() => (
+                format!("{:+.2}%", s.change_pct),
+                "-".to_string(),
+                String::new(),
+            ),
             Some(s) => (
                 format!("{:+.2}%", s.change_pct),
                 format!("{:.2}%", s.threshold_pct),
                 match (s.flagged, s.pending, s.change_pct > 0.0) {
-                    (true, _, true) => "  << slower (regression)",
-                    (true, _, false) => "  << faster (improvement)",
-                    (false, true, _) => "  ? beyond the bound: pending the next session",
-                    _ => "",
+                    (true, _, true) => "  << slower (regression)".to_string(),
+                    (true, _, false) => "  << faster (improvement)".to_string(),
+                    (false, true, _) => {
+                        "  ? beyond the bound: pending the next session".to_string()
+                    }
+                    _ if s.inside_own_ci => format!(
+                        "  ~ beyond the bound, not flagged: inside the session's own interval{}",
+                        own_interval(kind, v)
+                    ),
+                    _ => String::new(),
                 },
             ),
-            None => (String::new(), String::new(), ""),
+            None => (String::new(), String::new(), String::new()),
         };
         let build = sessions::build_label(&p.version, p.commit.as_deref());
         crate::outln!(
             "  {:>7}  {:<19}  {:>12}  {:>9}  {:>9}  {:<16}{}",
             p.session_id,
             p.recorded,
-            crate::units::significant(*v),
+            crate::units::significant(v.value),
             change,
             threshold,
             Text.escape(&build),
@@ -255,6 +272,24 @@ fn print_series(
         );
     }
     let flagged = steps.iter().filter(|s| s.flagged).count();
-    crate::outln!("  {flagged} flagged change(s) ({})", kind.name());
+    let inside = steps.iter().filter(|s| s.inside_own_ci).count();
+    let inside = match inside {
+        0 => String::new(),
+        n => format!(", {n} not flagged inside the session's own interval"),
+    };
+    crate::outln!("  {flagged} flagged change(s){inside} ({})", kind.name());
     Ok(())
+}
+
+/// A session's own interval as printed, ` [lo%, hi%]` against the
+/// reference for an anchored value; else nothing.
+fn own_interval(kind: Kind, v: &trend::Value) -> String {
+    match (kind, v.own_ci) {
+        (Kind::Anchored, Some([lo, hi])) => format!(
+            " [{:+.2}%, {:+.2}%]",
+            (lo - 1.0) * 100.0,
+            (hi - 1.0) * 100.0
+        ),
+        _ => String::new(),
+    }
 }

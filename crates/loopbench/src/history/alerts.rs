@@ -3,9 +3,11 @@
 //! A track's series is one machine, one shape, the track's arm and one
 //! reference build (a new yardstick starts a new series, as in `trend`),
 //! in the order its sessions were recorded. Its steps are judged by the
-//! one rule of [`super::trend`]; a flagged step becomes an alert: the
-//! session it arrives at, the session before it, their commits (the range
-//! a bisect searches) and the change with its 95% interval.
+//! one rule of [`super::trend`], each session's own interval of its ratio
+//! to the reference included, exactly as `trend` judges them; a flagged
+//! step becomes an alert: the session it arrives at, the session before
+//! it, their commits (the range a bisect searches) and the change with its
+//! 95% interval.
 //!
 //! Alerts are raised in the transaction that stores a session, and the
 //! table's UNIQUE key (track, machine, shape, arm, series, session) makes
@@ -24,7 +26,8 @@ use crate::report::markup::{Column, Markdown, Markup, Text};
 struct Point {
     session: i64,
     commit: Option<String>,
-    value: f64,
+    /// Its ratio to the reference, with that session's own interval.
+    value: trend::Value,
 }
 
 /// The series label of an anchored series (the yardstick), as `trend`
@@ -45,7 +48,7 @@ pub fn evaluate(
     let rows = db.query(
         &d.sql(
             "SELECT h.name, s.metric, s.reference_arm, COALESCE(r.version, ''), s.id, a.commit_id,
-                    x.ref_change_pct
+                    x.ref_change_pct, x.ref_ci_low_pct, x.ref_ci_high_pct
              FROM summaries x
              JOIN sessions s ON s.id = x.session_id
              JOIN shapes h ON h.id = x.shape_id
@@ -69,7 +72,10 @@ pub fn evaluate(
         let point = Point {
             session: r.int(4)?,
             commit: r.opt_text(5)?,
-            value: 1.0 + r.real(6)? / 100.0,
+            value: trend::Value::anchored(
+                r.real(6)?,
+                r.opt_real(7)?.zip(r.opt_real(8)?).map(|(l, h)| [l, h]),
+            ),
         };
         match series.last_mut() {
             Some((k, points)) if k.0 == shape && k.1 == label => points.push(point),
@@ -78,7 +84,7 @@ pub fn evaluate(
     }
     let mut raised = Vec::new();
     for ((shape, label), points) in series {
-        let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+        let values: Vec<trend::Value> = points.iter().map(|p| p.value).collect();
         for step in trend::steps(&values, Kind::Anchored) {
             if !step.flagged {
                 continue;

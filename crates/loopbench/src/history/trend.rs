@@ -15,7 +15,28 @@
 //!   smallest step ([`Kind::min_step_pct`]); and
 //! - the smaller of the after values' distances, in units of the standard
 //!   error, is the largest of its neighbours, so that one step is flagged
-//!   once and not at each point whose windows straddle it.
+//!   once and not at each point whose windows straddle it; and
+//! - where the history stores the session's own 95% interval ([`Value`]:
+//!   an anchored session's interval of its ratio to the reference), that
+//!   interval lies wholly beyond the level before the point, on the step's
+//!   side. When the arm was at the reference's build before, that level is
+//!   the reference itself: the session's own anchored comparison must be a
+//!   change in the step's direction.
+//!
+//! Why the last condition: the noise above is learned from the sessions
+//! before the point, and a new build brings noise they never saw. A
+//! commit that only moves code around changes the layout, and with it the
+//! speed, by a few percent; a session whose arm and reference are two
+//! builds carries that spread between layouts in its own interval (its
+//! epochs are fresh workers), sessions where both were one build do not.
+//! On a recorded track, four sessions of arm and reference at one commit
+//! (ratio +-1%) were followed by a layout-only commit whose two sessions
+//! agreed on -2.94% [-4.01, -1.86]: beyond the bound, yet inside the step's
+//! session itself the arm against the reference was -3.12% [-10.25, +4.58]
+//! (`docs/measured/2026-12-02-tracked-series`). Such a step is reported,
+//! not flagged ([`Step::inside_own_ci`]). A session without a stored
+//! interval (absolute time, instruction counts, older databases) is judged
+//! by its value alone.
 //!
 //! With one value after a point (the newest session) nothing is flagged
 //! yet: the step is *pending* until the next session confirms it.
@@ -78,7 +99,10 @@ impl Kind {
 pub const RULE: &str = "a step at a session is flagged when it and the next session both lie \
 beyond the 99% prediction bound of up to 12 sessions before it, on the same side (Student t on \
 logs, the SD of the sessions before as the noise), the change is at least 1% (0.1% for \
-instruction counts) and it is the clearest of its neighbours; the newest session alone is pending";
+instruction counts), it is the clearest of its neighbours and, for an anchored series, the session's \
+own 95% interval of its ratio to the reference lies beyond the level before it on the same side (a \
+new build's layout spread is in that interval, not in the sessions before); the newest session \
+alone is pending";
 
 /// One step of a series.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,13 +128,50 @@ pub struct Step {
     /// Beyond the bound with too few values after it to confirm (the
     /// newest session).
     pub pending: bool,
+    /// The values would flag this step (or hold it pending), but the
+    /// session's own interval does not lie beyond the level before it on
+    /// the step's side: not flagged, not pending.
+    pub inside_own_ci: bool,
+}
+
+/// One session's value in a series, with the session's own 95% interval of
+/// it where the history stores one (in the value's units: for an anchored
+/// series the ratio to the reference, `1 + ref_ci_*_pct / 100`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Value {
+    pub value: f64,
+    pub own_ci: Option<[f64; 2]>,
+}
+
+impl From<f64> for Value {
+    /// A value without an interval of its own: judged by the values alone.
+    fn from(value: f64) -> Value {
+        Value {
+            value,
+            own_ci: None,
+        }
+    }
+}
+
+impl Value {
+    /// An anchored session's value: its change against the reference and
+    /// that change's own interval, percent (an interval with a bound not
+    /// stored, `NaN`, is none).
+    pub fn anchored(change_pct: f64, ci_pct: Option<[f64; 2]>) -> Value {
+        Value {
+            value: 1.0 + change_pct / 100.0,
+            own_ci: ci_pct
+                .filter(|c| c.iter().all(|x| !x.is_nan()))
+                .map(|c| c.map(|x| 1.0 + x / 100.0)),
+        }
+    }
 }
 
 /// Every step of `values` (in time order), judged by the rule above.
-pub fn steps(values: &[f64], kind: Kind) -> Vec<Step> {
-    let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+pub fn steps(values: &[Value], kind: Kind) -> Vec<Step> {
+    let logs: Vec<f64> = values.iter().map(|v| v.value.ln()).collect();
     let floor = (SD_FLOOR_PCT / 100.0).ln_1p();
-    let judged: Vec<(Step, f64)> = (1..logs.len())
+    let judged: Vec<(Step, f64, bool)> = (1..logs.len())
         .map(|i| {
             let before = &logs[i.saturating_sub(BEFORE)..i];
             let after = &logs[i..(i + AFTER).min(logs.len())];
@@ -125,10 +186,11 @@ pub fn steps(values: &[f64], kind: Kind) -> Vec<Step> {
                 after: after.len(),
                 flagged: false,
                 pending: false,
+                inside_own_ci: false,
             };
             let finite = before.iter().chain(after).all(|x| x.is_finite());
             if before.len() < MIN_BEFORE || !finite {
-                return (step, 0.0);
+                return (step, 0.0, true);
             }
             let nb = before.len() as f64;
             let se = variance(before).sqrt().max(floor) * (1.0 + 1.0 / nb).sqrt();
@@ -154,20 +216,44 @@ pub fn steps(values: &[f64], kind: Kind) -> Vec<Step> {
             let beyond = weakest >= critical && change_pct.abs() >= kind.min_step_pct();
             step.pending = beyond && after.len() < AFTER;
             step.flagged = beyond && after.len() == AFTER;
-            (step, weakest)
+            (step, weakest, supported(values[i].own_ci, m, diff))
         })
         .collect();
-    // One step, one flag: the point where the windows split it best.
     (0..judged.len())
         .map(|j| {
+            // One step, one flag: the point where the windows split it
+            // best. Only then the session's own interval, so that a step it
+            // does not support is not moved to the next session (of the
+            // same build) either.
             let t = judged[j].1;
             let left = j.checked_sub(1).map_or(0.0, |k| judged[k].1);
             let right = judged.get(j + 1).map_or(0.0, |r| r.1);
-            let mut step = judged[j].0.clone();
+            let (mut step, own) = (judged[j].0.clone(), judged[j].2);
             step.flagged &= t >= left && t > right;
+            step.inside_own_ci = (step.flagged || step.pending) && !own;
+            step.flagged &= own;
+            step.pending &= own;
             step
         })
         .collect()
+}
+
+/// Whether a session's own interval `own_ci` (value units) supports a step
+/// of `diff` (log) from the level `level` (log) before it: the interval
+/// lies wholly beyond the level on the step's side. No interval (or one
+/// whose bounds are not numbers): the values alone decide.
+fn supported(own_ci: Option<[f64; 2]>, level: f64, diff: f64) -> bool {
+    let Some([lo, hi]) = own_ci.map(|c| c.map(f64::ln)) else {
+        return true;
+    };
+    if lo.is_nan() || hi.is_nan() {
+        return true;
+    }
+    if diff > 0.0 {
+        lo > level
+    } else {
+        hi < level
+    }
 }
 
 #[cfg(test)]
@@ -185,9 +271,14 @@ mod tests {
         s.iter().filter(|s| s.flagged).map(|s| s.index).collect()
     }
 
+    /// Values without intervals of their own.
+    fn bare(v: &[f64]) -> Vec<Value> {
+        v.iter().map(|&x| x.into()).collect()
+    }
+
     #[test]
     fn a_flat_series_is_not_flagged() {
-        let s = steps(&flat(40), Kind::Anchored);
+        let s = steps(&bare(&flat(40)), Kind::Anchored);
         assert_eq!(s.len(), 39);
         assert!(flagged(&s).is_empty(), "{s:?}");
     }
@@ -198,7 +289,7 @@ mod tests {
         for x in &mut v[12..] {
             *x *= 1.02;
         }
-        let s = steps(&v, Kind::Anchored);
+        let s = steps(&bare(&v), Kind::Anchored);
         assert_eq!(flagged(&s), vec![12], "{s:?}");
         let at = &s[11];
         assert!((at.change_pct - 2.0).abs() < 0.3, "{at:?}");
@@ -209,7 +300,7 @@ mod tests {
         assert!(at.ci_pct[0] > 0.0, "{at:?}");
         assert_eq!((at.history, at.after), (12, 2));
         // The same step as the newest point: pending, not yet flagged.
-        let s = steps(&v[..13], Kind::Anchored);
+        let s = steps(&bare(&v[..13]), Kind::Anchored);
         assert!(flagged(&s).is_empty());
         assert!(s[11].pending && s[11].after == 1, "{:?}", s[11]);
     }
@@ -220,7 +311,7 @@ mod tests {
         // back: the window after holds it and its normal successor.
         let mut v = flat(20);
         v[10] *= 1.06;
-        let s = steps(&v, Kind::Time);
+        let s = steps(&bare(&v), Kind::Time);
         assert!(flagged(&s).is_empty(), "{s:?}");
     }
 
@@ -228,17 +319,105 @@ mod tests {
     fn exact_counts_flag_small_steps_and_nothing_else() {
         let mut v = vec![1000.0; 10];
         v.extend([1003.0; 5]);
-        let s = steps(&v, Kind::Instructions);
+        let s = steps(&bare(&v), Kind::Instructions);
         assert_eq!(flagged(&s), vec![10]);
         // Under the smallest step of the kind: not news.
         let mut v = vec![1000.0; 10];
         v.extend([1000.5; 5]);
-        assert!(flagged(&steps(&v, Kind::Instructions)).is_empty());
+        assert!(flagged(&steps(&bare(&v), Kind::Instructions)).is_empty());
     }
 
     #[test]
     fn short_history_is_not_judged() {
-        let s = steps(&[100.0, 104.0, 100.0, 150.0], Kind::Time);
+        let s = steps(&bare(&[100.0, 104.0, 100.0, 150.0]), Kind::Time);
         assert!(s.iter().all(|s| !s.flagged && s.threshold_pct.is_nan()));
+    }
+
+    /// The recorded layout-only step: an anchored ratio at 1.0 (+-0.4%)
+    /// for 12 sessions, then 0.969 (-3.1%), each session with its own
+    /// interval of the change against the reference, percent: `before`
+    /// for the sessions at the old level, `after` from the step on.
+    fn anchored(before: [f64; 2], after: [f64; 2]) -> Vec<Value> {
+        let mut v: Vec<f64> = flat(12).iter().map(|x| x / 100.0).collect();
+        v.extend([0.969, 0.9695, 0.9685, 0.969]);
+        v.iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let ci = if i < 12 { before } else { after };
+                Value::anchored((x - 1.0) * 100.0, Some(ci))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_step_inside_its_session_s_own_interval_is_not_flagged() {
+        // -3.12% [-10.25, +4.58] inside the session: the two builds'
+        // layouts differ by that much, which the sessions before (one
+        // build, +-1%) never showed.
+        let v = anchored([-1.0, 1.0], [-10.25, 4.58]);
+        let s = steps(&v, Kind::Anchored);
+        assert!(flagged(&s).is_empty(), "{s:?}");
+        // Reported, not dropped: the values alone flag it at the step.
+        let inside: Vec<usize> = s
+            .iter()
+            .filter(|s| s.inside_own_ci)
+            .map(|s| s.index)
+            .collect();
+        assert_eq!(inside, vec![12], "{s:?}");
+        assert!((s[11].change_pct + 3.1).abs() < 0.2, "{:?}", s[11]);
+        // And as the newest session: not pending either.
+        let s = steps(&v[..13], Kind::Anchored);
+        assert!(s.iter().all(|s| !s.pending && !s.flagged), "{s:?}");
+        assert!(s[11].inside_own_ci, "{:?}", s[11]);
+    }
+
+    #[test]
+    fn a_step_its_session_s_own_interval_supports_is_flagged_once() {
+        let v = anchored([-1.0, 1.0], [-4.01, -1.86]);
+        let s = steps(&v, Kind::Anchored);
+        assert_eq!(flagged(&s), vec![12], "{s:?}");
+        assert!(s.iter().all(|s| !s.inside_own_ci), "{s:?}");
+        let s = steps(&v[..13], Kind::Anchored);
+        assert!(s[11].pending && !s[11].inside_own_ci, "{:?}", s[11]);
+        // An interval that excludes zero on the other side is no support.
+        let v = anchored([-1.0, 1.0], [0.5, 2.0]);
+        assert!(flagged(&steps(&v, Kind::Anchored)).is_empty());
+    }
+
+    #[test]
+    fn without_stored_intervals_the_values_alone_decide() {
+        // Older databases: no interval stored (NULL, read as NaN).
+        let v = anchored([f64::NAN, f64::NAN], [f64::NAN, f64::NAN]);
+        assert!(v.iter().all(|v| v.own_ci.is_none()));
+        let bare: Vec<Value> = v.iter().map(|v| v.value.into()).collect();
+        let (a, b) = (steps(&v, Kind::Anchored), steps(&bare, Kind::Anchored));
+        // Equal step for step (NaN thresholds and all: compared as printed).
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+        assert_eq!(flagged(&a), vec![12], "{a:?}");
+        assert!(a.iter().all(|s| !s.inside_own_ci));
+    }
+
+    #[test]
+    fn the_own_interval_is_judged_against_the_level_before_not_the_reference() {
+        // A tracked arm twice as fast as its reference (-50%), then a +5%
+        // regression: every session's own interval excludes zero, on the
+        // faster side. What supports the step is that the step's session
+        // lies beyond the level before it (-50%), slower.
+        let mut v: Vec<Value> = flat(12)
+            .iter()
+            .map(|x| Value::anchored(x / 2.0 - 100.0, Some([-50.5, -49.5])))
+            .collect();
+        v.extend((0..4).map(|_| Value::anchored(-47.5, Some([-48.0, -47.0]))));
+        let s = steps(&v, Kind::Anchored);
+        assert_eq!(flagged(&s), vec![12], "{s:?}");
+        assert!(s[11].change_pct > 4.5, "{:?}", s[11]);
+        // The same step whose session's own interval reaches back to the
+        // level before: not flagged.
+        for x in &mut v[12..] {
+            *x = Value::anchored(-47.5, Some([-52.0, -43.0]));
+        }
+        let s = steps(&v, Kind::Anchored);
+        assert!(flagged(&s).is_empty(), "{s:?}");
+        assert!(s[11].inside_own_ci, "{:?}", s[11]);
     }
 }

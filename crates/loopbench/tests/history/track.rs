@@ -39,7 +39,9 @@ fn base_session(db: &str, dir: &std::path::Path) -> Session {
         .clone()
 }
 
-/// `base` with its own id and its anchored ratio (exactly 0.5) times `factor`.
+/// `base` with its own id and its anchored ratio (exactly 0.5) times
+/// `factor`, and the session's own interval of it with it (as a session
+/// that measured that ratio would have it).
 fn crafted(base: &Session, id: String, factor: f64) -> Session {
     let mut s = base.clone();
     s.id = Some(id);
@@ -48,8 +50,9 @@ fn crafted(base: &Session, id: String, factor: f64) -> Session {
         .iter_mut()
         .find(|c| c.arm == "mock:cost=10")
         .unwrap();
-    let ratio = (1.0 + c.median_pct / 100.0) * factor;
-    c.median_pct = (ratio - 1.0) * 100.0;
+    let [median, lo, hi] = [c.median_pct, c.ci_pct[0], c.ci_pct[1]]
+        .map(|pct| ((1.0 + pct / 100.0) * factor - 1.0) * 100.0);
+    (c.median_pct, c.ci_pct) = (median, [lo, hi]);
     s
 }
 
@@ -216,6 +219,56 @@ fn alerts_are_written_once_per_flagged_change_on_sqlite() {
 fn alerts_are_written_once_per_flagged_change_on_postgres() {
     let server = PgServer::start();
     alerts_once(&server.url);
+}
+
+/// The same +5% step, but each session from the step on measured it with
+/// its own interval of +-10% (two builds' layouts apart): it reaches back
+/// to the level before, so no alert is raised, and `trend`, judging with
+/// the same rule, shows the step as not flagged.
+#[test]
+fn a_step_inside_its_session_s_own_interval_raises_no_alert() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    add(db, "layout", "add_chain", &[], QUICK);
+    let base = base_session(db, dir.path());
+    let mut store = open(db);
+    let t = track::find(store.as_mut(), "layout").unwrap().unwrap();
+    for i in 0..12 {
+        let step = if i >= 7 { 1.05 } else { 1.0 };
+        let mut s = crafted(
+            &base,
+            format!("layout-{i}"),
+            (1.0 + 0.003 * WOBBLE[i % 5]) * step,
+        );
+        if i >= 7 {
+            let c = s.results[0]
+                .anchored
+                .iter_mut()
+                .find(|c| c.arm == "mock:cost=10")
+                .unwrap();
+            let ratio = 1.0 + c.median_pct / 100.0;
+            c.ci_pct = [0.9, 1.1].map(|x| (ratio * x - 1.0) * 100.0);
+        }
+        let (_, raised) =
+            track::record(store.as_mut(), &t, None, &s, &Provenance::of(Origin::Run)).unwrap();
+        assert!(raised.is_empty(), "session {i}: {raised:?}");
+    }
+    assert_eq!(count(store.as_mut(), "SELECT count(*) FROM alerts"), 0);
+    let out = loopbench(db)
+        .args(["trend", "--shape", "add_chain", "--arm", "mock:cost=10"])
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let anchored = out
+        .split("\n\n")
+        .find(|b| b.contains("anchored ratio"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(!anchored.contains("<<"), "{anchored}");
+    assert!(
+        anchored.contains("0 flagged change(s), 1 not flagged inside the session's own interval"),
+        "{anchored}"
+    );
 }
 
 fn sessions_of(db: &str, shape: &str) -> i64 {

@@ -83,18 +83,15 @@ fn trend_on_postgres() {
     trend_tests(&server.url);
 }
 
-/// An anchored series: twelve sessions built from one real session
-/// anchored to tinywasm, the ratio to it with a +-0.3% wobble, and from the
-/// eighth session on a +2% step. Absolute time only wobbles (no step):
-/// trend flags the anchored series once, at the step, and time never.
-#[test]
-fn trend_flags_a_two_percent_step_in_an_anchored_series_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("h.sqlite");
-    let db = db.to_str().unwrap();
-    let doc = dir.path().join("a.json");
-    anchored_run(db, "wasmi", "tinywasm", &doc, false);
-    let base = loopbench::results::read(&doc)
+/// Twelve sessions built from one real session anchored to tinywasm (the
+/// JSON `doc`), recorded in `db`: the ratio to it with a +-0.3% wobble,
+/// and from the eighth session on a +2% step. Absolute time only wobbles.
+/// With `own_half_pct`, each session's own interval of the ratio is its
+/// value +-that (a session that itself measured the step); without, each
+/// keeps the real session's (3 epochs: tens of percent wide). `trend`'s
+/// output.
+fn anchored_series(db: &str, doc: &std::path::Path, own_half_pct: Option<f64>) -> String {
+    let base = loopbench::results::read(doc)
         .unwrap()
         .session()
         .unwrap()
@@ -114,20 +111,69 @@ fn trend_flags_a_two_percent_step_in_an_anchored_series_once() {
         let c = &mut r.anchored[0];
         let ratio = (1.0 + c.median_pct / 100.0) * wobble * step;
         c.median_pct = (ratio - 1.0) * 100.0;
+        if let Some(h) = own_half_pct {
+            c.ci_pct = [-h, h].map(|x| (ratio * (1.0 + x / 100.0) - 1.0) * 100.0);
+        }
         sessions::record(store.as_mut(), &s, &Provenance::of(Origin::Import)).unwrap();
     }
     let out = trend(db, "add_chain");
-    let anchored = out
-        .split("\n\n")
-        .find(|b| b.contains("anchored ratio, 12 sessions (ratio to tinywasm"))
-        .unwrap_or_else(|| panic!("no anchored series: {out}"));
-    let flagged: Vec<&str> = anchored.lines().filter(|l| l.contains("<<")).collect();
-    assert_eq!(flagged.len(), 1, "{anchored}");
-    assert!(flagged[0].trim_start().starts_with("8 "), "{anchored}");
-    assert!(flagged[0].contains("slower (regression)"), "{anchored}");
     let time = out
         .split("\n\n")
         .find(|b| b.contains("absolute time"))
         .unwrap();
     assert!(time.contains("0 flagged change(s)"), "{time}");
+    out.split("\n\n")
+        .find(|b| b.contains("anchored ratio, 12 sessions (ratio to tinywasm"))
+        .unwrap_or_else(|| panic!("no anchored series: {out}"))
+        .to_string()
+}
+
+/// The anchored series' +2% step is flagged once, at the step, when the
+/// step's session's own interval (+-0.5%) lies beyond the level before;
+/// and absolute time (no step) never.
+#[test]
+fn trend_flags_a_two_percent_step_in_an_anchored_series_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    let doc = dir.path().join("a.json");
+    anchored_run(db, "wasmi", "tinywasm", &doc, false);
+    let anchored = anchored_series(db, &doc, Some(0.5));
+    let flagged: Vec<&str> = anchored.lines().filter(|l| l.contains("<<")).collect();
+    assert_eq!(flagged.len(), 1, "{anchored}");
+    assert!(flagged[0].trim_start().starts_with("8 "), "{anchored}");
+    assert!(flagged[0].contains("slower (regression)"), "{anchored}");
+    assert!(!anchored.contains("own interval"), "{anchored}");
+    // The same values, each session with the real session's own interval,
+    // which holds the level before the step: the step is shown, not
+    // flagged.
+    let db = dir.path().join("wide.sqlite");
+    let db = db.to_str().unwrap();
+    let anchored = anchored_series(db, &doc, None);
+    assert!(!anchored.contains("<<"), "{anchored}");
+    let marked: Vec<&str> = anchored
+        .lines()
+        .filter(|l| l.contains("not flagged: inside the session's own interval ["))
+        .collect();
+    assert_eq!(marked.len(), 1, "{anchored}");
+    assert!(marked[0].trim_start().starts_with("8 "), "{anchored}");
+    assert!(
+        anchored.contains("0 flagged change(s), 1 not flagged inside the session's own interval"),
+        "{anchored}"
+    );
+    // The page says so too: the step's session grey, with its legend.
+    let page = dir.path().join("trend.html");
+    loopbench(db)
+        .args(["trend", "--shape", "add_chain", "--arm", "wasmi", "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(
+        html.matches("not flagged: inside the session's own interval")
+            .count(),
+        1,
+        "{html}"
+    );
+    assert!(html.matches("#8C8C8C").count() >= 2, "{html}");
 }
