@@ -23,7 +23,10 @@ fn store_tests(url: &str) {
     let location = Location::parse(url).unwrap();
     // Migrations from empty, then nothing left to apply.
     let mut db = location.connect().unwrap();
-    assert_eq!(store::migrate(db.as_mut()).unwrap(), vec![1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(
+        store::migrate(db.as_mut()).unwrap(),
+        vec![1, 2, 3, 4, 5, 6, 7]
+    );
     assert_eq!(store::migrate(db.as_mut()).unwrap(), Vec::<i64>::new());
     assert_eq!(store::version(db.as_mut()).unwrap(), 7);
     loopbench(url)
