@@ -29,6 +29,9 @@ pub enum Phase {
     /// Sizing the iteration count (first epoch of a shape): its preparing
     /// and calls, wherever they ran.
     Pilot,
+    /// A worker regenerating the shape's module from the catalog (and
+    /// checking its hash) before compiling it.
+    Module,
     Compile,
     Instantiate,
     Setup,
@@ -41,9 +44,10 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 10] = [
+    pub const ALL: [Phase; 11] = [
         Phase::Spawn,
         Phase::Pilot,
+        Phase::Module,
         Phase::Compile,
         Phase::Instantiate,
         Phase::Setup,
@@ -57,6 +61,7 @@ impl Phase {
         match self {
             Phase::Spawn => "spawn",
             Phase::Pilot => "pilot",
+            Phase::Module => "module",
             Phase::Compile => "compile",
             Phase::Instantiate => "instantiate",
             Phase::Setup => "setup",
@@ -160,6 +165,7 @@ pub fn take(wall: Duration) -> Breakdown {
             phases.iter().map(|(p, d)| (*p, d.as_secs_f64())).collect();
         if let Some(outer) = secs.get(&Phase::Harness).copied() {
             let inner: f64 = [
+                Phase::Module,
                 Phase::Compile,
                 Phase::Instantiate,
                 Phase::Setup,

@@ -58,6 +58,15 @@ pub trait PreparedArm {
         let _ = (rep, duet);
         Err(RunError::NoDuet)
     }
+    /// Run `shape_iters` (the shape's count; the arm scales it as it
+    /// scales the shape's) from the next rep on, on the same instance:
+    /// the pilot sizes reps without compiling and filling a fresh instance
+    /// for every count it tries. `Ok(false)`: this arm cannot, prepare
+    /// anew.
+    fn resize(&mut self, shape_iters: u64) -> Result<bool, RunError> {
+        let _ = shape_iters;
+        Ok(false)
+    }
     /// The reading of the rep [`PreparedArm::start_duet`] started, if it
     /// arrives within `wait` (`Ok(None)`: not yet; the arm's own deadline
     /// still applies across polls). The scheduler polls both arms of a
@@ -274,6 +283,8 @@ impl InProcessArm {
             arm: self.label.clone(),
             shape: shape.shape_ref(),
             iters,
+            arm_iters: self.iters,
+            per: shape.shape.declared(&shape.params).per.max(1),
             _compiled: compiled,
             instance,
             meter: Meter::new((self.counters)()),
@@ -318,6 +329,9 @@ pub struct InProcessPrepared<'a> {
     arm: String,
     shape: crate::shapes::ShapeRef<'a>,
     iters: u64,
+    /// How the arm scales a shape's count, and the shape's group size.
+    arm_iters: Iters,
+    per: u64,
     _compiled: Box<dyn Compiled>,
     instance: Box<dyn Instance>,
     meter: Meter,
@@ -340,6 +354,25 @@ impl InProcessPrepared<'_> {
 }
 
 impl PreparedArm for InProcessPrepared<'_> {
+    fn resize(&mut self, shape_iters: u64) -> Result<bool, RunError> {
+        let usage = |detail: String| RunError::Iters {
+            arm: self.arm.clone(),
+            detail,
+        };
+        let n = self
+            .arm_iters
+            .resolve(shape_iters)
+            .map_err(|e| usage(e.to_string()))?;
+        if n % self.per != 0 {
+            return Err(usage(format!(
+                "{n} iterations are not a multiple of shape {}'s group of {}",
+                self.shape.name, self.per
+            )));
+        }
+        self.iters = n;
+        Ok(true)
+    }
+
     fn rep(&mut self, rep: usize) -> Result<Rep, RunError> {
         let s = self.shape;
         let explain = |inst: &mut dyn Instance| s.shape.explain_failure(inst);

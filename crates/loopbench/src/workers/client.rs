@@ -70,6 +70,9 @@ impl PreparedArm for RecordedPrepared<'_> {
         self.timing.record(r.reading.ns);
         Ok(r)
     }
+    fn resize(&mut self, shape_iters: u64) -> Result<bool, RunError> {
+        self.inner.resize(shape_iters)
+    }
     fn start_duet(&mut self, rep: usize, duet: Duet) -> Result<(), RunError> {
         self.inner.start_duet(rep, duet)
     }
@@ -297,6 +300,7 @@ impl Arm for WorkerArm {
                 timing: self.timing.clone(),
                 own: Vec::new(),
                 duet_since: None,
+                arm_iters: self.iters,
             })),
             Ok(Response::Failed { error }) => Err(error.into_error(shape.name(), &self.label)),
             Ok(other) => Err(self.error(
@@ -361,6 +365,8 @@ struct WorkerPrepared<'s> {
     own: Vec<f64>,
     /// When the duet rep in flight was sent, and its deadline.
     duet_since: Option<(Instant, super::supervise::Deadline)>,
+    /// How the arm scales a shape's count ([`PreparedArm::resize`]).
+    arm_iters: Iters,
 }
 
 impl WorkerPrepared<'_> {
@@ -394,6 +400,24 @@ impl WorkerPrepared<'_> {
 }
 
 impl PreparedArm for WorkerPrepared<'_> {
+    fn resize(&mut self, shape_iters: u64) -> Result<bool, RunError> {
+        let iters = self
+            .arm_iters
+            .resolve(shape_iters)
+            .map_err(|e| self.error(e.to_string()))?;
+        match ask(
+            &self.state,
+            &Request::Resize { iters },
+            &Deadline::first(),
+            "resize",
+        ) {
+            Ok(Response::Prepared) => Ok(true),
+            Ok(Response::Failed { error }) => Err(error.into_error(self.shape, &self.label)),
+            Ok(other) => Err(self.error(format!("the worker answered `resize` with {other:?}"))),
+            Err(detail) => Err(self.error(detail)),
+        }
+    }
+
     fn rep(&mut self, rep: usize) -> Result<Rep, RunError> {
         let deadline = self.timing.deadline(&self.own);
         let answer = ask(

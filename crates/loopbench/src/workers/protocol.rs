@@ -67,6 +67,11 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duet: Option<Duet>,
     },
+    /// Run this many iterations from the next rep on, on the prepared
+    /// instance (the pilot); answered with `prepared`.
+    Resize {
+        iters: u64,
+    },
     /// The worker's phase totals since it last said (`--phases`).
     Phases,
     Quit,

@@ -119,8 +119,8 @@ pub fn serve(
                 })?;
                 pending = lines.next()?;
             }
-            Some(Request::Rep { .. }) => {
-                let message = "`rep` before `prepare`".to_string();
+            Some(Request::Rep { .. } | Request::Resize { .. }) => {
+                let message = "`rep` or `resize` before `prepare`".to_string();
                 lines.send(&Response::Failed {
                     error: WireError::Other { message },
                 })?;
@@ -132,7 +132,9 @@ pub fn serve(
                 iters,
                 wasm_hash,
             }) => {
-                let module = match build_module(shape, &Params::from(&params), iters, wasm_hash) {
+                let module = match crate::phases::time(crate::phases::Phase::Module, || {
+                    build_module(shape, &Params::from(&params), iters, wasm_hash)
+                }) {
                     Ok(m) => m,
                     Err(message) => {
                         lines.send(&Response::Failed {
@@ -185,6 +187,25 @@ fn run_prepared(
                     None => Response::Failed {
                         error: WireError::Other {
                             message: "`rep` after a failed `prepare`".into(),
+                        },
+                    },
+                };
+                lines.send(&answer)?;
+            }
+            Some(Request::Resize { iters }) => {
+                let answer = match prepared.as_mut().map(|p| p.resize(iters)) {
+                    Some(Ok(true)) => Response::Prepared,
+                    Some(Ok(false)) => Response::Failed {
+                        error: WireError::Other {
+                            message: "this worker's arm cannot resize".into(),
+                        },
+                    },
+                    Some(Err(e)) => Response::Failed {
+                        error: WireError::from_error(&e),
+                    },
+                    None => Response::Failed {
+                        error: WireError::Other {
+                            message: "`resize` after a failed `prepare`".into(),
                         },
                     },
                 };

@@ -122,6 +122,7 @@ fn phases_show_where_the_time_went() {
     let header: Vec<&str> = [
         "spawn",
         "pilot",
+        "module",
         "compile",
         "instantiate",
         "setup",
