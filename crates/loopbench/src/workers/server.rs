@@ -528,6 +528,56 @@ mod tests {
     }
 
     #[test]
+    fn a_prepared_instance_is_resized_and_a_bad_count_refused_and_phases_reported() {
+        let init = Request::Init {
+            label: "w".into(),
+            options: vec![],
+            counters: vec![],
+            pin: None,
+            layout_seed: None,
+            heap_seed: None,
+            barrier: None,
+        };
+        let name = "add_chain";
+        let params = Params {
+            bytes: 1 << 16,
+            ..Params::default()
+        };
+        let module = ShapeModule::build(shapes::find(name).unwrap(), &params).unwrap();
+        let per = module.shape.declared(&module.params).per.max(1);
+        let out = converse(&[
+            init,
+            Request::Resize { iters: per },
+            prepare(name, per),
+            Request::Rep { rep: 0, duet: None },
+            Request::Resize { iters: per * 16 },
+            Request::Rep { rep: 1, duet: None },
+            Request::Resize {
+                iters: per * 16 + 1,
+            },
+            Request::Phases,
+        ]);
+        // Nothing to resize before `prepare`.
+        assert!(matches!(&out[1], Response::Failed { .. }), "{out:?}");
+        let out = &out[1..];
+        assert_eq!(out[1], Response::Prepared);
+        assert!(matches!(&out[2], Response::Rep { .. }), "{out:?}");
+        assert_eq!(out[3], Response::Prepared, "resized");
+        // The rep at the new count verified (verify checks that count).
+        assert!(matches!(&out[4], Response::Rep { .. }), "{out:?}");
+        assert!(
+            matches!(&out[5], Response::Failed { error: WireError::Other { message } } if message.contains("not a multiple")),
+            "{out:?}"
+        );
+        let Response::Phases { seconds } = &out[6] else {
+            panic!("{out:?}")
+        };
+        for p in [crate::phases::Phase::Compile, crate::phases::Phase::Verify] {
+            assert!(seconds.contains_key(&p), "{seconds:?}");
+        }
+    }
+
+    #[test]
     fn a_stale_module_and_a_bad_option_are_refused() {
         let mut p = prepare(&shapes::names()[0], 64);
         if let Request::Prepare { wasm_hash, .. } = &mut p {
