@@ -5,38 +5,25 @@
 //! every ratio exact; nothing here asserts a time.
 
 use assert_cmd::Command;
-use loopbench::results::{self, Document, RepRecord, Schedule, Session};
+use loopbench::results::{RepRecord, Schedule, Session};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// A duet session of add_chain on the mock engine, with `args` added.
 fn run(args: &[&str], env: &[(&str, &str)]) -> (Session, bool, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out.json");
-    let mut cmd = Command::cargo_bin("loopbench").unwrap();
-    cmd.current_dir(dir.path())
-        .env("LOOPBENCH_DB", dir.path().join("history.sqlite"))
-        .args([
-            "run",
-            "--shapes",
-            "add_chain",
-            "--bytes",
-            "64k",
-            "--iters",
-            "256",
-        ])
-        .args(["--warmup", "1", "--schedule", "duet"])
-        .args(args)
-        .arg("--json")
-        .arg(&out);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let o = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    let Document::Session(s) = results::read(&out).unwrap() else {
-        panic!("not a session");
-    };
-    (s, o.status.success(), stderr)
+    let mut all = vec![
+        "--shapes",
+        "add_chain",
+        "--bytes",
+        "64k",
+        "--iters",
+        "256",
+        "--warmup",
+        "1",
+        "--schedule",
+        "duet",
+    ];
+    all.extend_from_slice(args);
+    crate::epochs::run(&all, env)
 }
 
 /// Reps by (epoch, round, partner).

@@ -9,11 +9,14 @@ use loopbench::results::{self, Document, Session};
 use std::collections::BTreeSet;
 
 /// Run `loopbench run ARGS --json out.json`; the session and the exit status.
-fn run(args: &[&str], env: &[(&str, &str)]) -> (Session, bool, String) {
+/// `loopbench run ARGS --json` in a fresh directory with its own history:
+/// the session it wrote, whether it succeeded, and its stderr.
+pub(crate) fn run(args: &[&str], env: &[(&str, &str)]) -> (Session, bool, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.json");
     let mut cmd = Command::cargo_bin("loopbench").unwrap();
     cmd.current_dir(dir.path())
+        .env("LOOPBENCH_DB", dir.path().join("history.sqlite"))
         .arg("run")
         .args(args)
         .arg("--json")

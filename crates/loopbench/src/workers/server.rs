@@ -469,6 +469,18 @@ mod tests {
             .collect()
     }
 
+    fn init(options: &[&str]) -> Request {
+        Request::Init {
+            label: "w".into(),
+            options: options.iter().map(|o| o.to_string()).collect(),
+            counters: vec![],
+            pin: None,
+            layout_seed: None,
+            heap_seed: None,
+            barrier: None,
+        }
+    }
+
     fn prepare(name: &str, iters: u64) -> Request {
         let params = Params {
             iters: Some(iters),
@@ -488,15 +500,7 @@ mod tests {
     fn serves_a_shape_rep_by_rep() {
         let name = shapes::names()[0].clone();
         let out = converse(&[
-            Request::Init {
-                label: "w".into(),
-                options: vec![],
-                counters: vec![],
-                pin: None,
-                layout_seed: None,
-                heap_seed: None,
-                barrier: None,
-            },
+            init(&[]),
             prepare(&name, 64),
             Request::Rep { rep: 0, duet: None },
             Request::Rep { rep: 1, duet: None },
@@ -529,24 +533,17 @@ mod tests {
 
     #[test]
     fn a_prepared_instance_is_resized_and_a_bad_count_refused_and_phases_reported() {
-        let init = Request::Init {
-            label: "w".into(),
-            options: vec![],
-            counters: vec![],
-            pin: None,
-            layout_seed: None,
-            heap_seed: None,
-            barrier: None,
-        };
-        let name = "add_chain";
+        // A shape counted in groups of eight, so a count off the group exists.
+        let name = "br_table_switch";
         let params = Params {
             bytes: 1 << 16,
             ..Params::default()
         };
         let module = ShapeModule::build(shapes::find(name).unwrap(), &params).unwrap();
-        let per = module.shape.declared(&module.params).per.max(1);
+        let per = module.shape.declared(&module.params).per;
+        assert!(per > 1, "{name} must be counted in groups");
         let out = converse(&[
-            init,
+            init(&[]),
             Request::Resize { iters: per },
             prepare(name, per),
             Request::Rep { rep: 0, duet: None },
@@ -583,33 +580,13 @@ mod tests {
         if let Request::Prepare { wasm_hash, .. } = &mut p {
             *wasm_hash ^= 1;
         }
-        let out = converse(&[
-            Request::Init {
-                label: "w".into(),
-                options: vec![],
-                counters: vec![],
-                pin: None,
-                layout_seed: None,
-                heap_seed: None,
-                barrier: None,
-            },
-            p,
-            Request::Rep { rep: 0, duet: None },
-        ]);
+        let out = converse(&[init(&[]), p, Request::Rep { rep: 0, duet: None }]);
         assert!(
             matches!(&out[1], Response::Failed { error: WireError::Other { message } } if message.contains("stale"))
         );
         assert!(matches!(&out[2], Response::Failed { .. }));
 
-        let out = converse(&[Request::Init {
-            label: "w".into(),
-            options: vec!["turbo".into()],
-            counters: vec![],
-            pin: None,
-            layout_seed: None,
-            heap_seed: None,
-            barrier: None,
-        }]);
+        let out = converse(&[init(&["turbo"])]);
         assert_eq!(out.len(), 1);
         assert!(matches!(&out[0], Response::Failed { .. }), "{out:?}");
     }
