@@ -31,6 +31,7 @@ use crate::results::{
 };
 use crate::schedule::{self, ArmOutcome, Design, EpochOrder, Progress, Timed};
 use crate::shapes::{Declared, Params, Shape, ShapeModule};
+use crate::stats::estimators::Estimator;
 use crate::stats::stop::StopRule;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -95,6 +96,9 @@ pub struct Plan {
     /// whose comparisons are decided stop earlier, so what is left goes to
     /// the unsure ones.
     pub session_budget_s: Option<f64>,
+    /// How each epoch's rounds become one log ratio (the interval is
+    /// across epochs whichever it is).
+    pub estimator: Estimator,
 }
 
 /// Which arm of a plan is the session's reference.
@@ -132,6 +136,7 @@ impl Default for Plan {
             reference: None,
             setting: None,
             session_budget_s: None,
+            estimator: crate::stats::estimators::DEFAULT,
         }
     }
 }
@@ -710,6 +715,7 @@ impl Setup {
                 reference: plan.reference.map(|r| self.arms[r.index].label.clone()),
                 setting: plan.setting.clone(),
                 session_budget_s: plan.session_budget_s,
+                estimator: Some(plan.estimator.name()),
             },
             counters: plan.counters.status().to_vec(),
             results: Vec::new(),

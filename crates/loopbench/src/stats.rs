@@ -210,7 +210,28 @@ pub fn compare_builds(
     floor: Option<[f64; 2]>,
     level: f64,
 ) -> Option<Compared> {
-    let logs: Vec<Vec<f64>> = candidate
+    compare_by(
+        candidate,
+        baseline,
+        clusters,
+        floor,
+        level,
+        estimators::DEFAULT,
+    )
+}
+
+/// [`compare_builds`] with each epoch reduced by `estimator` (the median
+/// of per-round log ratios is [`estimators::DEFAULT`]); the interval is
+/// across epochs whichever it is.
+pub fn compare_by(
+    candidate: &[Vec<f64>],
+    baseline: &[Vec<f64>],
+    clusters: Option<&[u32]>,
+    floor: Option<[f64; 2]>,
+    level: f64,
+    estimator: estimators::Estimator,
+) -> Option<Compared> {
+    let mut logs: Vec<Vec<f64>> = candidate
         .iter()
         .zip(baseline)
         .map(|(c, b)| {
@@ -218,11 +239,26 @@ pub fn compare_builds(
             epochs::log_ratios(&c[..n], &b[..n])
         })
         .collect();
+    let estimates: Option<Vec<f64>> = (estimator != estimators::DEFAULT).then(|| {
+        candidate
+            .iter()
+            .zip(baseline)
+            .zip(logs.iter_mut())
+            .map(|((c, b), l)| {
+                let pairs: Vec<(f64, f64)> = c.iter().copied().zip(b.iter().copied()).collect();
+                // An epoch the estimator has no value on is left out whole.
+                estimator.estimate(&pairs).unwrap_or_else(|| {
+                    l.clear();
+                    f64::NAN
+                })
+            })
+            .collect()
+    });
     let opts = epochs::Options {
         level,
         ..Default::default()
     };
-    let change = epochs::epoch_change_clustered(&logs, clusters, &opts)?;
+    let change = epochs::epoch_change_estimated(&logs, estimates.as_deref(), clusters, &opts)?;
     Some(Compared {
         verdict: verdict(change.median_pct, change.ci_pct, change.pairs, floor),
         change,

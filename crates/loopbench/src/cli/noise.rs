@@ -122,6 +122,8 @@ impl NoiseArgs {
         let exports = self.output.exports()?;
         let started = Instant::now();
         let mut rows = Vec::new();
+        // Each row's epochs as `(null, baseline)` pairs, for the replay.
+        let mut paired = Vec::new();
         let mut version = String::new();
         let mut notes = Vec::new();
         let schedules = self.schedules(&mut notes)?;
@@ -191,6 +193,12 @@ impl NoiseArgs {
             let (half_width_pct, smallest_change_pct) =
                 components.predict(budget_epochs, components.rounds);
             let ns: Vec<f64> = base.reps.iter().map(|r| r.ns).collect();
+            paired.push(
+                n.iter()
+                    .zip(&b)
+                    .map(|(n, b)| n.iter().copied().zip(b.iter().copied()).collect())
+                    .collect::<Vec<Vec<(f64, f64)>>>(),
+            );
             rows.push(NoiseRow {
                 rep_ms,
                 measured_rep_ms: crate::stats::median(&ns) / 1e6,
@@ -208,6 +216,19 @@ impl NoiseArgs {
             .min_by(|a, b| a.smallest_change_pct.total_cmp(&b.smallest_change_pct));
         let choice = chosen.map(|r| r.rep_ms);
         let choice_schedule = chosen.map(|r| r.schedule.clone());
+        // The estimators, on the chosen row's own reps: a known effect
+        // injected into the null's reps, its epochs resampled.
+        let estimators = chosen
+            .and_then(|c| rows.iter().position(|r| std::ptr::eq(r, c)))
+            .map(|i| {
+                let opts = crate::replay::Options {
+                    effects: vec![0.0, 0.01],
+                    min_epochs: 2,
+                    ..Default::default()
+                };
+                crate::replay::replay_shape(&self.shape, &paired[i], &opts)
+            });
+        let choice_estimator = estimators.as_ref().map(crate::replay::choose_estimator);
         let machine = crate::machine::Machine::read();
         let (session_level, more) = self.session_level(&machine, &arm, &version);
         notes.extend(more);
@@ -230,6 +251,8 @@ impl NoiseArgs {
             session_level,
             choice,
             choice_schedule,
+            estimators,
+            choice_estimator,
             notes,
             wall_seconds: started.elapsed().as_secs_f64(),
         };
@@ -255,15 +278,21 @@ impl NoiseArgs {
                 "`loopbench noise` ({} on {}, {}: finds {:.2}% in {} s)",
                 doc.arm, doc.shape, row.schedule, row.smallest_change_pct, doc.budget_s
             );
+            let estimator = doc
+                .choice_estimator
+                .as_ref()
+                .map(|c| c.estimator.clone())
+                .unwrap_or_else(|| crate::stats::estimators::DEFAULT.name());
             crate::history::settings::record(
                 db.as_mut(),
                 &doc.machine,
                 row.rep_ms,
                 &row.schedule,
+                &estimator,
                 &source,
             )?;
             crate::diag!(
-                "noise: --rep-ms {} recorded for this machine (schedule {}) in {location}; run uses it by default",
+                "noise: --rep-ms {} recorded for this machine (schedule {}, estimator {estimator}) in {location}; run uses it by default",
                 row.rep_ms,
                 row.schedule
             );

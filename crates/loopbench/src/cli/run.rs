@@ -12,6 +12,7 @@ use crate::results::{Metric, Schedule, StopSettings};
 use crate::schedule::Design;
 use crate::session::{self, Isolation, Plan};
 use crate::shapes;
+use crate::stats::estimators::Estimator;
 use clap::Args;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -146,13 +147,14 @@ impl RunArgs {
         }
         let e = &self.epochs;
         // The machine's recorded setting, for what no flag gives.
-        let recorded = (e.rep_ms.is_none() || e.schedule.is_none())
+        let recorded = (e.rep_ms.is_none() || e.schedule.is_none() || e.estimator.is_none())
             .then(|| recorded_setting(&self.db))
             .flatten();
         let rep = (self.params.iters.is_none())
             .then(|| e.rep_target(recorded.as_ref()))
             .transpose()?;
         let (schedule, schedule_said) = e.schedule(recorded.as_ref())?;
+        let (estimator, estimator_said) = e.estimator(recorded.as_ref())?;
         if let Some(b) = e.session_budget {
             check_budget(b).map_err(|_| {
                 Error::Usage("--session-budget must be a positive number of seconds".into())
@@ -172,7 +174,8 @@ impl RunArgs {
             pin: e.pin(schedule)?,
             metric: e.metric.into(),
             rep_target: rep.as_ref().map(|r| r.0),
-            setting: rep.and_then(|r| r.1).or(schedule_said),
+            setting: rep.and_then(|r| r.1).or(schedule_said).or(estimator_said),
+            estimator,
             session_budget_s: e.session_budget,
             shapes: shapes::select(&self.shapes, &self.shape_files)?,
             arms,
@@ -308,6 +311,9 @@ pub struct Recorded {
     pub rep_ms: f64,
     /// `sequential` or `duet` (`None`: recorded before schedules were).
     pub schedule: Option<String>,
+    /// The per-epoch estimator's name (`None`: recorded before estimators
+    /// were).
+    pub estimator: Option<String>,
     /// How the session says it took it.
     pub said: String,
 }
@@ -331,6 +337,7 @@ fn recorded_setting(db: &super::DbArg) -> Option<Recorded> {
             rep_ms: s.rep_ms,
             said: s.describe(),
             schedule: s.schedule,
+            estimator: s.estimator,
         })
     }
     #[cfg(not(feature = "history"))]
@@ -462,6 +469,13 @@ pub struct EpochArgs {
     /// machine, else sequential.
     #[arg(long, value_name = "sequential|duet[:A,B]")]
     pub schedule: Option<String>,
+    /// How each epoch's rounds become one log ratio before the interval
+    /// across epochs: median (of per-round log ratios), mean, hl
+    /// (Hodges-Lehmann), trimP, min (ratio of minima), qP (ratio of P-th
+    /// percentiles). Default: the estimator `loopbench noise --record`
+    /// chose for this machine, else median.
+    #[arg(long, value_name = "NAME")]
+    pub estimator: Option<String>,
     /// Pin every timing thread to this core, or `none` (default: the last
     /// core this process may use).
     #[arg(long, value_name = "CPU|none")]
@@ -556,6 +570,24 @@ impl EpochArgs {
                 Err(_) => Ok((Schedule::Sequential, None)),
             },
             None => Ok((Schedule::Sequential, None)),
+        }
+    }
+
+    /// `--estimator`, else the machine's recorded one (and how the session
+    /// says it took it), else the median.
+    fn estimator(&self, recorded: Option<&Recorded>) -> Result<(Estimator, Option<String>), Error> {
+        if let Some(name) = &self.estimator {
+            let e = name
+                .parse()
+                .map_err(|e: crate::stats::estimators::UnknownEstimator| {
+                    Error::Usage(format!("--estimator: {e}"))
+                })?;
+            return Ok((e, None));
+        }
+        // A name this build does not know is no setting: the default applies.
+        match recorded.and_then(|r| Some((r.estimator.as_deref()?.parse::<Estimator>().ok()?, r))) {
+            Some((e, r)) if e != crate::stats::estimators::DEFAULT => Ok((e, Some(r.said.clone()))),
+            _ => Ok((crate::stats::estimators::DEFAULT, None)),
         }
     }
 

@@ -12,6 +12,9 @@ pub struct Setting {
     pub rep_ms: f64,
     /// `sequential`, `duet` (`None`: recorded before schedules were).
     pub schedule: Option<String>,
+    /// The per-epoch estimator (`None`: recorded before estimators were,
+    /// the median).
+    pub estimator: Option<String>,
     /// What chose it, in words.
     pub source: String,
     /// When, `YYYY-MM-DD HH:MM:SS` UTC.
@@ -19,43 +22,62 @@ pub struct Setting {
 }
 
 impl Setting {
-    /// How a session that used it says so.
+    /// How a session that used it says so: what it sets beyond the
+    /// defaults, who recorded it when, and the flags that override.
     pub fn describe(&self) -> String {
-        match self.schedule.as_deref() {
-            Some(s) if s != "sequential" => format!(
-                "rep length {} ms and the {s} schedule recorded for this machine by {} at {} UTC (--rep-ms and --schedule override)",
-                self.rep_ms, self.source, self.recorded
-            ),
-            _ => format!(
-                "rep length {} ms recorded for this machine by {} at {} UTC (--rep-ms overrides)",
-                self.rep_ms, self.source, self.recorded
-            ),
+        let mut what = vec![format!("rep length {} ms", self.rep_ms)];
+        let mut flags = vec!["--rep-ms"];
+        if let Some(s) = self.schedule.as_deref().filter(|s| *s != "sequential") {
+            what.push(format!("the {s} schedule"));
+            flags.push("--schedule");
         }
+        if let Some(e) = self.estimator.as_deref().filter(|e| *e != "median") {
+            what.push(format!("the {e} estimator"));
+            flags.push("--estimator");
+        }
+        let what = match what.split_last() {
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+            None => unreachable!("the rep length is always set"),
+        };
+        let verb = if flags.len() == 1 {
+            "overrides"
+        } else {
+            "override"
+        };
+        format!(
+            "{what} recorded for this machine by {} at {} UTC ({} {verb})",
+            self.source,
+            self.recorded,
+            flags.join(", ")
+        )
     }
 }
 
-/// Record `rep_ms` and `schedule` as `machine`'s setting, replacing an
-/// earlier one.
+/// Record `rep_ms`, `schedule` and `estimator` as `machine`'s setting,
+/// replacing an earlier one.
 pub fn record(
     db: &mut dyn Sql,
     machine: &Machine,
     rep_ms: f64,
     schedule: &str,
+    estimator: &str,
     source: &str,
 ) -> Result<(), StoreError> {
     let d = db.dialect();
     db.execute(
         &d.sql(
-            "INSERT INTO machine_settings (fingerprint, rep_ms, schedule, source, recorded_at)
-             VALUES ($1, $2, $3, $4, {now})
+            "INSERT INTO machine_settings (fingerprint, rep_ms, schedule, estimator, source, recorded_at)
+             VALUES ($1, $2, $3, $4, $5, {now})
              ON CONFLICT (fingerprint) DO UPDATE SET rep_ms = excluded.rep_ms,
-                schedule = excluded.schedule, source = excluded.source,
-                recorded_at = excluded.recorded_at",
+                schedule = excluded.schedule, estimator = excluded.estimator,
+                source = excluded.source, recorded_at = excluded.recorded_at",
         ),
         &[
             fingerprint(machine).into(),
             rep_ms.into(),
             schedule.into(),
+            estimator.into(),
             source.into(),
         ],
     )?;
@@ -69,12 +91,14 @@ pub fn lookup(db: &mut dyn Sql, machine: &Machine) -> Result<Option<Setting>, St
     if version < 4 {
         return Ok(None);
     }
-    // Schema 7 added the schedule; before it every setting was sequential.
+    // Schema 7 added the schedule (before it every setting was
+    // sequential), 8 the estimator (before it, the median).
     let schedule = if version >= 7 { "schedule" } else { "NULL" };
+    let estimator = if version >= 8 { "estimator" } else { "NULL" };
     let d = db.dialect();
     let rows = db.query(
         &d.sql(&format!(
-            "SELECT rep_ms, source, {}, {schedule} FROM machine_settings WHERE fingerprint = $1",
+            "SELECT rep_ms, source, {}, {schedule}, {estimator} FROM machine_settings WHERE fingerprint = $1",
             d.datetime("recorded_at")
         )),
         &[fingerprint(machine).into()],
@@ -86,6 +110,7 @@ pub fn lookup(db: &mut dyn Sql, machine: &Machine) -> Result<Option<Setting>, St
                 source: r.text(1)?,
                 recorded: r.text(2)?,
                 schedule: r.opt_text(3)?,
+                estimator: r.opt_text(4)?,
             })
         })
         .transpose()

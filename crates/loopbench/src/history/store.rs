@@ -431,6 +431,9 @@ pub const MIGRATIONS: &[&str] = &[
     // 7: a machine's recorded setting names its schedule too (`noise
     // --record` may choose duets); absent: sequential.
     "ALTER TABLE machine_settings ADD COLUMN schedule TEXT;",
+    // 8: and its estimator (`noise --record` replays its own reps through
+    // each); absent: the median.
+    "ALTER TABLE machine_settings ADD COLUMN estimator TEXT;",
 ];
 
 /// The PostgreSQL advisory lock that serialises migrations ("loop").

@@ -93,9 +93,64 @@ pub fn render(n: &Noise) -> String {
             r.components.rounds
         );
     }
+    if let Some(s) = &n.estimators {
+        out.push_str(&estimators(s));
+    }
+    if let Some(c) = &n.choice_estimator {
+        let _ = writeln!(out, "would use: --estimator {} ({})", c.estimator, c.reason);
+    }
     for note in &n.notes {
         let _ = writeln!(out, "note: {note}");
     }
+    out
+}
+
+/// The estimators on the chosen row's own reps: A/A coverage and width,
+/// and what a +1% injected into the null's reps gives.
+fn estimators(s: &crate::replay::ShapeReplay) -> String {
+    let mut out = format!(
+        "\nestimators on the chosen row's own reps ({} epochs resampled {} times, roles swapped at random; `loopbench replay`):\n",
+        s.epochs,
+        s.rows.first().map(|r| r.sessions).unwrap_or(0)
+    );
+    let columns = [
+        Column::left("estimator", 15),
+        Column::right("A/A cover", 10),
+        Column::right("±95%", 7),
+        Column::right("+1% cover", 10),
+        Column::right("+1% found", 10),
+    ];
+    let names: Vec<&str> =
+        s.rows
+            .iter()
+            .map(|r| r.estimator.as_str())
+            .fold(Vec::new(), |mut v, e| {
+                if !v.contains(&e) {
+                    v.push(e);
+                }
+                v
+            });
+    let pct = |v: f64| format!("{:.1}%", 100.0 * v);
+    let rows: Vec<Vec<String>> = names
+        .iter()
+        .map(|name| {
+            let at = |effect: f64| {
+                s.rows
+                    .iter()
+                    .find(|r| r.estimator == *name && r.effect == effect)
+            };
+            let (aa, one) = (at(0.0), at(0.01));
+            vec![
+                name.to_string(),
+                aa.map(|r| pct(r.coverage)).unwrap_or_default(),
+                aa.map(|r| format!("{:.2}%", r.median_half_width_pct))
+                    .unwrap_or_default(),
+                one.map(|r| pct(r.coverage)).unwrap_or_default(),
+                one.and_then(|r| r.detection).map(pct).unwrap_or_default(),
+            ]
+        })
+        .collect();
+    out.push_str(&Text.table(&columns, &rows));
     out
 }
 

@@ -113,6 +113,12 @@ pub fn render(report: &Session) -> String {
     if let Some(setting) = &s.setting {
         let _ = writeln!(out, "setting: {setting}");
     }
+    if let Some(e) = s.estimator.as_deref().filter(|e| *e != "median") {
+        let _ = writeln!(
+            out,
+            "estimator: {e} (each epoch's rounds reduced to one log ratio by it; the interval is across epochs)"
+        );
+    }
     if let Some(r) = &s.reference {
         let _ = writeln!(
             out,

@@ -22,6 +22,7 @@
 
 use super::{ArmResult, EngineInfo, Session, ShapeResult};
 use crate::machine::Machine;
+use crate::stats::estimators::Estimator;
 use crate::stats::outcome::{self, Outcome};
 use crate::stats::sessions::{self as across, Between};
 use crate::stats::{self, Verdict};
@@ -278,10 +279,14 @@ fn shared_reference(
     }
 }
 
-/// Each epoch's median log ratio of `arm` to `reference` (as ratios), or
-/// with layout variants the geometric mean per pair of variants; and what
-/// a unit is.
-fn anchored_units(arm: &ArmResult, reference: &ArmResult) -> (&'static str, Vec<f64>) {
+/// Each epoch's log ratio of `arm` to `reference` by the session's
+/// estimator (as ratios), or with layout variants the geometric mean per
+/// pair of variants; and what a unit is.
+fn anchored_units(
+    arm: &ArmResult,
+    reference: &ArmResult,
+    estimator: Estimator,
+) -> (&'static str, Vec<f64>) {
     let (mine, theirs) = (
         arm.samples_against(&reference.arm),
         reference.samples_against(&arm.arm),
@@ -289,16 +294,15 @@ fn anchored_units(arm: &ArmResult, reference: &ArmResult) -> (&'static str, Vec<
     let mut by_pair: BTreeMap<(Option<u32>, Option<u32>), Vec<f64>> = BTreeMap::new();
     for (e, x) in &mine {
         let Some(r) = theirs.get(e) else { continue };
-        let n = x.len().min(r.len());
-        let logs = stats::epochs::log_ratios(&x[..n], &r[..n]);
-        if logs.is_empty() {
+        let pairs: Vec<(f64, f64)> = x.iter().copied().zip(r.iter().copied()).collect();
+        let Some(log) = estimator.estimate(&pairs) else {
             continue;
-        }
+        };
         let key = (
             arm.build_variants.get(e).copied(),
             reference.build_variants.get(e).copied(),
         );
-        by_pair.entry(key).or_default().push(stats::median(&logs));
+        by_pair.entry(key).or_default().push(log);
     }
     let variants = by_pair.keys().any(|(x, r)| x.is_some() || r.is_some());
     if variants && by_pair.len() >= 2 {
@@ -463,8 +467,8 @@ impl<'s> Row<'s> {
             Some((r, find(self.ra)?, find(self.rb)?))
         });
         let (units, xa, xb, basis, reason) = if let Some((r, ref_a, ref_b)) = anchor {
-            let (units, xa) = anchored_units(self.arm_a, ref_a);
-            let (_, xb) = anchored_units(self.arm_b, ref_b);
+            let (units, xa) = anchored_units(self.arm_a, ref_a, self.a.session.estimator());
+            let (_, xb) = anchored_units(self.arm_b, ref_b, self.b.session.estimator());
             let build = build_of(self.a, r).unwrap_or_default();
             let query = SeriesQuery {
                 reference: Some((r.to_string(), build)),

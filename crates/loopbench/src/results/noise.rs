@@ -56,6 +56,14 @@ pub struct Noise {
     /// duets: sequential).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub choice_schedule: Option<String>,
+    /// The estimators replayed on the chosen row's own reps (`loopbench
+    /// replay`'s rows: coverage of zero, and of a +1% injected into the
+    /// null's reps, half-width, detection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimators: Option<crate::replay::ShapeReplay>,
+    /// The estimator those favour, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choice_estimator: Option<crate::replay::EstimatorChoice>,
     /// What was not measured, and why.
     pub notes: Vec<String>,
     pub wall_seconds: f64,

@@ -408,6 +408,22 @@ pub struct SessionInfo {
     /// Seconds the whole session might take (`--session-budget`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_budget_s: Option<f64>,
+    /// How each epoch's rounds were reduced to one log ratio before the
+    /// interval across epochs (`--estimator`); absent in older files, which
+    /// took the median.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimator: Option<String>,
+}
+
+impl SessionInfo {
+    /// The estimator the session's comparisons used (older files: the
+    /// median; a name this build does not know: the median, as then).
+    pub fn estimator(&self) -> crate::stats::estimators::Estimator {
+        self.estimator
+            .as_deref()
+            .and_then(|e| e.parse().ok())
+            .unwrap_or(crate::stats::estimators::DEFAULT)
+    }
 }
 
 /// When a shape stops taking epochs: the stop rule, recorded as it ran.

@@ -107,7 +107,7 @@ pub(super) fn summarise(
         let (mine, theirs) = (r.samples_against(&other.arm), other.samples_against(&r.arm));
         let clusters = build_clusters(r, other, mine.keys().filter(|e| theirs.contains_key(e)));
         let (c, b) = paired_epochs(&mine, &theirs);
-        stats::compare_builds(&c, &b, clusters.as_deref(), floor, LEVEL)
+        stats::compare_by(&c, &b, clusters.as_deref(), floor, LEVEL, plan.estimator)
     };
     let null_of = |role: Role| {
         results

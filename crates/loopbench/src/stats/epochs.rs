@@ -333,11 +333,35 @@ pub fn epoch_change_clustered(
     clusters: Option<&[u32]>,
     opts: &Options,
 ) -> Option<EpochChange> {
-    let clusters: Option<Vec<u32>> = clusters.filter(|c| c.len() == logs.len()).map(|c| {
+    epoch_change_estimated(logs, None, clusters, opts)
+}
+
+/// [`epoch_change_clustered`] with each epoch's own estimate (parallel to
+/// `logs`: another estimator's log ratio, [`super::estimators`]) in place
+/// of the median of its log ratios. The interval is still across epochs
+/// (Student t; the bootstraps resample rounds by the median, so they are
+/// not used with other estimators); the within-epoch figures still
+/// describe the rounds. One epoch has no across-epochs interval: it keeps
+/// the median's rounds-only one.
+pub fn epoch_change_estimated(
+    logs: &[Vec<f64>],
+    estimates: Option<&[f64]>,
+    clusters: Option<&[u32]>,
+    opts: &Options,
+) -> Option<EpochChange> {
+    let kept = |c: &[u32]| -> Vec<u32> {
         logs.iter()
             .zip(c)
             .filter(|(e, _)| !e.is_empty())
             .map(|(_, k)| *k)
+            .collect()
+    };
+    let clusters: Option<Vec<u32>> = clusters.filter(|c| c.len() == logs.len()).map(kept);
+    let estimates: Option<Vec<f64>> = estimates.filter(|x| x.len() == logs.len()).map(|x| {
+        logs.iter()
+            .zip(x)
+            .filter(|(e, _)| !e.is_empty())
+            .map(|(_, v)| *v)
             .collect()
     });
     let logs: Vec<&Vec<f64>> = logs.iter().filter(|e| !e.is_empty()).collect();
@@ -346,7 +370,11 @@ pub fn epoch_change_clustered(
         return None;
     }
     let sums: Vec<EpochSummary> = logs.iter().filter_map(|ys| summarise(ys)).collect();
-    let meds: Vec<f64> = sums.iter().map(|s| s.median).collect();
+    let by_estimator = estimates.is_some() && e >= 2;
+    let meds: Vec<f64> = match estimates {
+        Some(x) if e >= 2 => x,
+        _ => sums.iter().map(|s| s.median).collect(),
+    };
     let pairs = logs.iter().map(|ys| ys.len()).sum();
     let est = mean(&meds);
     let se2 = mean(&sums.iter().map(|s| s.se * s.se).collect::<Vec<_>>());
@@ -394,6 +422,7 @@ pub fn epoch_change_clustered(
     change.layout_sensitive = p < 0.01;
 
     let kind = match opts.method {
+        _ if by_estimator => IntervalKind::StudentT,
         Method::Auto | Method::StudentT => IntervalKind::StudentT,
         Method::HierarchicalBootstrap => IntervalKind::HierarchicalBootstrap,
         Method::HierarchicalBootstrapPlain => IntervalKind::HierarchicalBootstrapPlain,

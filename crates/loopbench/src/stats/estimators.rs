@@ -277,26 +277,39 @@ mod tests {
 
     /// The median estimator is the per-epoch statistic of `stats::epochs`:
     /// its t interval on epoch medians is the interval `compare` reports.
+    /// A session's comparison by any estimator is that estimator per
+    /// epoch and the t interval across epochs, exactly what a replay
+    /// checks; the median is what sessions used before estimators could
+    /// be chosen.
     #[test]
-    fn median_is_what_epochs_uses() {
+    fn a_session_compares_by_what_replay_checks() {
         let epochs: Vec<Vec<(f64, f64)>> = vec![
             pairs(&[0.01, 0.03, -0.02, 0.05, 0.0]),
             pairs(&[0.02, 0.04, 0.01]),
             pairs(&[-0.01, 0.0, 0.02, 0.01]),
         ];
-        let ests: Vec<f64> = epochs
-            .iter()
-            .map(|e| Estimator::Median.estimate(e).unwrap())
-            .collect();
-        let a = across_epochs(&ests, 0.95).unwrap();
         let (c, b): (Vec<Vec<f64>>, Vec<Vec<f64>>) =
             epochs.iter().map(|e| e.iter().copied().unzip()).unzip();
-        // The comparison every session makes.
-        let change = crate::stats::compare(&c, &b, None, 0.95).unwrap().change;
         let pct = |y: f64| (y.exp() - 1.0) * 100.0;
-        assert!((pct(a.estimate) - change.median_pct).abs() < 1e-9);
-        assert!((pct(a.lo) - change.ci_pct[0]).abs() < 1e-9);
-        assert!((pct(a.hi) - change.ci_pct[1]).abs() < 1e-9);
+        let mut estimates = Vec::new();
+        for k in ALL {
+            let ests: Vec<f64> = epochs.iter().map(|e| k.estimate(e).unwrap()).collect();
+            let a = across_epochs(&ests, 0.95).unwrap();
+            let change = crate::stats::compare_by(&c, &b, None, None, 0.95, *k)
+                .unwrap()
+                .change;
+            assert!((pct(a.estimate) - change.median_pct).abs() < 1e-9, "{k}");
+            assert!((pct(a.lo) - change.ci_pct[0]).abs() < 1e-9, "{k}");
+            assert!((pct(a.hi) - change.ci_pct[1]).abs() < 1e-9, "{k}");
+            estimates.push(change.median_pct);
+        }
+        // The comparison sessions made before is the median's.
+        let before = crate::stats::compare(&c, &b, None, 0.95).unwrap().change;
+        assert_eq!(before.median_pct, estimates[0]);
+        // The estimators are not one number in eight names.
+        estimates.sort_by(f64::total_cmp);
+        estimates.dedup();
+        assert!(estimates.len() >= 5, "{estimates:?}");
     }
 
     #[test]

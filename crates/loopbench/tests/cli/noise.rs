@@ -132,33 +132,7 @@ fn a_recorded_setting_is_used_reported_and_overridable() {
         .stderr(predicates::str::contains(
             "noise: --rep-ms 0.3 recorded for this machine",
         ));
-    let run = |extra: &[&str]| -> (Value, String) {
-        let (mut cmd, _d) = loopbench();
-        let out = cmd
-            .current_dir(dir.path())
-            .env("LOOPBENCH_DB", dir.path().join("history.sqlite"))
-            .args([
-                "run",
-                "--engines",
-                "mock:cost=10",
-                "--shapes",
-                "add_chain",
-                "--min-epochs",
-                "2",
-                "--max-epochs",
-                "2",
-                "--no-history",
-                "--json",
-                "s.json",
-            ])
-            .args(extra)
-            .assert()
-            .success();
-        let table = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-        let doc =
-            serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap();
-        (doc, table)
-    };
+    let run = |extra: &[&str]| run_with_setting(dir.path(), extra);
     let (doc, table) = run(&[]);
     assert_eq!(doc["session"]["rep_ms"], 0.3);
     let setting = doc["session"]["setting"].as_str().unwrap();
@@ -202,30 +176,8 @@ fn a_recorded_duet_schedule_is_used_reported_and_overridable() {
         ])
         .assert()
         .success()
-        .stderr(predicates::str::contains("(schedule duet)"));
-    let run = |extra: &[&str]| -> Value {
-        let (mut cmd, _d) = loopbench();
-        cmd.current_dir(dir.path())
-            .env("LOOPBENCH_DB", dir.path().join("history.sqlite"))
-            .args([
-                "run",
-                "--engines",
-                "mock:cost=10",
-                "--shapes",
-                "add_chain",
-                "--min-epochs",
-                "2",
-                "--max-epochs",
-                "2",
-                "--no-history",
-                "--json",
-                "s.json",
-            ])
-            .args(extra)
-            .assert()
-            .success();
-        serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap()
-    };
+        .stderr(predicates::str::contains("(schedule duet, estimator "));
+    let run = |extra: &[&str]| run_with_setting(dir.path(), extra).0;
     let doc = run(&[]);
     assert_eq!(doc["session"]["schedule"]["name"], "duet");
     let setting = doc["session"]["setting"].as_str().unwrap();
@@ -239,4 +191,108 @@ fn a_recorded_duet_schedule_is_used_reported_and_overridable() {
         "{}",
         doc["session"]
     );
+}
+
+/// A short mock `run` in `dir` with the history `noise --record` wrote
+/// there: its JSON document and its table.
+fn run_with_setting(dir: &std::path::Path, extra: &[&str]) -> (Value, String) {
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .current_dir(dir)
+        .env("LOOPBENCH_DB", dir.join("history.sqlite"))
+        .args([
+            "run",
+            "--engines",
+            "mock:cost=10",
+            "--shapes",
+            "add_chain",
+            "--min-epochs",
+            "2",
+            "--max-epochs",
+            "2",
+            "--no-history",
+            "--json",
+            "s.json",
+        ])
+        .args(extra)
+        .assert()
+        .success();
+    let table = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let doc = serde_json::from_slice(&std::fs::read(dir.join("s.json")).unwrap()).unwrap();
+    (doc, table)
+}
+
+/// `noise --record` replays its chosen row's own reps through every
+/// estimator and records the one they favour (on the mock's noise-free
+/// reps no estimator is narrower: the median). A recorded estimator is
+/// what `run` then reduces each epoch by, and it says so; `--estimator`
+/// overrides it, and a name it does not know is one clear line.
+#[cfg(feature = "history")]
+#[test]
+fn a_recorded_estimator_is_chosen_on_own_reps_used_and_overridable() {
+    let (mut cmd, dir) = loopbench();
+    cmd.current_dir(dir.path())
+        .env("LOOPBENCH_DB", dir.path().join("history.sqlite"))
+        .args([
+            "noise",
+            "--engine",
+            "mock:cost=10",
+            "--schedules",
+            "sequential",
+        ])
+        .args(["--rep-ms", "0.3", "--epochs", "20", "--rounds", "2"])
+        .args(["--record", "--json", "noise.json"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("estimator median)"));
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("noise.json")).unwrap()).unwrap();
+    assert_eq!(doc["choice_estimator"]["estimator"], "median");
+    let rows = doc["estimators"]["rows"].as_array().unwrap();
+    // Every estimator at effects 0 and +1%, on the 20 recorded epochs.
+    assert_eq!(rows.len(), 2 * 8, "{rows:?}");
+    assert_eq!(doc["estimators"]["epochs"], 20);
+    let (doc, _) = run_with_setting(dir.path(), &[]);
+    assert_eq!(doc["session"]["estimator"], "median");
+
+    // A machine whose own reps favoured Hodges-Lehmann.
+    let db = dir.path().join("history.sqlite");
+    let mut conn = loopbench::history::Location::parse(db.to_str().unwrap())
+        .unwrap()
+        .open()
+        .unwrap();
+    loopbench::history::settings::record(
+        conn.as_mut(),
+        &loopbench::machine::Machine::read(),
+        0.3,
+        "sequential",
+        "hodges_lehmann",
+        "a test",
+    )
+    .unwrap();
+    drop(conn);
+    let (doc, table) = run_with_setting(dir.path(), &[]);
+    assert_eq!(doc["session"]["estimator"], "hodges_lehmann");
+    let setting = doc["session"]["setting"].as_str().unwrap();
+    assert!(
+        setting.starts_with("rep length 0.3 ms and the hodges_lehmann estimator recorded")
+            && setting.ends_with("(--rep-ms, --estimator override)"),
+        "{setting}"
+    );
+    assert!(table.contains("the hodges_lehmann estimator"), "{table}");
+    let (doc, _) = run_with_setting(dir.path(), &["--estimator", "q25", "--rep-ms", "1"]);
+    assert_eq!(doc["session"]["estimator"], "q25");
+    assert!(
+        doc["session"].get("setting").is_none(),
+        "{}",
+        doc["session"]
+    );
+
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .args(["run", "--engines", "mock:cost=10", "--estimator", "q0"])
+        .assert()
+        .failure();
+    let e = assert_one_line_error(&out.get_output().stderr);
+    assert!(e.contains("--estimator: unknown estimator `q0`"), "{e}");
 }
