@@ -20,6 +20,8 @@ fn noise_splits_the_levels_per_rep_length_and_chooses_one() {
             "add_chain",
             "--rep-ms",
             "0.05,0.2",
+            "--schedules",
+            "sequential,duet",
             "--epochs",
             "3",
             "--rounds",
@@ -37,8 +39,8 @@ fn noise_splits_the_levels_per_rep_length_and_chooses_one() {
         serde_json::from_slice(&std::fs::read(dir.path().join("noise.json")).unwrap()).unwrap();
     assert_eq!(doc["schema"], "loopbench-noise/1");
     let rows = doc["rows"].as_array().unwrap();
-    // Both schedules by default, each over the sweep: in a duet too the
-    // null's identical noise pairs away exactly.
+    // Both schedules, each over the sweep: in a duet too the null's
+    // identical noise pairs away exactly.
     assert_eq!(rows.len(), 4);
     let sweep = [
         ("sequential", 0.05),
