@@ -303,6 +303,7 @@ fn compare_finds_a_uniform_slowdown() {
         sd_pct: 1.0,
         sessions: 10,
         excess: false,
+        total_sd_pct: None,
     };
     let c = compare_with(&a, &b, Some(spread));
     let row = c

@@ -31,6 +31,12 @@ pub struct Between {
     /// known), so `sd_pct` is the session-to-session shift alone.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub excess: bool,
+    /// With `excess`: 100 x the whole SD of the log session values, own
+    /// noise included. Two sessions of one build differ by about
+    /// `sqrt(2)` times it, whatever their own epochs claim: the floor of
+    /// [`change`]'s interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_sd_pct: Option<f64>,
 }
 
 /// The fewest earlier sessions a between-session term is learned from
@@ -80,6 +86,7 @@ impl Between {
             sd_pct: var.sqrt() * 100.0,
             sessions: logs.len(),
             excess,
+            total_sd_pct: excess.then(|| total.sqrt() * 100.0),
         })
     }
 
@@ -99,6 +106,14 @@ fn pct(log_ratio: f64) -> f64 {
 /// `d = mean(ln b) - mean(ln a)`, `se^2 = s_a^2/n_a + s_b^2/n_b`, plus, with
 /// `between`, each session's own shift: `2 tau^2` (`tau` = `between.sd_pct`).
 /// Degrees of freedom by Welch-Satterthwaite over the two or three terms.
+///
+/// With the history's whole spread of session values (`total_sd_pct`),
+/// `se^2` is at least `2 s_total^2` (`sessions - 1` degrees of freedom):
+/// the history says how far two sessions of one build land apart, own
+/// noise included, and a session's own estimate of that noise from 4-5
+/// epochs can fall far short of it (measured: tinywasm's br_table_switch,
+/// bimodal per process, gave 3 of 19 A/A pairs "changed" by ±15% with
+/// Welch intervals of ±11% while its sessions spread by 6%).
 /// Returned as percentages `exp(d) - 1`: `(median_pct, [lo_pct, hi_pct])`.
 /// Needs two positive values on each side.
 pub fn change(
@@ -127,9 +142,18 @@ pub fn change(
         terms.push((2.0 * v, df));
     }
     let se2: f64 = terms.iter().map(|(v, _)| v).sum();
+    let denom: f64 = terms.iter().map(|(v, df)| v * v / df).sum();
+    let mut df = se2 * se2 / denom;
+    let mut se2 = se2;
+    if let Some((total, sessions)) = between.and_then(|b| Some((b.total_sd_pct?, b.sessions))) {
+        let floor = 2.0 * (total / 100.0).powi(2);
+        if floor > se2 {
+            se2 = floor;
+            df = sessions as f64 - 1.0;
+        }
+    }
     let half = if se2 > 0.0 {
-        let denom: f64 = terms.iter().map(|(v, df)| v * v / df).sum();
-        t_quantile(0.5 + level / 2.0, se2 * se2 / denom) * se2.sqrt()
+        t_quantile(0.5 + level / 2.0, df) * se2.sqrt()
     } else {
         0.0
     };
@@ -189,6 +213,23 @@ mod tests {
         let own = vec![sd / 100.0; values.len()];
         let b = Between::learn_excess(&values, &own).unwrap();
         assert!(b.excess && b.sd_pct < 1e-9, "{b:?}");
+        // The whole spread is kept beside the excess, as the floor of a
+        // difference: two A/A sessions their own epochs call apart are not
+        // apart when the history's sessions spread that far.
+        assert!((b.total_sd_pct.unwrap() - sd).abs() < 1e-9, "{b:?}");
+        let tight = [1.0, 1.001, 0.999, 1.0005];
+        let apart: Vec<f64> = tight.iter().map(|x| x * 1.03).collect();
+        let no_floor = Between {
+            total_sd_pct: None,
+            ..b.clone()
+        };
+        let (_, alone) = change(&tight, &apart, 0.95, Some(&no_floor)).unwrap();
+        assert!(alone[0] > 0.0, "3% on 0.1% own noise: {alone:?}");
+        let (_, floored) = change(&tight, &apart, 0.95, Some(&b)).unwrap();
+        let half = t_quantile(0.975, 6.0) * (2.0 * (sd / 100.0).powi(2)).sqrt();
+        let d = 1.03f64.ln();
+        assert!((floored[0] - pct(d - half)).abs() < 1e-9, "{floored:?}");
+        assert!(floored[0] < 0.0, "{floored:?}");
         // Half of the spread unexplained: the term is sqrt(s^2 - se^2).
         let own = vec![sd / 100.0 / 2f64.sqrt(); values.len()];
         let b = Between::learn_excess(&values, &own).unwrap();
