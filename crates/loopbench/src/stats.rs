@@ -239,21 +239,22 @@ pub fn compare_by(
             epochs::log_ratios(&c[..n], &b[..n])
         })
         .collect();
-    let estimates: Option<Vec<f64>> = (estimator != estimators::DEFAULT).then(|| {
-        candidate
-            .iter()
-            .zip(baseline)
-            .zip(logs.iter_mut())
-            .map(|((c, b), l)| {
-                let pairs: Vec<(f64, f64)> = c.iter().copied().zip(b.iter().copied()).collect();
+    let mut estimates = None;
+    if estimator != estimators::DEFAULT {
+        let mut per_epoch = Vec::with_capacity(logs.len());
+        for ((c, b), l) in candidate.iter().zip(baseline).zip(logs.iter_mut()) {
+            let pairs: Vec<(f64, f64)> = c.iter().copied().zip(b.iter().copied()).collect();
+            match estimator.estimate(&pairs) {
+                Some(x) => per_epoch.push(x),
                 // An epoch the estimator has no value on is left out whole.
-                estimator.estimate(&pairs).unwrap_or_else(|| {
+                None => {
                     l.clear();
-                    f64::NAN
-                })
-            })
-            .collect()
-    });
+                    per_epoch.push(f64::NAN);
+                }
+            }
+        }
+        estimates = Some(per_epoch);
+    }
     let opts = epochs::Options {
         level,
         ..Default::default()

@@ -212,24 +212,25 @@ impl NoiseArgs {
                 smallest_change_pct,
             });
         }
-        let chosen = rows
+        let chosen_at = rows
             .iter()
-            .filter(|r| r.smallest_change_pct.is_finite())
-            .min_by(|a, b| a.smallest_change_pct.total_cmp(&b.smallest_change_pct));
+            .enumerate()
+            .filter(|(_, r)| r.smallest_change_pct.is_finite())
+            .min_by(|(_, a), (_, b)| a.smallest_change_pct.total_cmp(&b.smallest_change_pct))
+            .map(|(i, _)| i);
+        let chosen = chosen_at.map(|i| &rows[i]);
         let choice = chosen.map(|r| r.rep_ms);
         let choice_schedule = chosen.map(|r| r.schedule.clone());
         // The estimators, on the chosen row's own reps: a known effect
         // injected into the null's reps, its epochs resampled.
-        let estimators = chosen
-            .and_then(|c| rows.iter().position(|r| std::ptr::eq(r, c)))
-            .map(|i| {
-                let opts = crate::replay::Options {
-                    effects: vec![0.0, 0.01],
-                    min_epochs: 2,
-                    ..Default::default()
-                };
-                crate::replay::replay_shape(&self.shape, &paired[i], &opts)
-            });
+        let estimators = chosen_at.map(|i| {
+            let opts = crate::replay::Options {
+                effects: vec![0.0, 0.01],
+                min_epochs: 2,
+                ..Default::default()
+            };
+            crate::replay::replay_shape(&self.shape, &paired[i], &opts)
+        });
         let choice_estimator = estimators.as_ref().map(crate::replay::choose_estimator);
         let machine = crate::machine::Machine::read();
         let (session_level, more) = self.session_level(&machine, &arm, &version);

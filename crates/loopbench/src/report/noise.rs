@@ -120,16 +120,8 @@ fn estimators(s: &crate::replay::ShapeReplay) -> String {
         Column::right("+1% cover", 10),
         Column::right("+1% found", 10),
     ];
-    let names: Vec<&str> =
-        s.rows
-            .iter()
-            .map(|r| r.estimator.as_str())
-            .fold(Vec::new(), |mut v, e| {
-                if !v.contains(&e) {
-                    v.push(e);
-                }
-                v
-            });
+    // One recorded null per estimator, in the replay's order.
+    let names: Vec<&str> = s.recorded.iter().map(|r| r.estimator.as_str()).collect();
     let pct = |v: f64| format!("{:.1}%", 100.0 * v);
     let rows: Vec<Vec<String>> = names
         .iter()

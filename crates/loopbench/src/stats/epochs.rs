@@ -274,6 +274,18 @@ pub fn log_ratios(candidate: &[f64], baseline: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// The values of `xs` (one per epoch, parallel to `logs`) of the epochs
+/// that have log ratios; `None` when `xs` is not parallel.
+fn of_nonempty<T: Copy>(logs: &[Vec<f64>], xs: &[T]) -> Option<Vec<T>> {
+    (xs.len() == logs.len()).then(|| {
+        logs.iter()
+            .zip(xs)
+            .filter(|(e, _)| !e.is_empty())
+            .map(|(_, x)| *x)
+            .collect()
+    })
+}
+
 /// Within-epoch summary of one epoch's log ratios.
 struct EpochSummary {
     median: f64,
@@ -349,21 +361,8 @@ pub fn epoch_change_estimated(
     clusters: Option<&[u32]>,
     opts: &Options,
 ) -> Option<EpochChange> {
-    let kept = |c: &[u32]| -> Vec<u32> {
-        logs.iter()
-            .zip(c)
-            .filter(|(e, _)| !e.is_empty())
-            .map(|(_, k)| *k)
-            .collect()
-    };
-    let clusters: Option<Vec<u32>> = clusters.filter(|c| c.len() == logs.len()).map(kept);
-    let estimates: Option<Vec<f64>> = estimates.filter(|x| x.len() == logs.len()).map(|x| {
-        logs.iter()
-            .zip(x)
-            .filter(|(e, _)| !e.is_empty())
-            .map(|(_, v)| *v)
-            .collect()
-    });
+    let clusters = clusters.and_then(|c| of_nonempty(logs, c));
+    let estimates = estimates.and_then(|x| of_nonempty(logs, x));
     let logs: Vec<&Vec<f64>> = logs.iter().filter(|e| !e.is_empty()).collect();
     let e = logs.len();
     if e == 0 {
