@@ -224,6 +224,12 @@ fn print_series(
         s.values.len(),
         Text.escape(label)
     );
+    // A build description repeated on every row hides the one part that
+    // moves (the commit): said once when every session shares it.
+    let shared_version = shared_build(s.values.iter().map(|(p, _)| *p));
+    if let Some(version) = &shared_version {
+        crate::outln!("  build of every session: {}", Text.escape(version));
+    }
     crate::outln!(
         "  {:>7}  {:<19}  {:>12}  {:>9}  {:>9}  {:<16}",
         "session",
@@ -231,7 +237,11 @@ fn print_series(
         "value",
         "change",
         "threshold",
-        "build"
+        if shared_version.is_some() {
+            "commit"
+        } else {
+            "build"
+        }
     );
     for (i, (p, v)) in s.values.iter().enumerate() {
         let step = i.checked_sub(1).map(|j| &steps[j]);
@@ -259,7 +269,11 @@ fn print_series(
             ),
             None => (String::new(), String::new(), String::new()),
         };
-        let build = sessions::build_label(&p.version, p.commit.as_deref());
+        let build = match (&shared_version, p.commit.as_deref()) {
+            (Some(_), Some(c)) => format!("@{}", c.chars().take(12).collect::<String>()),
+            (Some(_), None) => String::new(),
+            (None, commit) => sessions::build_label(&p.version, commit),
+        };
         crate::outln!(
             "  {:>7}  {:<19}  {:>12}  {:>9}  {:>9}  {:<16}{}",
             p.session_id,
@@ -281,6 +295,18 @@ fn print_series(
     Ok(())
 }
 
+/// The build description every point shares, with its commit (which moves
+/// along a tracked branch, and is printed per row) written `<commit>`;
+/// `None` when the descriptions differ otherwise.
+fn shared_build<'p>(mut points: impl Iterator<Item = &'p sessions::Point>) -> Option<String> {
+    let template = |p: &sessions::Point| match p.commit.as_deref() {
+        Some(c) if !c.is_empty() => p.version.replace(c, "<commit>"),
+        _ => p.version.clone(),
+    };
+    let first = template(points.next()?);
+    points.all(|p| template(p) == first).then_some(first)
+}
+
 /// A session's own interval as printed, ` [lo%, hi%]` against the
 /// reference for an anchored value; else nothing.
 fn own_interval(kind: Kind, v: &trend::Value) -> String {
@@ -291,5 +317,55 @@ fn own_interval(kind: Kind, v: &trend::Value) -> String {
             (hi - 1.0) * 100.0
         ),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shared_build;
+    use crate::history::sessions::Point;
+
+    fn point(version: &str, commit: Option<&str>) -> Point {
+        Point {
+            session_id: 1,
+            uid: None,
+            fingerprint: String::new(),
+            recorded: String::new(),
+            median_ns: 1.0,
+            min_ns: None,
+            version: version.into(),
+            commit: commit.map(Into::into),
+            anchored: None,
+            instructions_per_iter: None,
+            epochs: None,
+        }
+    }
+
+    #[test]
+    fn a_build_shared_but_for_its_commit_is_said_once() {
+        let worker =
+            |c: &str| format!("wasmi 2.0.0 [worker: git /w#main commit {c}, profile release]");
+        let along_a_branch = [
+            point(&worker("aaaa"), Some("aaaa")),
+            point(&worker("bbbb"), Some("bbbb")),
+        ];
+        assert_eq!(
+            shared_build(along_a_branch.iter()).as_deref(),
+            Some("wasmi 2.0.0 [worker: git /w#main commit <commit>, profile release]")
+        );
+        let one_version = [point("wasmi 2.0.0", None), point("wasmi 2.0.0", None)];
+        assert_eq!(
+            shared_build(one_version.iter()).as_deref(),
+            Some("wasmi 2.0.0")
+        );
+        // Another version, or another profile: each row says its build.
+        let upgraded = [point("wasmi 2.0.0", None), point("wasmi 2.0.1", None)];
+        assert_eq!(shared_build(upgraded.iter()), None);
+        let reprofiled = [
+            point(&worker("aaaa"), Some("aaaa")),
+            point(&worker("bbbb").replace("release", "lto"), Some("bbbb")),
+        ];
+        assert_eq!(shared_build(reprofiled.iter()), None);
+        assert_eq!(shared_build([].iter()), None);
     }
 }
