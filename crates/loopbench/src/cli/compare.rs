@@ -75,9 +75,12 @@ impl CompareArgs {
             }))
         });
         // The warnings go to stderr too, where they are seen even when the
-        // report goes to a file.
-        for w in &c.warnings {
-            crate::diag!("warning: {w}");
+        // report goes to a file; not when the table that starts with them
+        // is on the same stream (a terminal, a log of both).
+        if !(exports.stdout_has_table() && super::progress::stdout_is_stderr()) {
+            for w in &c.warnings {
+                crate::diag!("warning: {w}");
+            }
         }
         let passed = c.gate.as_ref().is_none_or(|g| !g.failed);
         if let Some(g) = &c.gate {

@@ -265,6 +265,26 @@ fn interrupt_flag() -> Arc<AtomicUsize> {
     }))
 }
 
+/// Whether stdout and stderr are one stream (the same terminal, or one log
+/// file or pipe taking both), so a line in the report is already seen.
+pub fn stdout_is_stderr() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (
+            std::fs::metadata("/dev/stdout"),
+            std::fs::metadata("/dev/stderr"),
+        ) {
+            (Ok(out), Ok(err)) => out.dev() == err.dev() && out.ino() == err.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}
+
 /// The signal that stopped the session (SIGINT when none did), for
 /// [`Error::Interrupted`].
 pub fn stop_signal() -> i32 {

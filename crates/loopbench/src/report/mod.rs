@@ -230,6 +230,13 @@ impl Exports {
             })
     }
 
+    /// Whether the terminal table goes to stdout.
+    pub fn stdout_has_table(&self) -> bool {
+        self.outputs
+            .iter()
+            .any(|o| o.target == Target::Stdout && o.format == "table")
+    }
+
     /// Whether stdout carries a machine-readable format (progress and
     /// notes then stay off it).
     pub fn stdout_is_data(&self) -> bool {

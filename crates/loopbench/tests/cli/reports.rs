@@ -201,3 +201,55 @@ fn compare_names_non_positive_samples() {
     );
     assert!(!line.contains("fewer than two"), "{line}");
 }
+
+/// compare's warnings start its table and also go to stderr (seen when the
+/// table goes to a file); on one stream for both, a terminal or a log, each
+/// is printed once.
+#[test]
+fn compare_warnings_are_printed_once_on_one_stream() {
+    let (_, dir) = loopbench();
+    let session = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/schema1/session.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("a.json"), &session).unwrap();
+    std::fs::write(
+        dir.path().join("b.json"),
+        session.replace("\"wasmi 2.0.0\"", "\"wasmi 2.0.1\""),
+    )
+    .unwrap();
+    let warned = |text: &str| {
+        text.lines()
+            .filter(|l| l.contains("wasmi 2.0.0 in A, wasmi 2.0.1 in B"))
+            .count()
+    };
+    // Separate streams: the table (stdout) and stderr each carry it.
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .current_dir(dir.path())
+        .args(["compare", "a.json", "b.json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(warned(&stdout) >= 1, "{stdout}");
+    assert_eq!(warned(&stdout), warned(&stderr), "{stdout}\n{stderr}");
+    // One log for both: as often as the table alone says it.
+    let log = dir.path().join("both.log");
+    let file = std::fs::File::create(&log).unwrap();
+    let status = std::process::Command::new(assert_cmd::cargo::cargo_bin("loopbench"))
+        .current_dir(dir.path())
+        .env("LOOPBENCH_DB", dir.path().join("history.sqlite"))
+        .args(["compare", "a.json", "b.json"])
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let both = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(warned(&both), warned(&stdout), "{both}");
+}
