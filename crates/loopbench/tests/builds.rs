@@ -538,11 +538,22 @@ fn build_arms_run_in_layout_variants_beside_a_build_layout_null() {
         assert_eq!(record["variants"][format!("{NEW}#null")], seed(e % 2));
         assert_eq!(record["variants"][build_null.as_str()], seed((e + 1) % 2));
     }
+    // An arm's version is its build, whichever variant ran last: the same
+    // text as the session's engine line, so history and compare match it.
+    let engine_version = |label: &str| {
+        engines_info.iter().find(|e| e["arm"] == label).unwrap()["version"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
     for shape in json["results"].as_array().unwrap() {
         // Every rep of every variant verified (the workers verify each rep).
         for label in [NEW, OLD, build_null.as_str()] {
             let a = arm(shape, label);
             assert!(a["error"].is_null(), "{label}: {a}");
+            let build = engine_version(label.trim_end_matches("#build-null"));
+            assert_eq!(a["version"].as_str().unwrap(), build, "{label}");
+            assert!(!build.contains("layout variant"), "{build}");
             assert_eq!(
                 a["verified_reps"],
                 json["session"]["rounds"].as_u64().unwrap() * 4

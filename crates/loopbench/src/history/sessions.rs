@@ -4,7 +4,7 @@
 use super::store::{transaction, Row, Sql, StoreError, Value};
 use crate::arm::build::Source;
 use crate::arm::ArmSpec;
-use crate::results::{Role, Session, ShapeResult};
+use crate::results::{build_identity, Role, Session, ShapeResult};
 
 /// Where a stored session came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -625,7 +625,7 @@ pub fn series(
         let anchored = match (r.opt_text(12)?, r.opt_real(14)?) {
             (Some(reference), Some(change_pct)) => Some(AnchoredPoint {
                 reference,
-                reference_version: r.opt_text(13)?.unwrap_or_default(),
+                reference_version: build_identity(&r.opt_text(13)?.unwrap_or_default()),
                 change_pct,
                 ci_pct: [
                     r.opt_real(15)?.unwrap_or(f64::NAN),
@@ -639,7 +639,7 @@ pub fn series(
             recorded: r.text(5)?,
             median_ns: r.real(6)?,
             min_ns: r.opt_real(7)?,
-            version: r.text(8)?,
+            version: build_identity(&r.text(8)?),
             commit: r.opt_text(9)?,
             uid: r.opt_text(10)?,
             fingerprint: r.text(11)?,

@@ -231,10 +231,18 @@ fn not_comparable(units: &str, a: &[f64], b: &[f64]) -> String {
 /// revision of a git arm.
 fn build_of(s: &Session, arm: &str) -> Option<String> {
     let e = s.session.engines.iter().find(|e| e.arm == arm)?;
+    let version = super::build_identity(&e.version);
     Some(match &e.git {
-        Some(g) => format!("{} ({g})", e.version),
-        None => e.version.clone(),
+        Some(g) => format!("{version} ({g})"),
+        None => version,
     })
+}
+
+/// The arm's build as the history stores it (its version, which names a
+/// git arm's commit itself).
+fn stored_build_of(s: &Session, arm: &str) -> Option<String> {
+    let e = s.session.engines.iter().find(|e| e.arm == arm)?;
+    Some(super::build_identity(&e.version))
 }
 
 /// The reference both sessions measured, or why there is none (a warning);
@@ -469,7 +477,7 @@ impl<'s> Row<'s> {
         let (units, xa, xb, basis, reason) = if let Some((r, ref_a, ref_b)) = anchor {
             let (units, xa) = anchored_units(self.arm_a, ref_a, self.a.session.estimator());
             let (_, xb) = anchored_units(self.arm_b, ref_b, self.b.session.estimator());
-            let build = build_of(self.a, r).unwrap_or_default();
+            let build = stored_build_of(self.a, r).unwrap_or_default();
             let query = SeriesQuery {
                 reference: Some((r.to_string(), build)),
                 ..self.query()
@@ -537,7 +545,7 @@ impl<'s> Row<'s> {
             metric: self.a.session.metric.key().to_string(),
             versions: [self.arm_a, self.arm_b]
                 .iter()
-                .map(|x| x.version.clone())
+                .map(|x| super::build_identity(&x.version))
                 .collect(),
             exclude: [&self.a.id, &self.b.id]
                 .into_iter()

@@ -22,6 +22,26 @@ pub enum Role {
     Reference,
 }
 
+/// An arm's build as history and compare match it: its version without
+/// the layout variant that versions of sessions before 2026-12-04 named
+/// (`..., layout variant 118041414]`: whichever variant ran last, not the
+/// build, so two sessions of one build did not match).
+pub fn build_identity(version: &str) -> String {
+    const MARK: &str = ", layout variant ";
+    let mut out = version.to_string();
+    while let Some(at) = out.find(MARK) {
+        let digits = out[at + MARK.len()..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        if digits == 0 {
+            break;
+        }
+        out.replace_range(at..at + MARK.len() + digits, "");
+    }
+    out
+}
+
 /// How the session's nulls are labelled: the baseline's label plus one of
 /// these.
 pub const NULL_SUFFIX: &str = "#null";
@@ -829,4 +849,24 @@ pub enum Design {
     Williams,
     /// An independent seeded random permutation per round.
     Random { seed: u64 },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::build_identity;
+
+    #[test]
+    fn a_build_is_one_build_whichever_layout_variant_ran_last() {
+        let v = |variant: &str| {
+            format!("wasmi 2.0.0 [worker: git /w#main commit abc, profile release, adapter wasmi_1x{variant}]")
+        };
+        let build = v("");
+        assert_eq!(build_identity(&v(", layout variant 118041414")), build);
+        assert_eq!(build_identity(&v(", layout variant 970663243")), build);
+        assert_eq!(build_identity(&build), build);
+        // Only a variant's number is removed, not text that looks like it.
+        let odd = "mock [note: layout variant x]";
+        assert_eq!(build_identity(odd), odd);
+        assert_eq!(build_identity("wasm3 0.5.0"), "wasm3 0.5.0");
+    }
 }

@@ -304,10 +304,10 @@ impl ArmContext {
         };
         let seed = variant.map(|i| layout::seed(self.seed, i));
         let built = ensure_once(spec, build, seed);
-        let mut described = describe(build, built.as_ref().ok());
-        if let Some(seed) = seed {
-            described.push_str(&format!(", layout variant {seed}"));
-        }
+        // The variant is not named in the description: it is the arm's
+        // version, the build's identity in history and compare, and every
+        // variant is that one build (the `builds:` line lists them).
+        let described = describe(build, built.as_ref().ok());
         Ok(Box::new(
             WorkerArm::start(label, spec, described, built, self).with_iters(iters),
         ))

@@ -153,6 +153,54 @@ fn slowed(doc: &Path, arm: &str, factor: f64, out: &Path) {
     std::fs::write(out, d.to_string()).unwrap();
 }
 
+/// A reference that is a checkout (`path:`, its git revision recorded
+/// beside its version) finds its anchored history: the history stores the
+/// version, and compare asks for the version.
+#[test]
+fn an_anchored_row_on_a_checkout_reference_learns_from_its_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let checkout = dir.path().join("yardstick");
+    std::fs::create_dir(&checkout).unwrap();
+    std::fs::write(checkout.join("loopbench-mock"), "cost=20").unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(&checkout)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "yardstick"]);
+    let reference = format!("mock=path:{}", checkout.display());
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    let run = |name: &str, record: bool| {
+        let path = dir.path().join(name);
+        anchored_run(db, "mock:cost=10", &reference, &path, record);
+        path
+    };
+    let (a, b) = (run("a.json", false), run("b.json", false));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&a).unwrap()).unwrap();
+    let engine = doc["session"]["engines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["arm"] == reference.as_str())
+        .unwrap();
+    assert!(engine["git"]["rev"].is_string(), "{engine}");
+    for i in 0..3 {
+        run(&format!("h{i}.json"), true);
+    }
+    let rows = compare(db, &a, &b, &[]);
+    let base = rows.iter().find(|r| r["arm"] == "mock:cost=10").unwrap();
+    assert_eq!(base["basis"]["kind"], "anchored", "{base}");
+    assert_eq!(base["basis"]["between"]["sessions"], 3, "{base}");
+}
+
 #[test]
 fn sessions_that_share_a_reference_compare_their_ratios_and_gate_on_them() {
     let dir = tempfile::tempdir().unwrap();
