@@ -116,7 +116,20 @@ fn kinds(points: &[sessions::Point]) -> Vec<KindSeries<'_>> {
             values: counted,
         });
     }
+    for s in &mut out {
+        mark_new_builds(&mut s.values);
+    }
     out
+}
+
+/// Mark each value whose session measured another build (version or
+/// commit) than the session before it in the series.
+fn mark_new_builds(values: &mut [(&sessions::Point, trend::Value)]) {
+    for k in 1..values.len() {
+        let (before, at) = (values[k - 1].0, values[k].0);
+        let changed = (&before.version, &before.commit) != (&at.version, &at.commit);
+        values[k].1 = values[k].1.with_new_build(changed);
+    }
 }
 
 /// One kind of a series as a chart: a row per session in recording order.

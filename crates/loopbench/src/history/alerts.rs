@@ -84,7 +84,14 @@ pub fn evaluate(
     }
     let mut raised = Vec::new();
     for ((shape, label), points) in series {
-        let values: Vec<trend::Value> = points.iter().map(|p| p.value).collect();
+        let values: Vec<trend::Value> = points
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let changed = k > 0 && points[k - 1].commit != p.commit;
+                p.value.with_new_build(changed)
+            })
+            .collect();
         for step in trend::steps(&values, Kind::Anchored) {
             if !step.flagged {
                 continue;
