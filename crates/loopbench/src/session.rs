@@ -658,14 +658,16 @@ impl Setup {
     /// variants). The baseline's reps are recorded (they set the workers'
     /// deadlines).
     fn start_arms(&self, epoch: usize) -> Result<Vec<Box<dyn Arm>>, Error> {
-        let mut arms: Vec<Box<dyn Arm>> = Vec::with_capacity(self.arms.len());
-        for (i, a) in self.arms.iter().enumerate() {
+        let mut arms: Vec<Option<Box<dyn Arm>>> = (0..self.arms.len()).map(|_| None).collect();
+        // Started in a drawn order, returned in the arms' order.
+        for i in crate::schedule::order::spawn_order(self.plan.seed, epoch, self.arms.len()) {
+            let a = &self.arms[i];
             let arm = self
                 .ctx
                 .make_with(&a.spec, a.label.clone(), a.iters, a.variant(epoch))?;
-            arms.push(if i == 0 { self.ctx.record(arm) } else { arm });
+            arms[i] = Some(if i == 0 { self.ctx.record(arm) } else { arm });
         }
-        Ok(arms)
+        Ok(arms.into_iter().flatten().collect())
     }
 
     /// The session's record before its first epoch: what the plan asked.
