@@ -254,6 +254,22 @@ mod tests {
     }
 
     #[test]
+    fn every_arm_is_started_first_in_some_epoch() {
+        let orders: Vec<Vec<usize>> = (0..40).map(|e| spawn_order(7, e, 3)).collect();
+        for o in &orders {
+            let mut sorted = o.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, vec![0, 1, 2], "a permutation: {o:?}");
+        }
+        for arm in 0..3 {
+            assert!(orders.iter().any(|o| o[0] == arm), "{arm} never first");
+        }
+        // Reproducible, and not the order's relabelling.
+        assert_eq!(spawn_order(7, 5, 3), orders[5]);
+        assert!((0..40).any(|e| spawn_order(7, e, 3) != relabel(7, e, 3)));
+    }
+
+    #[test]
     fn relabelled_epochs_stay_balanced() {
         for n in 2..=9 {
             for epoch in 0..4 {
