@@ -156,7 +156,7 @@ fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>, steps: &[trend::Step]) -> 
             let commit = p
                 .commit
                 .as_deref()
-                .map(|c| format!(" @{}", c.chars().take(12).collect::<String>()))
+                .map(|c| format!(" {}", sessions::short_commit(c)))
                 .unwrap_or_default();
             let (point, interval) = match (s.kind, &p.anchored) {
                 (Kind::Anchored, Some(a)) => (
@@ -283,7 +283,7 @@ fn print_series(
             None => (String::new(), String::new(), String::new()),
         };
         let build = match (&shared_version, p.commit.as_deref()) {
-            (Some(_), Some(c)) => format!("@{}", c.chars().take(12).collect::<String>()),
+            (Some(_), Some(c)) => sessions::short_commit(c),
             (Some(_), None) => String::new(),
             (None, commit) => sessions::build_label(&p.version, commit),
         };

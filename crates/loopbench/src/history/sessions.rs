@@ -80,9 +80,14 @@ fn commit_in(version: &str) -> Option<String> {
 /// database may hold any text there, so characters, not bytes).
 pub fn build_label(version: &str, commit: Option<&str>) -> String {
     match commit {
-        Some(c) => format!("{version} @{}", c.chars().take(12).collect::<String>()),
+        Some(c) => format!("{version} {}", short_commit(c)),
         None => version.to_string(),
     }
+}
+
+/// A commit as listings show it: `@` and its first 12 characters.
+pub fn short_commit(commit: &str) -> String {
+    format!("@{}", commit.chars().take(12).collect::<String>())
 }
 
 fn arm_parts(label: &str, version: &str) -> ArmParts {

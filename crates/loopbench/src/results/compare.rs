@@ -230,7 +230,7 @@ fn not_comparable(units: &str, a: &[f64], b: &[f64]) -> String {
 /// The arm's build as the session reported it: its version, and the
 /// revision of a git arm.
 fn build_of(s: &Session, arm: &str) -> Option<String> {
-    let e = s.session.engines.iter().find(|e| e.arm == arm)?;
+    let e = engine(s, arm)?;
     let version = super::build_identity(&e.version);
     Some(match &e.git {
         Some(g) => format!("{version} ({g})"),
@@ -241,8 +241,11 @@ fn build_of(s: &Session, arm: &str) -> Option<String> {
 /// The arm's build as the history stores it (its version, which names a
 /// git arm's commit itself).
 fn stored_build_of(s: &Session, arm: &str) -> Option<String> {
-    let e = s.session.engines.iter().find(|e| e.arm == arm)?;
-    Some(super::build_identity(&e.version))
+    engine(s, arm).map(|e| super::build_identity(&e.version))
+}
+
+fn engine<'s>(s: &'s Session, arm: &str) -> Option<&'s super::EngineInfo> {
+    s.session.engines.iter().find(|e| e.arm == arm)
 }
 
 /// The reference both sessions measured, or why there is none (a warning);

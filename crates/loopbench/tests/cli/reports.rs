@@ -1,4 +1,19 @@
 use super::util::{loopbench, SMALL};
+use std::path::{Path, PathBuf};
+
+/// The saved session of schema 1 (one process, no ids or fingerprints).
+fn schema1_session() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/schema1/session.json")
+}
+
+/// `loopbench compare a b` run in `dir`, its output whatever the exit.
+fn compare_in(dir: &Path, a: &str, b: &str) -> std::process::Output {
+    let (mut cmd, _d) = loopbench();
+    cmd.current_dir(dir)
+        .args(["compare", a, b])
+        .output()
+        .unwrap()
+}
 
 /// A real session (wasmi and tinywasm, two epochs) written with every
 /// shorthand, then reported again and compared with itself.
@@ -89,8 +104,7 @@ fn run_writes_every_format_and_report_and_compare_read_it_back() {
 /// in every format.
 #[test]
 fn an_old_session_reports_in_every_format() {
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/schema1/session.json");
+    let fixture = schema1_session();
     for format in ["table", "json", "csv", "markdown", "html"] {
         let (mut cmd, _d) = loopbench();
         let out = cmd
@@ -184,12 +198,7 @@ fn compare_names_non_positive_samples() {
         }
     }
     std::fs::write(dir.path().join("b.json"), doc.to_string()).unwrap();
-    let (mut cmd, _d) = loopbench();
-    let out = cmd
-        .current_dir(dir.path())
-        .args(["compare", "a.json", "b.json"])
-        .output()
-        .unwrap();
+    let out = compare_in(dir.path(), "a.json", "b.json");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout
         .lines()
@@ -208,11 +217,7 @@ fn compare_names_non_positive_samples() {
 #[test]
 fn compare_warnings_are_printed_once_on_one_stream() {
     let (_, dir) = loopbench();
-    let session = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/schema1/session.json"),
-    )
-    .unwrap();
+    let session = std::fs::read_to_string(schema1_session()).unwrap();
     std::fs::write(dir.path().join("a.json"), &session).unwrap();
     std::fs::write(
         dir.path().join("b.json"),
@@ -225,12 +230,7 @@ fn compare_warnings_are_printed_once_on_one_stream() {
             .count()
     };
     // Separate streams: the table (stdout) and stderr each carry it.
-    let (mut cmd, _d) = loopbench();
-    let out = cmd
-        .current_dir(dir.path())
-        .args(["compare", "a.json", "b.json"])
-        .output()
-        .unwrap();
+    let out = compare_in(dir.path(), "a.json", "b.json");
     assert!(out.status.success());
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
