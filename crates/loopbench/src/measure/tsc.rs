@@ -70,27 +70,53 @@ pub fn read_overhead() -> u64 {
 /// and the rate come from the probe crate's reader (its calibration is
 /// process-wide, so engine-side probes and the harness share one).
 pub fn probe() -> Result<TscInfo, MeasureError> {
-    static INFO: OnceLock<Result<TscInfo, MeasureError>> = OnceLock::new();
-    INFO.get_or_init(|| {
-        counter::check_fixed_rate().map_err(MeasureError::NotFixedRate)?;
-        let clock = counter::clock();
-        let (hz, source) = match clock.nominal_ticks_per_ns {
-            Some(t) => (t * 1e9, "CNTFRQ_EL0"),
-            None => (
-                clock.ticks_per_ns * 1e9,
-                "calibrated against the monotonic clock",
-            ),
-        };
-        if !(hz.is_finite() && hz > 1e6) {
-            return Err(MeasureError::ImplausibleRate { hz });
+    INFO.get_or_init(|| measure(None)).clone()
+}
+
+/// A worker takes the session's rate instead of calibrating its own: the
+/// rate is the machine's, and calibrating spins 100 ms in every fresh
+/// process, which was half of a short epoch. The check and the overhead
+/// are still this process's. Without effect once the process has probed.
+pub fn adopt_rate(hz: f64) {
+    let _ = INFO.set(measure(Some(hz)));
+}
+
+/// The rate this process has found or adopted, without calibrating.
+pub fn known_rate() -> Option<f64> {
+    INFO.get().and_then(|r| r.as_ref().ok()).map(|i| i.hz)
+}
+
+static INFO: OnceLock<Result<TscInfo, MeasureError>> = OnceLock::new();
+
+/// The probe: `given` is a rate measured elsewhere on this machine (an
+/// implausible one is calibrated again here).
+fn measure(given: Option<f64>) -> Result<TscInfo, MeasureError> {
+    counter::check_fixed_rate().map_err(MeasureError::NotFixedRate)?;
+    let (hz, source) = match given.filter(|hz| plausible(*hz)) {
+        Some(hz) => (hz, "the session's calibration"),
+        None => {
+            let clock = counter::clock();
+            match clock.nominal_ticks_per_ns {
+                Some(t) => (t * 1e9, "CNTFRQ_EL0"),
+                None => (
+                    clock.ticks_per_ns * 1e9,
+                    "calibrated against the monotonic clock",
+                ),
+            }
         }
-        Ok(TscInfo {
-            hz,
-            overhead: read_overhead(),
-            source,
-        })
+    };
+    if !plausible(hz) {
+        return Err(MeasureError::ImplausibleRate { hz });
+    }
+    Ok(TscInfo {
+        hz,
+        overhead: read_overhead(),
+        source,
     })
-    .clone()
+}
+
+fn plausible(hz: f64) -> bool {
+    hz.is_finite() && hz > 1e6
 }
 
 /// The counter plugged into the meter.
@@ -142,5 +168,21 @@ mod tests {
             }
             Err(reason) => assert!(!reason.to_string().is_empty()),
         }
+    }
+
+    /// A worker's probe keeps the rate it was given and says so; a rate
+    /// that cannot be a clock's is measured again, never adopted.
+    #[test]
+    fn a_given_rate_is_adopted_and_a_bad_one_is_not() {
+        let Ok(own) = probe() else { return };
+        let given = measure(Some(2.5e9)).unwrap();
+        assert_eq!(given.hz, 2.5e9);
+        assert_eq!(given.source, "the session's calibration");
+        for bad in [f64::NAN, 0.0, -1.0, 1e3] {
+            let info = measure(Some(bad)).unwrap();
+            assert_eq!(info.hz, own.hz, "{bad}");
+            assert_ne!(info.source, "the session's calibration");
+        }
+        assert_eq!(known_rate(), Some(own.hz));
     }
 }

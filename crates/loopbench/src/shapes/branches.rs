@@ -32,6 +32,7 @@
 //! eight tokens, each group a random permutation of 0..7, so every group
 //! costs the same exact counts while the order has no short period.
 
+use super::data::{self, Source};
 use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
 use super::*;
 
@@ -250,7 +251,7 @@ fn case_constant(k: u32) -> i32 {
 
 impl Switch {
     fn expected(&self, p: &Params, iters: u64) -> i32 {
-        let tokens = permutation_tokens(p.bytes as usize, TOKEN_SEED);
+        let tokens = data::bytes(Source::Tokens(TOKEN_SEED), p.bytes as usize);
         let mask = p.bytes as usize - 1;
         (0..iters as usize).fold(0i32, |acc, i| {
             acc.wrapping_mul(3)
@@ -340,7 +341,10 @@ impl Shape for Switch {
         DATA_BASE + p.bytes
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
-        inst.write_memory(DATA_BASE, &permutation_tokens(p.bytes as usize, TOKEN_SEED))?;
+        inst.write_memory(
+            DATA_BASE,
+            &data::bytes(Source::Tokens(TOKEN_SEED), p.bytes as usize),
+        )?;
         Ok(())
     }
     fn verify(

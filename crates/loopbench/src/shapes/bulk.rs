@@ -3,6 +3,7 @@
 //! (and only these) because they move the same bytes by different routes:
 //! the per-op store path against the bulk floor.
 
+use super::data::{self, Source};
 use super::skeleton::LoopModule;
 use super::*;
 
@@ -78,7 +79,7 @@ impl Shape for Bulk {
         if !self.fill {
             inst.write_memory(
                 DATA_BASE,
-                &Stream::new(SRC_SEED).bytes(p.bytes.max(CHUNK) as usize),
+                &data::bytes(Source::Stream(SRC_SEED), p.bytes.max(CHUNK) as usize),
             )?;
         }
         Ok(())
@@ -98,17 +99,16 @@ impl Shape for Bulk {
         expect_return("final index", iters as i32, ret)?;
         let ws = p.bytes.max(CHUNK);
         let len = (iters * CHUNK).min(ws) as usize;
-        let want = if self.fill {
-            let chunks = ws / CHUNK;
-            let mut w = vec![0u8; len];
-            for i in iters.saturating_sub(chunks)..iters {
-                let at = ((i % chunks) * CHUNK) as usize;
-                w[at..at + CHUNK as usize].fill(fill_byte(i));
-            }
-            w
-        } else {
-            Stream::new(SRC_SEED).bytes(len)
-        };
+        if !self.fill {
+            let want = data::bytes(Source::Stream(SRC_SEED), len);
+            return expect_region(inst, "bulk destination", self.dst(p), &want);
+        }
+        let chunks = ws / CHUNK;
+        let mut want = vec![0u8; len];
+        for i in iters.saturating_sub(chunks)..iters {
+            let at = ((i % chunks) * CHUNK) as usize;
+            want[at..at + CHUNK as usize].fill(fill_byte(i));
+        }
         expect_region(inst, "bulk destination", self.dst(p), &want)
     }
 }

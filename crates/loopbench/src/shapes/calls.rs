@@ -6,6 +6,7 @@
 //! is the polymorphic loop with every token 0: the same instructions, one
 //! target, so the pair differs only in wrong targets and prices one.
 
+use super::data::{self, Data, Source};
 use super::skeleton::LoopModule;
 use super::*;
 
@@ -53,15 +54,16 @@ fn callee_constant(k: u32) -> i32 {
 /// and its `end`, six instructions.
 const CALLEE_OPS: u64 = 6;
 
-fn tokens(p: &Params, kind: CallKind) -> Vec<u8> {
-    if kind == CallKind::Fixed {
-        return vec![0; p.bytes as usize];
-    }
-    Stream::new(TOKEN_SEED)
-        .bytes(p.bytes as usize)
-        .into_iter()
-        .map(|b| b % TARGETS as u8)
-        .collect()
+/// The streamed kinds' call targets (the fixed kind's all the first).
+fn tokens(p: &Params, kind: CallKind) -> Data {
+    let source = match kind {
+        CallKind::Fixed => Source::Zeros,
+        _ => Source::Indices {
+            seed: TOKEN_SEED,
+            n: TARGETS as u8,
+        },
+    };
+    data::bytes(source, p.bytes as usize)
 }
 
 struct Call {
@@ -153,18 +155,13 @@ impl Shape for Call {
         ret: Option<i32>,
         _inst: &mut dyn Instance,
     ) -> Result<(), HookError> {
-        let toks = if self.kind.streamed() {
-            tokens(p, self.kind)
-        } else {
-            vec![0]
-        };
-        let mask = if self.kind.streamed() {
-            p.bytes as usize - 1
-        } else {
-            0
+        let streamed = self.kind.streamed().then(|| tokens(p, self.kind));
+        let target = |i: usize| match &streamed {
+            Some(toks) => toks[i & (p.bytes as usize - 1)] as u32,
+            None => 0,
         };
         let acc = (0..iters as usize).fold(0i32, |acc, i| {
-            acc.wrapping_add(i as i32) ^ callee_constant(toks[i & mask] as u32)
+            acc.wrapping_add(i as i32) ^ callee_constant(target(i))
         });
         expect_return("accumulator", acc, ret)
     }

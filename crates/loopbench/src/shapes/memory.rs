@@ -5,6 +5,7 @@
 //! Addresses are masked with `bytes - 1`, so any iteration count stays inside
 //! the working set; `--bytes` must therefore be a power of two.
 
+use super::data::{self, Source};
 use super::skeleton::LoopModule;
 use super::*;
 
@@ -17,6 +18,11 @@ pub fn shapes() -> Vec<Box<dyn Shape>> {
 }
 
 const SRC_SEED: u64 = 0x10AD;
+
+/// The bytes the loads read: the whole working set.
+fn source(bytes: u64) -> data::Data {
+    data::bytes(Source::Stream(SRC_SEED), bytes as usize)
+}
 const STORE_SEED: i32 = 0x2F6B_1A35;
 
 fn lut_table() -> Vec<u8> {
@@ -68,7 +74,7 @@ impl Shape for Lut {
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
         inst.write_memory(TABLE_BASE, &lut_table())?;
-        inst.write_memory(DATA_BASE, &Stream::new(SRC_SEED).bytes(p.bytes as usize))?;
+        inst.write_memory(DATA_BASE, &source(p.bytes))?;
         Ok(())
     }
     fn reset(&self, p: &Params, iters: u64, inst: &mut dyn Instance) -> Result<(), HookError> {
@@ -86,24 +92,14 @@ impl Shape for Lut {
         expect_return("final index", iters as i32, ret)?;
         let len = iters.min(p.bytes) as usize;
         let table = lut_table();
-        let src = Stream::new(SRC_SEED).bytes(len);
-        let want: Vec<u8> = src.iter().map(|&b| table[b as usize]).collect();
+        let src = source(p.bytes);
+        let want: Vec<u8> = src[..len].iter().map(|&b| table[b as usize]).collect();
         expect_region(inst, "dst", DATA_BASE + p.bytes, &want)
     }
 }
 
 pub struct LoadStream {
     pub shared: bool,
-}
-
-impl LoadStream {
-    fn words(p: &Params) -> Vec<i32> {
-        let bytes = Stream::new(SRC_SEED).bytes(p.bytes as usize);
-        bytes
-            .chunks_exact(4)
-            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
-    }
 }
 
 impl Shape for LoadStream {
@@ -151,7 +147,7 @@ impl Shape for LoadStream {
         DATA_BASE + p.bytes
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
-        inst.write_memory(DATA_BASE, &Stream::new(SRC_SEED).bytes(p.bytes as usize))?;
+        inst.write_memory(DATA_BASE, &source(p.bytes))?;
         Ok(())
     }
     fn verify(
@@ -161,9 +157,8 @@ impl Shape for LoadStream {
         ret: Option<i32>,
         _inst: &mut dyn Instance,
     ) -> Result<(), HookError> {
-        let words = Self::words(p);
-        let n = words.len();
-        let sum = (0..iters as usize).fold(0i32, |a, i| a.wrapping_add(words[i % n]));
+        let src = source(p.bytes);
+        let sum = (0..iters as usize).fold(0i32, |a, i| a.wrapping_add(data::word(&src, i)));
         expect_return("sum of loads", sum, ret)
     }
 }

@@ -19,6 +19,7 @@ mod branches;
 mod bulk;
 mod calls;
 mod chase;
+mod data;
 mod dispatch;
 pub mod error;
 mod float;

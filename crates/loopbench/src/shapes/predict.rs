@@ -10,7 +10,7 @@
 //! is what mispredicted branches cost, and the counting run's simulated
 //! predictor supplies the misprediction counts the model prices.
 
-use super::branches::permutation_tokens;
+use super::data::{self, Data, Source};
 use super::skeleton::{LoopModule, LOOP_OPS, LOOP_TAKEN};
 use super::*;
 
@@ -37,13 +37,12 @@ struct Predict {
 }
 
 impl Predict {
-    fn tokens(&self, p: &Params) -> Vec<u8> {
+    fn tokens(&self, p: &Params) -> Data {
         let len = p.bytes.max(8) as usize;
         if self.random {
-            permutation_tokens(len, TOKEN_SEED)
+            data::bytes(Source::Tokens(TOKEN_SEED), len)
         } else {
-            let group = permutation_tokens(8, TOKEN_SEED);
-            group.iter().copied().cycle().take(len).collect()
+            data::bytes(Source::PeriodicTokens(TOKEN_SEED), len)
         }
     }
 }

@@ -4,6 +4,7 @@
 //! (the seed's tinywasm lock case). Only engines with the threads proposal
 //! run them; the others report `skipped`.
 
+use super::data::{self, Source};
 use super::memory::{LoadStream, StoreStream};
 use super::skeleton::LoopModule;
 use super::*;
@@ -21,8 +22,8 @@ const RMW_SEED: u64 = 0xA70C;
 struct AtomicRmw;
 
 impl AtomicRmw {
-    fn initial(p: &Params) -> Vec<u8> {
-        Stream::new(RMW_SEED).bytes(p.bytes as usize)
+    fn initial(p: &Params) -> data::Data {
+        data::bytes(Source::Stream(RMW_SEED), p.bytes as usize)
     }
 }
 

@@ -2,6 +2,7 @@
 //! stream (the 16-byte sibling of `load_stream`). Engines without the SIMD
 //! proposal report `skipped` with the reason.
 
+use super::data::{self, Source};
 use super::skeleton::LoopModule;
 use super::*;
 
@@ -112,12 +113,9 @@ impl Shape for SimdArith {
 struct SimdLoad;
 
 impl SimdLoad {
-    fn words(p: &Params) -> Vec<i32> {
-        Stream::new(LOAD_SEED)
-            .bytes(p.bytes.max(16) as usize)
-            .chunks_exact(4)
-            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
+    /// The bytes the loads read: the working set, at least one vector.
+    fn source(p: &Params) -> data::Data {
+        data::bytes(Source::Stream(LOAD_SEED), p.bytes.max(16) as usize)
     }
 }
 
@@ -158,7 +156,7 @@ impl Shape for SimdLoad {
         DATA_BASE + p.bytes.max(16)
     }
     fn init(&self, p: &Params, inst: &mut dyn Instance) -> Result<(), HookError> {
-        inst.write_memory(DATA_BASE, &words_to_bytes(&Self::words(p)))?;
+        inst.write_memory(DATA_BASE, &Self::source(p))?;
         Ok(())
     }
     fn verify(
@@ -168,11 +166,12 @@ impl Shape for SimdLoad {
         ret: Option<i32>,
         _inst: &mut dyn Instance,
     ) -> Result<(), HookError> {
-        let words = Self::words(p);
-        let vectors = words.len() / 4;
+        let src = Self::source(p);
+        let vectors = src.len() / 16;
         let v = (0..iters as usize).fold([0i32; 4], |v, i| {
             let at = (i % vectors) * 4;
-            zip(v, lanes(&words[at..at + 4]), i32::wrapping_add)
+            let lane = |k| data::word(&src, at + k);
+            zip(v, [lane(0), lane(1), lane(2), lane(3)], i32::wrapping_add)
         });
         expect_return("lanes xored", fold(v), ret)
     }

@@ -189,6 +189,7 @@ impl WorkerArm {
             layout_seed: draw(2).filter(|_| layout.stack),
             heap_seed: draw(3).filter(|_| layout.heap),
             barrier: self.barrier.clone(),
+            tsc_hz: crate::measure::tsc::known_rate(),
         };
         match process.ask(&init, &Deadline::first()) {
             Ok(Response::Ready { protocol, version, proposals }) if protocol == PROTOCOL => {

@@ -54,6 +54,10 @@ pub enum Request {
         /// The duet barrier's page ([`super::barrier`]), in a duet session.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         barrier: Option<std::path::PathBuf>,
+        /// The session's TSC rate, so the worker does not spin 100 ms
+        /// calibrating its own ([`crate::measure::tsc::adopt_rate`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tsc_hz: Option<f64>,
     },
     Prepare {
         shape: ShapeSource,
@@ -266,6 +270,7 @@ mod tests {
                 layout_seed: Some(7),
                 heap_seed: Some(8),
                 barrier: None,
+                tsc_hz: Some(2.6e9),
             },
             Request::Prepare {
                 shape: ShapeSource::Catalog("add_chain".into()),

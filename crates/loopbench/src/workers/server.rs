@@ -68,6 +68,7 @@ pub fn serve(
         layout_seed,
         heap_seed,
         barrier,
+        tsc_hz,
     }) = lines.next()?
     else {
         return Err("expected `init` as the first request".into());
@@ -106,6 +107,9 @@ pub fn serve(
         None => None,
     };
     let hooks = Hooks::from_env(&label);
+    if let Some(hz) = tsc_hz {
+        crate::measure::tsc::adopt_rate(hz);
+    }
     let arm =
         InProcessArm::from_engine(engine, label.clone()).with_counters(counter_factory(&counters));
     let mut pending = lines.next()?;
@@ -478,6 +482,7 @@ mod tests {
             layout_seed: None,
             heap_seed: None,
             barrier: None,
+            tsc_hz: None,
         }
     }
 
