@@ -82,12 +82,6 @@ pub fn bytes(source: Source, len: usize) -> Data {
     })
 }
 
-/// Little-endian i32 word `i` of `bytes`, wrapping around its whole words.
-pub fn word(bytes: &[u8], i: usize) -> i32 {
-    let at = (i % (bytes.len() / 4)) * 4;
-    i32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,11 +135,5 @@ mod tests {
         assert!(Rc::ptr_eq(&long.all, &short.all));
         let longer = bytes(Source::Tokens(3), 2000);
         assert!(!Rc::ptr_eq(&long.all, &longer.all));
-    }
-
-    #[test]
-    fn words_wrap_around_the_whole_words() {
-        let b = [1, 0, 0, 0, 2, 0, 0, 0, 9];
-        assert_eq!((word(&b, 0), word(&b, 1), word(&b, 2)), (1, 2, 1));
     }
 }

@@ -18,12 +18,12 @@ pub fn shapes() -> Vec<Box<dyn Shape>> {
 }
 
 const SRC_SEED: u64 = 0x10AD;
+const STORE_SEED: i32 = 0x2F6B_1A35;
 
 /// The bytes the loads read: the whole working set.
 fn source(bytes: u64) -> data::Data {
     data::bytes(Source::Stream(SRC_SEED), bytes as usize)
 }
-const STORE_SEED: i32 = 0x2F6B_1A35;
 
 fn lut_table() -> Vec<u8> {
     // Never zero, so a destination byte that was never written is caught.
@@ -158,7 +158,7 @@ impl Shape for LoadStream {
         _inst: &mut dyn Instance,
     ) -> Result<(), HookError> {
         let src = source(p.bytes);
-        let sum = (0..iters as usize).fold(0i32, |a, i| a.wrapping_add(data::word(&src, i)));
+        let sum = (0..iters as usize).fold(0i32, |a, i| a.wrapping_add(word_at(&src, i)));
         expect_return("sum of loads", sum, ret)
     }
 }

@@ -444,9 +444,14 @@ pub fn words_to_bytes(words: &[i32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
+/// Little-endian i32 word `i` of `bytes`, wrapping around its whole words.
+pub fn word_at(bytes: &[u8], i: usize) -> i32 {
+    let at = (i % (bytes.len() / 4)) * 4;
+    i32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
 pub fn read_i32(inst: &mut dyn Instance, offset: u64) -> Result<i32, EngineError> {
-    let b = inst.read_memory(offset, 4)?;
-    Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    Ok(word_at(&inst.read_memory(offset, 4)?, 0))
 }
 
 /// Compare a region with its expected bytes; report the first differing word.
@@ -484,5 +489,16 @@ pub fn expect_return(what: &str, expected: i32, ret: Option<i32>) -> Result<(), 
             expected,
             "no result",
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_wrap_around_the_whole_words() {
+        let b = [1, 0, 0, 0, 2, 0, 0, 0, 9];
+        assert_eq!((word_at(&b, 0), word_at(&b, 1), word_at(&b, 2)), (1, 2, 1));
     }
 }

@@ -170,7 +170,7 @@ impl Shape for SimdLoad {
         let vectors = src.len() / 16;
         let v = (0..iters as usize).fold([0i32; 4], |v, i| {
             let at = (i % vectors) * 4;
-            let lane = |k| data::word(&src, at + k);
+            let lane = |k| word_at(&src, at + k);
             zip(v, [lane(0), lane(1), lane(2), lane(3)], i32::wrapping_add)
         });
         expect_return("lanes xored", fold(v), ret)
