@@ -32,7 +32,7 @@ use crate::results::{
 use crate::schedule::{self, ArmOutcome, Design, EpochOrder, Progress, Timed};
 use crate::shapes::{Declared, Params, Shape, ShapeModule};
 use crate::stats::estimators::Estimator;
-use crate::stats::stop::StopRule;
+use crate::stats::stop::{StopReason, StopRule};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use stop::{stopped_after, widest_half_width};
@@ -91,10 +91,12 @@ pub struct Plan {
     pub reference: Option<Reference>,
     /// The machine's recorded setting the plan took, described.
     pub setting: Option<String>,
-    /// Seconds the whole session may take (`--session-budget`): after the
-    /// epoch that spends it, every shape still undecided stops. Shapes
-    /// whose comparisons are decided stop earlier, so what is left goes to
-    /// the unsure ones.
+    /// Seconds the whole session may take (`--session-budget`): no epoch
+    /// starts that would end past them (the second always runs). Shapes
+    /// whose comparisons are decided wait while others are unsure, so the
+    /// time goes to the unsure ones first; once none is, the time left
+    /// narrows the decided ones' intervals (the null's included) towards
+    /// `--precision`, each within its own `--budget`.
     pub session_budget_s: Option<f64>,
     /// How each epoch's rounds become one log ratio (the interval is
     /// across epochs whichever it is).
@@ -287,6 +289,10 @@ struct ShapeRun {
     spent: Duration,
     epochs: usize,
     stopped: Option<Stopped>,
+    /// With a session budget: the stop at which every comparison was
+    /// decided, while the shape waits for the unsure ones and then narrows
+    /// its intervals with the session's time left.
+    decided: Option<Stopped>,
     result: Option<ShapeResult>,
 }
 
@@ -302,10 +308,18 @@ pub fn run(mut plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
         .collect::<Result<Vec<_>, Error>>()?;
     let mut report = setup.new_session();
     let mut interrupted = false;
+    let mut out_of_time = false;
+    // Decided shapes take epochs again once no shape is unsure.
+    let mut narrowing = false;
+    // Seconds the last epoch spent outside its shapes' rounds (spawning
+    // and ending workers): part of what the next one will take.
+    let mut overhead = 0.0;
     for epoch in 0..setup.plan.stop.max_epochs {
-        let active: Vec<usize> = (0..runs.len())
-            .filter(|&i| runs[i].stopped.is_none())
-            .collect();
+        let mut active = active_shapes(&runs, narrowing);
+        if active.is_empty() && !narrowing && setup.plan.session_budget_s.is_some() {
+            narrowing = true;
+            active = active_shapes(&runs, narrowing);
+        }
         if active.is_empty() {
             break;
         }
@@ -313,37 +327,54 @@ pub fn run(mut plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
             interrupted = true;
             break;
         }
+        // Two epochs first: an interval needs a layout component.
+        if epoch >= 2 {
+            let next = overhead + active.iter().map(|&i| runs[i].pace()).sum::<f64>();
+            if would_overrun(setup.plan.session_budget_s, started, next) {
+                out_of_time = true;
+                break;
+            }
+        }
+        let before: f64 = runs.iter().map(|r| r.spent.as_secs_f64()).sum();
         interrupted = run_epoch(&setup, epoch, &active, &mut runs, &mut report, sink)?;
+        let in_shapes = runs.iter().map(|r| r.spent.as_secs_f64()).sum::<f64>() - before;
+        overhead = report
+            .epochs
+            .last()
+            .map_or(0.0, |e| (e.seconds - in_shapes).max(0.0));
         publish(&mut report, &runs, started);
         crate::phases::time(Phase::Report, || sink.update(&report))?;
         if interrupted {
             break;
         }
-        // Two epochs first: an interval needs a layout component.
-        if epoch >= 1 && spent(setup.plan.session_budget_s, started) {
-            break;
-        }
     }
     let last = if interrupted {
         "interrupted"
-    } else if report.epochs.len() >= 2 && spent(setup.plan.session_budget_s, started) {
+    } else if out_of_time {
         "the session's --session-budget is spent"
     } else {
         "epoch limit"
     };
     for run in runs.iter_mut().filter(|r| r.stopped.is_none()) {
-        if let Some(hw) = run.result.as_ref().map(widest_half_width) {
-            run.stop(last, hw.is_finite().then_some(hw));
-        }
+        run.end(last, narrowing);
     }
     publish(&mut report, &runs, started);
     report.complete = !interrupted;
     Ok(report)
 }
 
-/// Whether the session's own budget, if it has one, is spent.
-fn spent(budget_s: Option<f64>, started: Instant) -> bool {
-    budget_s.is_some_and(|b| started.elapsed().as_secs_f64() >= b)
+/// The shapes still taking epochs: those not stopped, and those decided
+/// only once the session is `narrowing`.
+fn active_shapes(runs: &[ShapeRun], narrowing: bool) -> Vec<usize> {
+    (0..runs.len())
+        .filter(|&i| runs[i].stopped.is_none() && (narrowing || runs[i].decided.is_none()))
+        .collect()
+}
+
+/// Whether an epoch of `next` seconds started now would end past the
+/// session's own budget, if it has one.
+fn would_overrun(budget_s: Option<f64>, started: Instant, next: f64) -> bool {
+    budget_s.is_some_and(|b| started.elapsed().as_secs_f64() + next > b)
 }
 
 /// One epoch: every arm a fresh worker, every `active` shape its rounds,
@@ -512,7 +543,20 @@ fn run_shape_epoch(
     run.epochs += 1;
     let result = summarise(run, specs, arms, plan);
     let rotation = specs.iter().map(|a| a.variants).max().unwrap_or(0);
-    run.stopped = stopped_after(&plan.stop, rotation, run, &result);
+    run.stopped = match stopped_after(&plan.stop, rotation, run, &result) {
+        // Decided, but the session has time to narrow it later: it waits.
+        Some((StopReason::Decided, stopped))
+            if plan.session_budget_s.is_some()
+                && stopped
+                    .half_width_pct
+                    .is_some_and(|hw| hw > plan.stop.precision_pct)
+                && run.spent.as_secs_f64() < plan.stop.budget_s =>
+        {
+            run.decided = Some(stopped);
+            None
+        }
+        stop => stop.map(|(_, stopped)| stopped),
+    };
     run.result = Some(result);
     Ok(true)
 }
@@ -777,6 +821,7 @@ impl ShapeRun {
             spent: Duration::ZERO,
             epochs: 0,
             stopped: None,
+            decided: None,
             result: None,
         })
     }
@@ -827,6 +872,33 @@ impl ShapeRun {
 
     fn stop(&mut self, reason: &str, half_width_pct: Option<f64>) {
         self.stopped = Some(self.stopped_now(reason.to_string(), half_width_pct));
+    }
+
+    /// The stop of a shape the session ends (`last` says why): a decided
+    /// shape that never narrowed keeps the stop it was decided at.
+    fn end(&mut self, last: &str, narrowing: bool) {
+        if let (Some(decided), false) = (&self.decided, narrowing) {
+            self.stopped = Some(decided.clone());
+            return;
+        }
+        let Some(hw) = self.result.as_ref().map(widest_half_width) else {
+            return;
+        };
+        let reason = match &self.decided {
+            Some(d) => stop::narrowed(d.epochs, last),
+            None => last.to_string(),
+        };
+        self.stop(&reason, hw.is_finite().then_some(hw));
+    }
+
+    /// Seconds one epoch of this shape has taken on average (0 before its
+    /// first).
+    fn pace(&self) -> f64 {
+        if self.epochs == 0 {
+            0.0
+        } else {
+            self.spent.as_secs_f64() / self.epochs as f64
+        }
     }
 }
 

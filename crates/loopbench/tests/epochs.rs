@@ -363,3 +363,95 @@ fn the_session_budget_stops_every_undecided_shape_after_two_epochs() {
         assert_eq!(st.epochs, 2);
     }
 }
+
+/// The two-shape mock session whose add_chain is decided at the look after
+/// 12 epochs and load_stream only at 48 (seeded noise: exact).
+fn staggered(extra: &[&str]) -> Session {
+    let mut a = vec![
+        "--shapes",
+        "add_chain,load_stream",
+        "--bytes",
+        "64k",
+        "--iters",
+        "256",
+        "--rounds",
+        "4",
+        "--in-process",
+        "--engines",
+        "mock:cost=10,noise=0.2,mock:cost=10.4,noise=0.2,seed=1",
+        "--precision",
+        "0.5",
+        "--min-epochs",
+        "3",
+        "--max-epochs",
+        "60",
+    ];
+    a.extend_from_slice(extra);
+    let (s, ok, err) = run(&a, &[]);
+    assert!(ok, "{err}");
+    s
+}
+
+#[test]
+fn a_decided_shape_waits_for_the_unsure_then_narrows_with_the_session_time() {
+    // Without a session budget, decided is done.
+    let s = staggered(&[]);
+    let stops: Vec<(usize, &str)> = s
+        .results
+        .iter()
+        .map(|r| {
+            let st = r.stopped.as_ref().unwrap();
+            (st.epochs, st.reason.as_str())
+        })
+        .collect();
+    assert_eq!(
+        stops,
+        [
+            (12, "every comparison decided"),
+            (48, "every comparison decided")
+        ]
+    );
+
+    // With one, add_chain sits out while load_stream is unsure, and comes
+    // back once nothing is.
+    let s = staggered(&["--session-budget", "1000"]);
+    for e in &s.epochs {
+        let expected: &[&str] = if (12..48).contains(&e.epoch) {
+            &["load_stream"]
+        } else {
+            &["add_chain", "load_stream"]
+        };
+        let ran: BTreeSet<&str> = e.shapes.iter().map(String::as_str).collect();
+        assert_eq!(ran, expected.iter().copied().collect(), "epoch {}", e.epoch);
+    }
+    let add = s.results[0].stopped.as_ref().unwrap();
+    assert_eq!(
+        add.reason,
+        "every comparison decided after 12 epochs, then narrowed with the session's time: epoch limit"
+    );
+    assert_eq!(add.epochs, 60 - (48 - 12));
+}
+
+#[test]
+fn narrowing_ends_at_the_precision() {
+    let (s, ok, err) = run(
+        &args(&[
+            "--in-process",
+            "--engines",
+            "mock:cost=10,noise=0.05,mock:cost=13,noise=0.05,seed=1",
+            "--min-epochs",
+            "3",
+            "--session-budget",
+            "1000",
+        ]),
+        &[],
+    );
+    assert!(ok, "{err}");
+    let st = s.results[0].stopped.as_ref().unwrap();
+    assert_eq!(
+        st.reason,
+        "every comparison decided after 3 epochs, then narrowed with the session's time: precision reached"
+    );
+    assert!(st.epochs > 3);
+    assert!(st.half_width_pct.unwrap() <= 0.5, "{st:?}");
+}

@@ -42,6 +42,8 @@ pub struct Eta {
     /// Epochs completed: the time between shapes (starting workers,
     /// writing files) is spread over them.
     epochs_done: usize,
+    /// The session ends by then at the latest (`--session-budget`).
+    session_budget_s: Option<f64>,
 }
 
 #[derive(Debug)]
@@ -67,6 +69,7 @@ impl Eta {
                 .collect(),
             current: None,
             epochs_done: 0,
+            session_budget_s: None,
         }
     }
 
@@ -139,6 +142,9 @@ impl Eta {
                 .fold(0.0, f64::max);
             session += overhead * epochs_left;
         }
+        if let Some(b) = self.session_budget_s {
+            session = session.min((b - now).max(0.0));
+        }
         (shape, session)
     }
 }
@@ -176,6 +182,15 @@ impl<'a> TerminalSink<'a> {
     /// Show the estimated time left for these shapes under this stop rule.
     pub fn with_eta(mut self, shapes: &[String], stop: StopSettings) -> Self {
         self.eta = Some(Eta::new(shapes, stop));
+        self
+    }
+
+    /// The session ends within this many seconds (`--session-budget`):
+    /// the estimate says no more.
+    pub fn with_session_budget(mut self, budget_s: Option<f64>) -> Self {
+        if let Some(eta) = &mut self.eta {
+            eta.session_budget_s = budget_s;
+        }
         self
     }
 

@@ -233,6 +233,7 @@ impl RunArgs {
         let names: Vec<String> = plan.shapes.iter().map(|s| s.name().to_string()).collect();
         let mut sink = TerminalSink::new(quiet, Some(&exports))
             .with_eta(&names, plan.stop.clone())
+            .with_session_budget(plan.session_budget_s)
             .with_notes(notes);
         let started = Instant::now();
         let mut report = session::run(plan, &mut sink)?;
@@ -438,11 +439,12 @@ pub struct EpochArgs {
     /// and verification included) before it stops, precise or not.
     #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
     pub budget: f64,
-    /// Seconds the whole session may take: after the epoch that spends
-    /// them (the second at the earliest), every shape still undecided
-    /// stops; decided shapes stop earlier, so the time goes to the unsure
-    /// ones.
-    #[arg(long, value_name = "SECONDS")]
+    /// Seconds the whole session may take: no epoch starts that would end
+    /// past them (two always run). Decided shapes wait while others are
+    /// unsure; once none is, the time left narrows their intervals (the
+    /// null's included) towards --precision, each within its --budget.
+    // The last one given counts: scripts/bench.sh gives one of its own.
+    #[arg(long, value_name = "SECONDS", overrides_with = "session_budget")]
     pub session_budget: Option<f64>,
     /// Epochs every shape runs at least (precision only counts from here).
     #[arg(long, default_value_t = 5)]

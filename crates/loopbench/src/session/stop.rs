@@ -15,7 +15,7 @@ pub(super) fn stopped_after(
     rotation: usize,
     run: &ShapeRun,
     result: &ShapeResult,
-) -> Option<Stopped> {
+) -> Option<(StopReason, Stopped)> {
     let hw = widest_half_width(result);
     let decision = if result.comparisons.is_empty() && result.null_control.is_none() {
         // Only one arm (or none) ran: its time is reported, and no
@@ -33,7 +33,9 @@ pub(super) fn stopped_after(
             .filter(|c| c.outcome.is_some())
             .collect();
         let spent = run.spent.as_secs_f64();
-        let decision = if candidates.is_empty() {
+        // A shape narrowing with the session's time left was decided
+        // before: now only precision and its budget end it.
+        let decision = if candidates.is_empty() || run.decided.is_some() {
             rule.decide(hw, run.epochs, spent)
         } else {
             let floor = crate::stats::floor(
@@ -72,15 +74,24 @@ pub(super) fn stopped_after(
     let Decision::Stop(reason) = decision else {
         return None;
     };
-    let narrowed = hw.is_finite() && reason != StopReason::NothingToCompare;
-    let mut reason = reason.to_string();
+    let has_width = hw.is_finite() && reason != StopReason::NothingToCompare;
+    let mut said = match &run.decided {
+        Some(d) => narrowed(d.epochs, &reason.to_string()),
+        None => reason.to_string(),
+    };
     if run.cut_epochs > 0 {
-        reason.push_str(&format!(
+        said.push_str(&format!(
             "; --budget cut {} of {} epochs short of their warm-up and rounds",
             run.cut_epochs, run.epochs
         ));
     }
-    Some(run.stopped_now(reason, narrowed.then_some(hw)))
+    Some((reason, run.stopped_now(said, has_width.then_some(hw))))
+}
+
+/// Why a shape stopped that was decided after `decided_epochs` and then
+/// narrowed with the session's time left until `why`.
+pub(super) fn narrowed(decided_epochs: usize, why: &str) -> String {
+    format!("every comparison decided after {decided_epochs} epochs, then narrowed with the session's time: {why}")
 }
 
 /// The widest half-width of a shape's comparisons and null control, in
