@@ -73,8 +73,15 @@ pub struct Plan {
     /// Account where the time goes (`--phases`): workers are asked for
     /// their phase totals.
     pub phases: bool,
-    /// Seeds the per-epoch relabelling of the order and worker randomisation.
+    /// Seeds the per-epoch relabelling of the order, the start order of
+    /// each epoch's processes and their layout draws. The command line
+    /// draws a fresh one per session unless `--seed` is given: sessions
+    /// that share it share their layouts, epoch by epoch, and are not
+    /// independent samples of them.
     pub seed: u64,
+    /// Seeds build arms' layout variants: fixed unless `--seed` is given,
+    /// so that they are linked once per machine and reused.
+    pub variant_seed: u64,
     /// Every arm in a fresh worker process per epoch, or all in this one.
     pub isolation: Isolation,
     /// Pin every timing thread to this core.
@@ -103,6 +110,25 @@ pub struct Plan {
     pub estimator: Estimator,
 }
 
+/// The library's seed (and the command line's for build variants): "loop".
+pub const DEFAULT_SEED: u64 = 0x6c6f_6f70;
+
+/// A seed no earlier session had: the session's own, recorded in its
+/// results (`--seed` reruns it).
+pub fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    // std's RandomState is keyed from the OS's randomness per process;
+    // the clock and the pid separate two seeds drawn in one process.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    h.finish()
+}
+
 /// Which arm of a plan is the session's reference.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Reference {
@@ -129,7 +155,8 @@ impl Default for Plan {
             order: Design::Williams,
             schedule: Schedule::Sequential,
             phases: false,
-            seed: 0x6c6f_6f70,
+            seed: DEFAULT_SEED,
+            variant_seed: DEFAULT_SEED,
             isolation: Isolation::Workers,
             pin: None,
             metric: Metric::Wall,
@@ -433,7 +460,7 @@ fn run_epoch(
         .filter_map(|a| {
             Some((
                 a.label.clone(),
-                crate::workers::layout::seed(setup.plan.seed, a.variant(epoch)?),
+                crate::workers::layout::seed(setup.plan.variant_seed, a.variant(epoch)?),
             ))
         })
         .collect();
@@ -671,7 +698,7 @@ impl Setup {
             c
         });
         let mut ctx = crate::workers::ArmContext::new(&plan.counters, make_counters)
-            .with_isolation(plan.isolation, plan.pin, plan.seed);
+            .with_isolation(plan.isolation, plan.pin, plan.seed, plan.variant_seed);
         ctx.layout = crate::workers::Randomise::from_env()?;
         let duet = match plan.schedule {
             Schedule::Sequential => None,

@@ -455,3 +455,20 @@ fn narrowing_ends_at_the_precision() {
     assert!(st.epochs > 3);
     assert!(st.half_width_pct.unwrap() <= 0.5, "{st:?}");
 }
+
+#[test]
+fn every_session_draws_its_own_seed_unless_given_one() {
+    // One seed for every session made every session draw the same
+    // layouts, epoch by epoch: A/A sessions were not independent.
+    let seed = |extra: &[&str]| {
+        let (s, ok, err) = run(
+            &args(&[&["--in-process", "--engines", "mock:cost=10"], extra].concat()),
+            &[],
+        );
+        assert!(ok, "{err}");
+        s.session.seed.unwrap()
+    };
+    assert_ne!(seed(&[]), seed(&[]));
+    assert_eq!(seed(&["--seed", "7"]), 7);
+    assert_eq!(seed(&["--seed", "7", "--order", "random"]), 7);
+}

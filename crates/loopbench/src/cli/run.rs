@@ -160,12 +160,14 @@ impl RunArgs {
                 Error::Usage("--session-budget must be a positive number of seconds".into())
             })?;
         }
+        let seed = e.seed.unwrap_or_else(session::fresh_seed);
         Ok(Plan {
             stop: e.stop()?,
-            order: e.order(),
+            order: e.order(seed),
             schedule,
             phases: self.phases,
-            seed: e.seed,
+            seed,
+            variant_seed: e.seed.unwrap_or(session::DEFAULT_SEED),
             isolation: if e.in_process {
                 Isolation::InProcess
             } else {
@@ -461,9 +463,15 @@ pub struct EpochArgs {
     /// equally often) or random (a seeded permutation per round).
     #[arg(long, value_enum, default_value_t = OrderArg::Williams)]
     pub order: OrderArg,
-    /// Seed of the order's per-epoch relabelling (recorded in the results).
-    #[arg(long, default_value_t = 0x6c6f_6f70)]
-    pub seed: u64,
+    /// Seed of the session's randomisation: the order's per-epoch
+    /// relabelling, the start order of each epoch's processes and their
+    /// layout draws (environment size, stack offset, heap padding), and of
+    /// build arms' layout variants. Default: drawn fresh for every session
+    /// (recorded in the results: give it to rerun that session's draws),
+    /// so that sessions sample layouts independently; build variants then
+    /// come from a fixed seed, so that they are linked once per machine.
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// When arms run: `sequential` (one at a time), or `duet` (the
     /// baseline beside each other arm at the same moment, one on each of
     /// two cores, swapped every round; `duet:A,B` names the cores).
@@ -593,10 +601,10 @@ impl EpochArgs {
         }
     }
 
-    fn order(&self) -> Design {
+    fn order(&self, seed: u64) -> Design {
         match self.order {
             OrderArg::Williams => Design::Williams,
-            OrderArg::Random => Design::Random { seed: self.seed },
+            OrderArg::Random => Design::Random { seed },
         }
     }
 

@@ -43,7 +43,7 @@ pub(super) fn plan_variants(
             layouts.push(None);
             continue;
         }
-        match workers::ensure_variants(&a.spec, k, plan.seed) {
+        match workers::ensure_variants(&a.spec, k, plan.variant_seed) {
             Ok(v) => {
                 a.variants = v.variants.len();
                 layouts.push(Some(v));

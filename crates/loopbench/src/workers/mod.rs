@@ -124,7 +124,10 @@ pub struct ArmContext {
     pub worker_counters: Vec<String>,
     pub isolation: Isolation,
     pub pin: Option<usize>,
+    /// The session's seed: each worker process's layout draws come from it.
     pub seed: u64,
+    /// The seed build arms' layout variants are linked with.
+    pub variant_seed: u64,
     /// Worker processes started so far: each draws its own layout seed.
     started: std::cell::Cell<u64>,
     /// Which in-worker layout randomisations are on.
@@ -246,6 +249,7 @@ impl ArmContext {
             isolation: Isolation::InProcess,
             pin: None,
             seed: 0,
+            variant_seed: 0,
             started: std::cell::Cell::new(0),
             layout: Randomise {
                 env: true,
@@ -256,12 +260,19 @@ impl ArmContext {
         }
     }
 
-    /// Where arms run, the core their timing thread is pinned to, and the
-    /// seed of in-worker randomisation.
-    pub fn with_isolation(mut self, isolation: Isolation, pin: Option<usize>, seed: u64) -> Self {
+    /// Where arms run, the core their timing thread is pinned to, the
+    /// seed of in-worker randomisation and that of build layout variants.
+    pub fn with_isolation(
+        mut self,
+        isolation: Isolation,
+        pin: Option<usize>,
+        seed: u64,
+        variant_seed: u64,
+    ) -> Self {
         self.isolation = isolation;
         self.pin = pin;
         self.seed = seed;
+        self.variant_seed = variant_seed;
         self
     }
 
@@ -302,7 +313,7 @@ impl ArmContext {
                 arm.with_counters(self.counters.clone()).with_iters(iters),
             ));
         };
-        let seed = variant.map(|i| layout::seed(self.seed, i));
+        let seed = variant.map(|i| layout::seed(self.variant_seed, i));
         let built = ensure_once(spec, build, seed);
         // The variant is not named in the description: it is the arm's
         // version, the build's identity in history and compare, and every
