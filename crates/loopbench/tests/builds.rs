@@ -514,8 +514,10 @@ fn build_arms_run_in_layout_variants_beside_a_build_layout_null() {
         let layout = &e["layout"];
         let variants = layout["variants"].as_array().unwrap();
         assert_eq!(variants.len(), 2, "{e}");
-        // The session's default seed picks the link seeds.
-        let session_seed = json["session"]["seed"].as_u64().unwrap();
+        // Without --seed, the link seeds come from the fixed one (the
+        // session's own seed is fresh), so every session reuses them.
+        let session_seed = loopbench::session::DEFAULT_SEED;
+        assert_ne!(json["session"]["seed"], session_seed);
         assert_eq!(
             variants[0]["seed"],
             loopbench::workers::layout::seed(session_seed, 0)
@@ -530,8 +532,7 @@ fn build_arms_run_in_layout_variants_beside_a_build_layout_null() {
     // Which variant ran in each epoch: 1, 2, 1, 2 for every build arm; the
     // build-layout null runs the baseline's other one.
     let build_null = format!("{NEW}#build-null");
-    let seed =
-        |i: usize| loopbench::workers::layout::seed(json["session"]["seed"].as_u64().unwrap(), i);
+    let seed = |i: usize| loopbench::workers::layout::seed(loopbench::session::DEFAULT_SEED, i);
     for (e, record) in json["epochs"].as_array().unwrap().iter().enumerate() {
         assert_eq!(record["variants"][NEW], seed(e % 2), "{record}");
         assert_eq!(record["variants"][OLD], seed(e % 2), "{record}");
