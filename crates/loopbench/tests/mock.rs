@@ -47,6 +47,22 @@ fn run(shape: &str, arms: &[&str], rounds: usize, warmup: usize) -> (Report, Vec
     (report, take_calls())
 }
 
+/// The mock instance number of each arm (null control last) in the first
+/// epoch of `report`: instances are made in the epoch's first-round order.
+fn instances(report: &Report, calls: &[MockCall], arms: usize, warmup: usize) -> Vec<u64> {
+    let first = calls.iter().map(|c| c.instance).min().unwrap();
+    let order = schedule::EpochOrder::new(
+        schedule::Design::Williams,
+        arms,
+        0,
+        Some(report.session.seed.unwrap()),
+    );
+    let made = schedule::sequence(&order, warmup, 0);
+    (0..arms)
+        .map(|i| first + made.iter().position(|&a| a == i).unwrap() as u64)
+        .collect()
+}
+
 fn arm<'r>(r: &'r ShapeResult, label: &str) -> &'r results::ArmResult {
     r.arms.iter().find(|a| a.arm == label).unwrap()
 }
@@ -137,14 +153,15 @@ fn rounds_follow_the_rotation() {
         0,
         Some(report.session.seed.unwrap()),
     );
-    // Instances are made in plan order, the null control last.
-    let first = calls.iter().map(|c| c.instance).min().unwrap();
+    // Instances are made in the order of the epoch's first round.
+    let made = instances(&report, &calls, n, warmup);
+    let instance = |i: usize| made[i];
     let expected: Vec<MockCall> = (0..warmup + rounds)
         .flat_map(|round| {
             schedule::sequence(&order, warmup, round)
                 .into_iter()
                 .map(move |i| MockCall {
-                    instance: first + i as u64,
+                    instance: instance(i),
                     rep: round,
                 })
         })
@@ -154,6 +171,57 @@ fn rounds_follow_the_rotation() {
     for a in &report.results[0].arms {
         assert_eq!(a.verified_reps, rounds);
     }
+}
+
+/// Arms are prepared in each epoch's first-round order, so the arm
+/// prepared last (whose working set is warm when the rounds start) is a
+/// different one from epoch to epoch, not always the null control.
+#[test]
+fn the_arm_prepared_last_changes_from_epoch_to_epoch() {
+    let _ = take_calls();
+    let arms = ["mock:cost=10", "mock:cost=20"];
+    let epochs = 6;
+    let plan = Plan {
+        shapes: vec![shapes::find("add_chain").unwrap()],
+        arms: arms.iter().map(|a| a.parse::<ArmSpec>().unwrap()).collect(),
+        params: params(),
+        rounds: 6,
+        warmup: 1,
+        isolation: Isolation::InProcess,
+        rep_target: None,
+        stop: StopSettings {
+            min_epochs: epochs,
+            max_epochs: epochs,
+            precision_pct: 0.0,
+            budget_s: 1e9,
+        },
+        ..Default::default()
+    };
+    let seed = plan.seed;
+    session::run(plan, &mut ()).unwrap();
+    let calls = take_calls();
+    let n = arms.len() + 1;
+    let per_epoch = calls.len() / epochs;
+    let mut last = std::collections::BTreeSet::new();
+    for (e, epoch_calls) in calls.chunks(per_epoch).enumerate() {
+        let order = schedule::EpochOrder::new(schedule::Design::Williams, n, e, Some(seed));
+        let made = schedule::sequence(&order, 1, 0);
+        // The first round runs in that order too: its instances, in the
+        // order they were made, are the first round's calls.
+        let first = epoch_calls.iter().map(|c| c.instance).min().unwrap();
+        for (k, &arm) in made.iter().enumerate() {
+            assert_eq!(
+                epoch_calls[k].instance,
+                first + k as u64,
+                "epoch {e}, arm {arm}"
+            );
+        }
+        last.insert(*made.last().unwrap());
+    }
+    assert!(
+        last.len() > 1,
+        "the same arm was prepared last in every epoch: {last:?}"
+    );
 }
 
 /// A mock arm set to fail at rep N is reported for that arm, with the reps
@@ -211,7 +279,7 @@ fn noise_gives_a_null_floor_and_verdicts_respect_it() {
     let (warmup, rounds) = (1, 40);
     let (report, calls) = run("add_chain", &[base, small, large], rounds, warmup);
     assert_eq!(report.session.rounds, rounds);
-    let first = calls.iter().map(|c| c.instance).min().unwrap();
+    let made = instances(&report, &calls, 4, warmup);
     let r = &report.results[0];
     let null_label = format!("{base}#null");
     for (i, label) in [base, small, large, null_label.as_str()]
@@ -221,7 +289,7 @@ fn noise_gives_a_null_floor_and_verdicts_respect_it() {
         let spec: ArmSpec = label.trim_end_matches("#null").parse().unwrap();
         let cfg = MockConfig::parse(&spec.options).unwrap();
         let expected: Vec<f64> = (warmup..warmup + rounds)
-            .map(|rep| cfg.ns(ITERS, first + i as u64, rep) / ITERS as f64)
+            .map(|rep| cfg.ns(ITERS, made[i], rep) / ITERS as f64)
             .collect();
         assert_eq!(arm(r, label).samples_ns_per_iter, expected, "{label}");
     }
@@ -245,10 +313,10 @@ fn noise_gives_a_null_floor_and_verdicts_respect_it() {
 fn layout_bias_is_a_fixed_offset_per_instance() {
     let base = "mock:cost=10,layout=0.1,seed=5";
     let (report, calls) = run("add_chain", &[base], 4, 1);
-    let first = calls.iter().map(|c| c.instance).min().unwrap();
+    let made = instances(&report, &calls, 2, 1);
     let cfg = MockConfig::parse(&base.parse::<ArmSpec>().unwrap().options).unwrap();
-    let b = cfg.ns(ITERS, first, 0) / ITERS as f64;
-    let n = cfg.ns(ITERS, first + 1, 0) / ITERS as f64;
+    let b = cfg.ns(ITERS, made[0], 0) / ITERS as f64;
+    let n = cfg.ns(ITERS, made[1], 0) / ITERS as f64;
     assert_ne!(b, n);
     let r = &report.results[0];
     assert!(arm(r, base).samples_ns_per_iter.iter().all(|&x| x == b));
