@@ -8,10 +8,19 @@ use assert_cmd::Command;
 use loopbench::results::{self, Document, Session};
 use std::collections::BTreeSet;
 
-/// Run `loopbench run ARGS --json out.json`; the session and the exit status.
 /// `loopbench run ARGS --json` in a fresh directory with its own history:
-/// the session it wrote, whether it succeeded, and its stderr.
+/// the session it wrote, whether it succeeded, and its stderr. Seeded
+/// (`--seed 1` unless ARGS give one), so the order, and with it which mock
+/// instance draws which noise, is the same every time.
 pub(crate) fn run(args: &[&str], env: &[(&str, &str)]) -> (Session, bool, String) {
+    if args.contains(&"--seed") {
+        return run_as_given(args, env);
+    }
+    run_as_given(&[args, &["--seed", "1"]].concat(), env)
+}
+
+/// [`run`] without a seed unless ARGS give one: the session draws its own.
+fn run_as_given(args: &[&str], env: &[(&str, &str)]) -> (Session, bool, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.json");
     let mut cmd = Command::cargo_bin("loopbench").unwrap();
@@ -365,7 +374,7 @@ fn the_session_budget_stops_every_undecided_shape_after_two_epochs() {
 }
 
 /// The two-shape mock session whose add_chain is decided at the look after
-/// 12 epochs and load_stream only at 48 (seeded noise: exact).
+/// 24 epochs and load_stream only at 48 (seeded noise and order: exact).
 fn staggered(extra: &[&str]) -> Session {
     let mut a = vec![
         "--shapes",
@@ -407,7 +416,7 @@ fn a_decided_shape_waits_for_the_unsure_then_narrows_with_the_session_time() {
     assert_eq!(
         stops,
         [
-            (12, "every comparison decided"),
+            (24, "every comparison decided"),
             (48, "every comparison decided")
         ]
     );
@@ -416,7 +425,7 @@ fn a_decided_shape_waits_for_the_unsure_then_narrows_with_the_session_time() {
     // back once nothing is.
     let s = staggered(&["--session-budget", "1000"]);
     for e in &s.epochs {
-        let expected: &[&str] = if (12..48).contains(&e.epoch) {
+        let expected: &[&str] = if (24..48).contains(&e.epoch) {
             &["load_stream"]
         } else {
             &["add_chain", "load_stream"]
@@ -427,9 +436,9 @@ fn a_decided_shape_waits_for_the_unsure_then_narrows_with_the_session_time() {
     let add = s.results[0].stopped.as_ref().unwrap();
     assert_eq!(
         add.reason,
-        "every comparison decided after 12 epochs, then narrowed with the session's time: epoch limit"
+        "every comparison decided after 24 epochs, then narrowed with the session's time: epoch limit"
     );
-    assert_eq!(add.epochs, 60 - (48 - 12));
+    assert_eq!(add.epochs, 60 - (48 - 24));
 }
 
 #[test]
@@ -461,7 +470,7 @@ fn every_session_draws_its_own_seed_unless_given_one() {
     // One seed for every session made every session draw the same
     // layouts, epoch by epoch: A/A sessions were not independent.
     let seed = |extra: &[&str]| {
-        let (s, ok, err) = run(
+        let (s, ok, err) = run_as_given(
             &args(&[&["--in-process", "--engines", "mock:cost=10"], extra].concat()),
             &[],
         );
