@@ -10,6 +10,8 @@
 //! them (the session's, the agent's), never from a short-lived helper.
 
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// `cmd`'s process is killed when this one dies (Linux; elsewhere nothing).
 #[cfg(target_os = "linux")]
@@ -37,4 +39,48 @@ pub fn die_with_parent(cmd: &mut Command) -> &mut Command {
 #[cfg(not(target_os = "linux"))]
 pub fn die_with_parent(cmd: &mut Command) -> &mut Command {
     cmd
+}
+
+// A stop asked by a signal: commands look at it between units of work, and
+// so does anything that waits on a child (a worker's cargo build), so that
+// one SIGTERM does not wait minutes for a build nobody will use.
+
+/// The signal number that the first SIGINT or SIGTERM stores (the session
+/// then stops between shapes and reports what it completed); a second one
+/// exits at once with 130 (SIGINT) or 143 (SIGTERM). Installed once per
+/// process. Without a handler (it could not be installed) the flag stays 0
+/// and the signal keeps its default action.
+pub(crate) fn interrupt_flag() -> Arc<AtomicUsize> {
+    static FLAG: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+    Arc::clone(FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicUsize::new(0));
+        #[cfg(unix)]
+        {
+            use signal_hook::consts::{SIGINT, SIGTERM};
+            let seen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            for (sig, code) in [(SIGINT, 130), (SIGTERM, 143)] {
+                // Registered first, so it sees the flag the second handler set.
+                let _ =
+                    signal_hook::flag::register_conditional_shutdown(sig, code, Arc::clone(&seen));
+                let _ = signal_hook::flag::register(sig, Arc::clone(&seen));
+                let _ = signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize);
+            }
+        }
+        flag
+    }))
+}
+
+/// Whether SIGINT or SIGTERM asked this process to stop. The first call
+/// installs the handler, so a long command calls it before it starts.
+pub fn stop_requested() -> bool {
+    interrupt_flag().load(Ordering::Relaxed) != 0
+}
+
+/// The signal that stopped the session (SIGINT when none did), for
+/// `Error::Interrupted`.
+pub fn stop_signal() -> i32 {
+    match interrupt_flag().load(Ordering::Relaxed) {
+        0 => 2,
+        sig => sig as i32,
+    }
 }

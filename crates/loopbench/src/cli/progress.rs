@@ -5,13 +5,14 @@
 //! time left is its remaining budget, raised to the epochs it still owes
 //! at its own pace so far, and capped by `max_epochs` at that pace.
 
+pub use crate::children::{stop_requested, stop_signal};
 use crate::error::Error;
 use crate::report::Exports;
 use crate::results::{Document, Session, StopSettings};
 use crate::session;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Progress on stderr (after two seconds, only on a terminal) and the
@@ -174,7 +175,7 @@ impl<'a> TerminalSink<'a> {
             eta: None,
             label: String::new(),
             shown_eta: Instant::now(),
-            interrupt: interrupt_flag(),
+            interrupt: crate::children::interrupt_flag(),
             notes: Vec::new(),
         }
     }
@@ -255,31 +256,6 @@ impl session::Sink for TerminalSink<'_> {
     }
 }
 
-/// The signal number that the first SIGINT or SIGTERM stores (the session
-/// then stops between shapes and reports what it completed); a second one
-/// exits at once with 130 (SIGINT) or 143 (SIGTERM). Installed once per
-/// process. Without a handler (it could not be installed) the flag stays 0
-/// and the signal keeps its default action.
-fn interrupt_flag() -> Arc<AtomicUsize> {
-    static FLAG: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
-    Arc::clone(FLAG.get_or_init(|| {
-        let flag = Arc::new(AtomicUsize::new(0));
-        #[cfg(unix)]
-        {
-            use signal_hook::consts::{SIGINT, SIGTERM};
-            let seen = Arc::new(AtomicBool::new(false));
-            for (sig, code) in [(SIGINT, 130), (SIGTERM, 143)] {
-                // Registered first, so it sees the flag the second handler set.
-                let _ =
-                    signal_hook::flag::register_conditional_shutdown(sig, code, Arc::clone(&seen));
-                let _ = signal_hook::flag::register(sig, Arc::clone(&seen));
-                let _ = signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize);
-            }
-        }
-        flag
-    }))
-}
-
 /// Whether stdout and stderr are one stream (the same terminal, or one log
 /// file or pipe taking both), so a line in the report is already seen.
 pub fn stdout_is_stderr() -> bool {
@@ -300,15 +276,6 @@ pub fn stdout_is_stderr() -> bool {
     }
 }
 
-/// The signal that stopped the session (SIGINT when none did), for
-/// [`Error::Interrupted`].
-pub fn stop_signal() -> i32 {
-    match interrupt_flag().load(Ordering::Relaxed) {
-        0 => 2,
-        sig => sig as i32,
-    }
-}
-
 /// [`Error::Interrupted`] for a session that stopped early, with
 /// `completed` of `planned` `units` (shapes, repetitions) done.
 pub fn interrupted(completed: usize, planned: usize, units: &'static str) -> Error {
@@ -318,12 +285,6 @@ pub fn interrupted(completed: usize, planned: usize, units: &'static str) -> Err
         units,
         signal: stop_signal(),
     }
-}
-
-/// Whether SIGINT or SIGTERM asked this process to stop. The first call
-/// installs the handler, so a long command calls it before it starts.
-pub fn stop_requested() -> bool {
-    interrupt_flag().load(Ordering::Relaxed) != 0
 }
 
 impl crate::schedule::Progress for TerminalSink<'_> {

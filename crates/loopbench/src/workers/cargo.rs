@@ -104,6 +104,10 @@ pub(super) fn cargo_build(
     if let Some(flags) = &build.rustflags {
         cmd.env("RUSTFLAGS", flags);
     }
+    // Its own process group, so that a stop ends cargo and its rustc jobs
+    // together (killing cargo alone leaves them compiling).
+    #[cfg(target_os = "linux")]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let mut child = cmd.spawn().map_err(|e| WorkerError::Cargo(Arc::new(e)))?;
     let stdout = child
         .stdout
@@ -131,6 +135,24 @@ pub(super) fn cargo_build(
     let mut bar: Option<ProgressBar> = None;
     let mut compiled = false;
     loop {
+        if crate::children::stop_requested() {
+            // Nobody will use the build: stop cargo rather than wait minutes.
+            #[cfg(target_os = "linux")]
+            // SAFETY: killpg only sends a signal; the group is cargo's own.
+            unsafe {
+                libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = stderr_reader.join();
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+            return Err(WorkerError::Build(format!(
+                "building the worker was stopped by a signal (project {})",
+                dir.display()
+            )));
+        }
         match events.recv_timeout(Duration::from_millis(200)) {
             Ok(Progress::Compiled(name)) => {
                 if !compiled && !tty {

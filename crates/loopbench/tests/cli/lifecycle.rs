@@ -191,6 +191,84 @@ fn sigterm_stops_run_with_what_completed() {
     assert_eq!(json(&dir.path().join("partial.json"))["complete"], false);
 }
 
+/// SIGTERM during a worker's cargo build stops the build (cargo and its
+/// rustc jobs, not only loopbench's wait for them) and ends the session as
+/// interrupted; before, one SIGTERM waited for the whole build.
+#[test]
+fn sigterm_during_a_worker_build_stops_cargo_and_its_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    // A cache of its own: the build starts from nothing every time.
+    let cache = dir.path().join("cache");
+    let stderr_path = dir.path().join("stderr.txt");
+    let mut child = bin(dir.path())
+        .env("LOOPBENCH_CACHE_DIR", &cache)
+        .args([
+            "run",
+            "--engines",
+            "wasmi+rustflags:-Coverflow-checks=off",
+            "--shapes",
+            "add_chain",
+        ])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .unwrap();
+    // Generous: only a build that never starts fails here.
+    let until = Instant::now() + Duration::from_secs(300);
+    while !std::fs::read_to_string(&stderr_path)
+        .unwrap_or_default()
+        .contains("building worker")
+    {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!(
+                "ended ({status}) before building: {}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            );
+        }
+        assert!(Instant::now() < until, "the build never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    sigterm(&child);
+    let status = child.wait().unwrap();
+    let err = std::fs::read_to_string(&stderr_path).unwrap();
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap_or_default()
+            .starts_with("error: interrupted: "),
+        "{err}"
+    );
+    // Nothing of the build goes on: no process works in this cache.
+    let cache = cache.to_string_lossy().to_string();
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let cmdline = std::fs::read(e.ok()?.path().join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            cmdline.contains(&cache).then_some(cmdline)
+        })
+        .collect();
+    assert!(left.is_empty(), "still running: {left:?}");
+    // And it did not finish: no worker binary was linked (waiting for the
+    // build, as before, ends with one).
+    let mut dirs = vec![std::path::PathBuf::from(&cache)];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let (path, name) = (e.path(), e.file_name().to_string_lossy().to_string());
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                assert!(
+                    !name.starts_with("lbw-") || name.contains('.'),
+                    "the build finished: {}",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
 /// Issue 26.5: SIGTERM stops `model` too, and its JSON is still written
 /// (`complete: false`), exit 143.
 #[test]
