@@ -334,29 +334,33 @@ fn a_reference_arm_anchors_every_result_and_the_gate_fails_on_a_change() {
     assert_eq!(r.anchored.len(), 1, "the baseline against it");
 }
 
+/// Two shapes of SMALL's size, in this process.
+fn two_shapes() -> Vec<&'static str> {
+    [
+        &["--shapes", "add_chain,load_stream", "--in-process"],
+        &SMALL[2..],
+    ]
+    .concat()
+}
+
 #[test]
 fn the_session_budget_stops_every_undecided_shape_after_two_epochs() {
     // Noise no interval gets under the precision: only a budget ends it.
     let (s, ok, err) = run(
         &[
-            "--shapes",
-            "add_chain,load_stream",
-            "--bytes",
-            "64k",
-            "--iters",
-            "256",
-            "--rounds",
-            "4",
-            "--in-process",
-            "--engines",
-            "mock:cost=10,noise=0.3,mock:cost=10,noise=0.3,seed=1",
-            "--precision",
-            "0.01",
-            "--min-epochs",
-            "5",
-            "--session-budget",
-            "0.001",
-        ],
+            &two_shapes()[..],
+            &[
+                "--engines",
+                "mock:cost=10,noise=0.3,mock:cost=10,noise=0.3,seed=1",
+                "--precision",
+                "0.01",
+                "--min-epochs",
+                "5",
+                "--session-budget",
+                "0.001",
+            ][..],
+        ]
+        .concat(),
         &[],
     );
     assert!(ok, "{err}");
@@ -376,16 +380,8 @@ fn the_session_budget_stops_every_undecided_shape_after_two_epochs() {
 /// The two-shape mock session whose add_chain is decided at the look after
 /// 24 epochs and load_stream only at 48 (seeded noise and order: exact).
 fn staggered(extra: &[&str]) -> Session {
-    let mut a = vec![
-        "--shapes",
-        "add_chain,load_stream",
-        "--bytes",
-        "64k",
-        "--iters",
-        "256",
-        "--rounds",
-        "4",
-        "--in-process",
+    let mut a = two_shapes();
+    a.extend_from_slice(&[
         "--engines",
         "mock:cost=10,noise=0.2,mock:cost=10.4,noise=0.2,seed=1",
         "--precision",
@@ -394,7 +390,7 @@ fn staggered(extra: &[&str]) -> Session {
         "3",
         "--max-epochs",
         "60",
-    ];
+    ]);
     a.extend_from_slice(extra);
     let (s, ok, err) = run(&a, &[]);
     assert!(ok, "{err}");

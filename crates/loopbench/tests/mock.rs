@@ -25,26 +25,40 @@ fn params() -> Params {
 /// mock's call log for the session.
 fn run(shape: &str, arms: &[&str], rounds: usize, warmup: usize) -> (Report, Vec<MockCall>) {
     let _ = take_calls();
-    let plan = Plan {
+    // One epoch: these tests are about one epoch's rounds.
+    let plan = in_process(shape, arms, rounds, warmup, 1, 1, 100.0);
+    let report = session::run(plan, &mut ()).unwrap();
+    (report, take_calls())
+}
+
+/// A plan of `arms` on `shape` in this process (the mock's call log and
+/// instance numbers live here), taking `min_epochs` to `max_epochs` epochs
+/// or stopping at `precision_pct`; no time budget.
+fn in_process(
+    shape: &str,
+    arms: &[&str],
+    rounds: usize,
+    warmup: usize,
+    min_epochs: usize,
+    max_epochs: usize,
+    precision_pct: f64,
+) -> Plan {
+    Plan {
         shapes: vec![shapes::find(shape).unwrap()],
         arms: arms.iter().map(|a| a.parse::<ArmSpec>().unwrap()).collect(),
         params: params(),
         rounds,
         warmup,
-        // One process, one epoch: the mock's call log and instance numbers
-        // live in this process, and these tests are about one epoch's rounds.
         isolation: Isolation::InProcess,
         rep_target: None,
         stop: StopSettings {
-            min_epochs: 1,
-            max_epochs: 1,
-            precision_pct: 100.0,
+            min_epochs,
+            max_epochs,
+            precision_pct,
             budget_s: 1e9,
         },
         ..Default::default()
-    };
-    let report = session::run(plan, &mut ()).unwrap();
-    (report, take_calls())
+    }
 }
 
 /// The mock instance number of each arm (null control last) in the first
@@ -181,22 +195,7 @@ fn the_arm_prepared_last_changes_from_epoch_to_epoch() {
     let _ = take_calls();
     let arms = ["mock:cost=10", "mock:cost=20"];
     let epochs = 6;
-    let plan = Plan {
-        shapes: vec![shapes::find("add_chain").unwrap()],
-        arms: arms.iter().map(|a| a.parse::<ArmSpec>().unwrap()).collect(),
-        params: params(),
-        rounds: 6,
-        warmup: 1,
-        isolation: Isolation::InProcess,
-        rep_target: None,
-        stop: StopSettings {
-            min_epochs: epochs,
-            max_epochs: epochs,
-            precision_pct: 0.0,
-            budget_s: 1e9,
-        },
-        ..Default::default()
-    };
+    let plan = in_process("add_chain", &arms, 6, 1, epochs, epochs, 0.0);
     let seed = plan.seed;
     session::run(plan, &mut ()).unwrap();
     let calls = take_calls();
@@ -459,22 +458,7 @@ fn the_binary_runs_mock_arms() {
 
 /// A session of `arms` on add_chain over 3 to 8 epochs, precision 0.5%.
 fn decided_session(arms: &[&str]) -> ShapeResult {
-    let plan = Plan {
-        shapes: vec![shapes::find("add_chain").unwrap()],
-        arms: arms.iter().map(|a| a.parse::<ArmSpec>().unwrap()).collect(),
-        params: params(),
-        rounds: 6,
-        warmup: 1,
-        isolation: Isolation::InProcess,
-        rep_target: None,
-        stop: StopSettings {
-            min_epochs: 3,
-            max_epochs: 8,
-            precision_pct: 0.5,
-            budget_s: 1e9,
-        },
-        ..Default::default()
-    };
+    let plan = in_process("add_chain", arms, 6, 1, 3, 8, 0.5);
     session::run(plan, &mut ()).unwrap().results.remove(0)
 }
 
