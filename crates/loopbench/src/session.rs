@@ -113,6 +113,32 @@ pub struct Plan {
 /// The library's seed (and the command line's for build variants): "loop".
 pub const DEFAULT_SEED: u64 = 0x6c6f_6f70;
 
+/// The rep length of a session when neither `--rep-ms` nor a setting
+/// recorded for the machine says otherwise, milliseconds. Half a
+/// millisecond, not two: on a 2-vCPU Xeon VM the per-rep noise barely fell
+/// with rep length (tinywasm's `br_table_switch` 9-13% at every length from
+/// 0.05 to 10 ms), so an epoch's rounds resolve as much in a quarter of the
+/// time and the session affords more epochs, which is what narrows
+/// layout-dominated shapes (docs/measured/2026-12-04-shorter-reps/).
+pub const DEFAULT_REP_MS: f64 = 0.5;
+
+/// Milliseconds of the slowest arm's timed reps an epoch takes by default,
+/// and the fewest rounds it takes to get them.
+const EPOCH_TIMED_MS: f64 = 8.0;
+const MIN_DEFAULT_ROUNDS: usize = 8;
+
+/// Measured rounds per epoch when `--rounds` is not given: enough reps of
+/// `rep_ms` for [`EPOCH_TIMED_MS`], at least [`MIN_DEFAULT_ROUNDS`] (16 at
+/// the default 0.5 ms, 8 from 1 ms up; 8 with a fixed `--iters`).
+pub fn default_rounds(rep_ms: Option<f64>) -> usize {
+    match rep_ms {
+        Some(ms) if ms > 0.0 => {
+            ((EPOCH_TIMED_MS / ms).ceil() as usize).clamp(MIN_DEFAULT_ROUNDS, 1000)
+        }
+        _ => MIN_DEFAULT_ROUNDS,
+    }
+}
+
 /// A seed no earlier session had: the session's own, recorded in its
 /// results (`--seed` reruns it).
 pub fn fresh_seed() -> u64 {
@@ -148,7 +174,7 @@ impl Default for Plan {
             labels: Vec::new(),
             arm_iters: Vec::new(),
             params: Params::default(),
-            rounds: 8,
+            rounds: default_rounds(Some(DEFAULT_REP_MS)),
             warmup: 1,
             counters: CounterSet::none(),
             stop: StopRule::default(),
@@ -160,7 +186,7 @@ impl Default for Plan {
             isolation: Isolation::Workers,
             pin: None,
             metric: Metric::Wall,
-            rep_target: Some(Duration::from_millis(2)),
+            rep_target: Some(Duration::from_secs_f64(DEFAULT_REP_MS / 1e3)),
             layout_builds: crate::workers::layout::DEFAULT_LAYOUT_BUILDS,
             reference: None,
             setting: None,
@@ -1050,4 +1076,24 @@ fn pilot_calls(
     let a = p.rep(next())?.reading.ns;
     let b = p.rep(next())?.reading.ns;
     Ok(a.min(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_rounds_fill_the_epoch_time_with_at_least_eight() {
+        // 8 ms of reps of the slowest arm per epoch, never fewer than 8.
+        assert_eq!(default_rounds(Some(DEFAULT_REP_MS)), 16);
+        assert_eq!(default_rounds(Some(0.25)), 32);
+        assert_eq!(default_rounds(Some(0.3)), 27);
+        assert_eq!(default_rounds(Some(1.0)), 8);
+        assert_eq!(default_rounds(Some(10.0)), 8);
+        // A fixed --iters has no rep length: the old default.
+        assert_eq!(default_rounds(None), 8);
+        // Tiny reps are capped where --rounds is.
+        assert_eq!(default_rounds(Some(0.001)), 1000);
+        assert_eq!(Plan::default().rounds, 16);
+    }
 }

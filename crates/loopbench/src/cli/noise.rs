@@ -40,9 +40,11 @@ pub struct NoiseArgs {
     /// Epochs (fresh process pairs) per rep length.
     #[arg(long, default_value_t = 8)]
     pub epochs: usize,
-    /// Measured rounds per epoch.
-    #[arg(long, default_value_t = 8)]
-    pub rounds: usize,
+    /// Measured rounds per epoch. Default: what `run` takes at each rep
+    /// length (enough for 8 ms of reps, at least 8), so the predictions are
+    /// for the sessions `run` would hold.
+    #[arg(long)]
+    pub rounds: Option<usize>,
     /// The session budget per shape the predictions are for, seconds
     /// (run's --budget).
     #[arg(long, default_value_t = 3.0)]
@@ -87,7 +89,7 @@ impl NoiseArgs {
                 "--epochs must be 2 to 200: the epoch level needs two".into(),
             ));
         }
-        if self.rounds < 2 || self.rounds > 1000 {
+        if self.rounds.is_some_and(|r| !(2..=1000).contains(&r)) {
             return Err(Error::Usage("--rounds must be 2 to 1000".into()));
         }
         if self.rep_ms.is_empty()
@@ -134,6 +136,9 @@ impl NoiseArgs {
             .flat_map(|s| self.rep_ms.iter().map(move |r| (*s, *r)))
             .collect();
         for (i, &(schedule, rep_ms)) in sweep.iter().enumerate() {
+            let rounds = self
+                .rounds
+                .unwrap_or_else(|| session::default_rounds(Some(rep_ms)));
             crate::diag!(
                 "noise: {} ms reps, {} ({} of {}), {} epochs x {} rounds",
                 rep_ms,
@@ -141,12 +146,12 @@ impl NoiseArgs {
                 i + 1,
                 sweep.len(),
                 self.epochs,
-                self.rounds
+                rounds
             );
             let plan = session::Plan {
                 shapes: vec![shapes::lookup(&self.shape)?],
                 arms: vec![arm.clone()],
-                rounds: self.rounds,
+                rounds,
                 stop: StopSettings {
                     min_epochs: self.epochs,
                     max_epochs: self.epochs,

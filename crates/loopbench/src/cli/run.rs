@@ -52,9 +52,11 @@ pub struct RunArgs {
     pub shape_files: Vec<PathBuf>,
     #[command(flatten)]
     pub params: ShapeParams,
-    /// Measured rounds per shape and epoch (rounded up to whole order designs).
-    #[arg(long, default_value_t = 8)]
-    pub rounds: usize,
+    /// Measured rounds per shape and epoch (rounded up to whole order
+    /// designs). Default: enough for 8 ms of the slowest arm's reps, at
+    /// least 8 (16 at the default 0.5 ms reps).
+    #[arg(long)]
+    pub rounds: Option<usize>,
     /// Warm-up rounds per shape and epoch, run and verified but discarded.
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
@@ -142,7 +144,7 @@ impl RunArgs {
                 )));
             }
         }
-        if self.rounds == 0 {
+        if self.rounds == Some(0) {
             return Err(Error::Usage("--rounds must be at least 1".into()));
         }
         let e = &self.epochs;
@@ -153,6 +155,9 @@ impl RunArgs {
         let rep = (self.params.iters.is_none())
             .then(|| e.rep_target(recorded.as_ref()))
             .transpose()?;
+        let rounds = self.rounds.unwrap_or_else(|| {
+            session::default_rounds(rep.as_ref().map(|r| r.0.as_secs_f64() * 1e3))
+        });
         let (schedule, schedule_said) = e.schedule(recorded.as_ref())?;
         let (estimator, estimator_said) = e.estimator(recorded.as_ref())?;
         if let Some(b) = e.session_budget {
@@ -182,7 +187,7 @@ impl RunArgs {
             shapes: shapes::select(&self.shapes, &self.shape_files)?,
             arms,
             params: self.params.params(),
-            rounds: self.rounds,
+            rounds,
             warmup: self.warmup,
             counters: CounterSet::none(),
             labels: Vec::new(),
@@ -304,10 +309,6 @@ impl RunArgs {
         Ok(errors.is_empty() && gate_passed)
     }
 }
-
-/// The rep length a session takes when neither `--rep-ms` nor a setting
-/// recorded for the machine says otherwise, milliseconds.
-pub const DEFAULT_REP_MS: f64 = 2.0;
 
 /// What `noise --record` stored for this machine, as a session takes it.
 pub struct Recorded {
@@ -456,7 +457,7 @@ pub struct EpochArgs {
     pub max_epochs: usize,
     /// Target milliseconds of one rep of the slowest arm; the iteration count
     /// comes from a pilot call (ignored with --iters). Default: the setting
-    /// `loopbench noise --record` stored for this machine, else 2.
+    /// `loopbench noise --record` stored for this machine, else 0.5.
     #[arg(long, value_name = "MS")]
     pub rep_ms: Option<f64>,
     /// The order of arms in a round: williams (every arm follows every other
@@ -609,12 +610,13 @@ impl EpochArgs {
     }
 
     /// The rep length: `--rep-ms`, else the setting recorded for this
-    /// machine (`noise --record`; described for the session), else 2 ms.
+    /// machine (`noise --record`; described for the session), else
+    /// [`session::DEFAULT_REP_MS`].
     fn rep_target(&self, recorded: Option<&Recorded>) -> Result<(Duration, Option<String>), Error> {
         let (ms, setting) = match (self.rep_ms, recorded) {
             (Some(ms), _) => (ms, None),
             (None, Some(r)) => (r.rep_ms, Some(r.said.clone())),
-            (None, None) => (DEFAULT_REP_MS, None),
+            (None, None) => (session::DEFAULT_REP_MS, None),
         };
         if !(ms > 0.0 && ms <= 60_000.0) {
             return Err(Error::Usage(

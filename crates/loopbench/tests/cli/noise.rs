@@ -87,6 +87,37 @@ fn noise_splits_the_levels_per_rep_length_and_chooses_one() {
     assert!(html.contains("<svg"), "{html}");
 }
 
+/// Without `--rounds`, each rep length of the sweep is measured with the
+/// rounds `run` would take at it, so the predictions are for those
+/// sessions.
+#[test]
+fn noise_takes_the_rounds_run_would_at_each_rep_length() {
+    let (mut cmd, dir) = loopbench();
+    cmd.current_dir(dir.path())
+        .args([
+            "noise",
+            "--engine",
+            "mock:cost=10",
+            "--rep-ms",
+            "0.25,2",
+            "--epochs",
+            "2",
+            "--json",
+            "noise.json",
+        ])
+        .assert()
+        .success();
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("noise.json")).unwrap()).unwrap();
+    let rounds: Vec<_> = doc["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rounds"].as_u64())
+        .collect();
+    assert_eq!(rounds, [Some(32), Some(8)]);
+}
+
 #[test]
 fn noise_refuses_sweeps_it_cannot_split() {
     for (args, says) in [
@@ -146,8 +177,12 @@ fn a_recorded_setting_is_used_reported_and_overridable() {
         table.contains("setting: rep length 0.3 ms recorded"),
         "{table}"
     );
+    // Rounds follow the rep length when --rounds is not given: 8 ms of
+    // reps (27 at 0.3 ms), rounded up to a whole design for two arms.
+    assert_eq!(doc["session"]["rounds"], 28);
     let (doc, table) = run(&["--rep-ms", "1"]);
     assert_eq!(doc["session"]["rep_ms"], 1.0);
+    assert_eq!(doc["session"]["rounds"], 8);
     assert!(
         doc["session"].get("setting").is_none(),
         "{}",
