@@ -9,34 +9,23 @@ use serde_json::Value;
 /// exactly: the rep level holds it all, the round and epoch levels none.
 #[test]
 fn noise_splits_the_levels_per_rep_length_and_chooses_one() {
-    let (mut cmd, dir) = loopbench();
-    let out = cmd
-        .current_dir(dir.path())
-        .args([
-            "noise",
-            "--engine",
-            "mock:cost=10,noise=0.1",
-            "--shape",
-            "add_chain",
-            "--rep-ms",
-            "0.05,0.2",
-            "--schedules",
-            "sequential,duet",
-            "--epochs",
-            "3",
-            "--rounds",
-            "4",
-            "--budget",
-            "2",
-            "--json",
-            "noise.json",
-        ])
-        .assert()
-        .success();
-    let table = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let (doc, table, dir) = noise_json(&[
+        "--engine",
+        "mock:cost=10,noise=0.1",
+        "--shape",
+        "add_chain",
+        "--rep-ms",
+        "0.05,0.2",
+        "--schedules",
+        "sequential,duet",
+        "--epochs",
+        "3",
+        "--rounds",
+        "4",
+        "--budget",
+        "2",
+    ]);
     assert!(table.contains("would use: --rep-ms "), "{table}");
-    let doc: Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("noise.json")).unwrap()).unwrap();
     assert_eq!(doc["schema"], "loopbench-noise/1");
     let rows = doc["rows"].as_array().unwrap();
     // Both schedules, each over the sweep: in a duet too the null's
@@ -92,23 +81,14 @@ fn noise_splits_the_levels_per_rep_length_and_chooses_one() {
 /// sessions.
 #[test]
 fn noise_takes_the_rounds_run_would_at_each_rep_length() {
-    let (mut cmd, dir) = loopbench();
-    cmd.current_dir(dir.path())
-        .args([
-            "noise",
-            "--engine",
-            "mock:cost=10",
-            "--rep-ms",
-            "0.25,2",
-            "--epochs",
-            "2",
-            "--json",
-            "noise.json",
-        ])
-        .assert()
-        .success();
-    let doc: Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("noise.json")).unwrap()).unwrap();
+    let (doc, _, _dir) = noise_json(&[
+        "--engine",
+        "mock:cost=10",
+        "--rep-ms",
+        "0.25,2",
+        "--epochs",
+        "2",
+    ]);
     let rounds: Vec<_> = doc["rows"]
         .as_array()
         .unwrap()
@@ -332,4 +312,21 @@ fn a_recorded_estimator_is_chosen_on_own_reps_used_and_overridable() {
         .failure();
     let e = assert_one_line_error(&out.get_output().stderr);
     assert!(e.contains("--estimator: unknown estimator `q0`"), "{e}");
+}
+
+/// `noise ARGS --json noise.json` in a fresh directory: its document, its
+/// table and the directory.
+fn noise_json(args: &[&str]) -> (Value, String, tempfile::TempDir) {
+    let (mut cmd, dir) = loopbench();
+    let out = cmd
+        .current_dir(dir.path())
+        .arg("noise")
+        .args(args)
+        .args(["--json", "noise.json"])
+        .assert()
+        .success();
+    let table = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let doc =
+        serde_json::from_slice(&std::fs::read(dir.path().join("noise.json")).unwrap()).unwrap();
+    (doc, table, dir)
 }
