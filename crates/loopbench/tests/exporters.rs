@@ -260,6 +260,7 @@ fn compare_with(
         precision_pct: 0.5,
         reference: None,
         between: &lookup,
+        calibration: &|_: &results::compare::SeriesQuery, _, _| None,
     };
     results::compare::compare(a, "a.json", b, "b.json", &opts).unwrap()
 }

@@ -53,11 +53,12 @@ impl CompareArgs {
                 .reduce(f64::max)
                 .unwrap_or(0.5)
         });
-        let (between, history_note) = self.history();
+        let (between, calibration, history_note) = self.history();
         let opts = compare::Options {
             precision_pct,
             reference: self.reference.clone(),
             between: &between,
+            calibration: &calibration,
         };
         let mut c = compare::compare(&a, &self.a, &b, &self.b, &opts).map_err(Error::Usage)?;
         if let Some(note) = history_note {
@@ -90,40 +91,74 @@ impl CompareArgs {
         Ok(passed)
     }
 
-    /// The between-session spread of a series, from the history database;
-    /// and, when there is no history to learn from, why.
-    fn history(&self) -> (Lookup, Option<String>) {
+    /// The between-session spread of a series and the machine's
+    /// calibration, from the history database; and, when there is no
+    /// history to learn from, why.
+    fn history(&self) -> (Lookup, Calibrate, Option<String>) {
+        let none = || -> (Lookup, Calibrate) {
+            (
+                Box::new(|_: &compare::SeriesQuery| None),
+                Box::new(|_: &compare::SeriesQuery, _, _| None),
+            )
+        };
         #[cfg(feature = "history")]
         {
             use crate::history::sessions;
+            use crate::stats::sessions::Calibration;
+            use std::cell::RefCell;
+            use std::collections::BTreeMap;
+            use std::rc::Rc;
             let opened = self.db.location().and_then(|l| {
-                let db = l.open_read().map_err(|e| {
+                l.open_read().map_err(|e| {
                     Error::Usage(format!(
                         "no history to learn between-session spread from: {e}"
                     ))
-                })?;
-                Ok((l, db))
+                })
             });
             match opened {
-                Ok((_, db)) => {
-                    let db = std::cell::RefCell::new(db);
+                Ok(db) => {
+                    let db = Rc::new(RefCell::new(db));
+                    let series_db = Rc::clone(&db);
                     let lookup = move |q: &compare::SeriesQuery| {
                         let (values, own_se) =
-                            sessions::repeated(db.borrow_mut().as_mut(), q).ok()?;
+                            sessions::repeated(series_db.borrow_mut().as_mut(), q).ok()?;
                         Between::learn_excess(&values, &own_se)
                     };
-                    (Box::new(lookup), None)
+                    // One calibration per kind and machine: every row of a
+                    // comparison shares it, and learning it reads the
+                    // machine's whole history.
+                    let learned: RefCell<BTreeMap<(String, bool, u64), Option<Calibration>>> =
+                        Default::default();
+                    let calibrate = move |q: &compare::SeriesQuery, anchored: bool, level: f64| {
+                        let key = (sessions::fingerprint(&q.machine), anchored, level.to_bits());
+                        learned
+                            .borrow_mut()
+                            .entry(key)
+                            .or_insert_with(|| {
+                                let series = sessions::same_build_series(
+                                    db.borrow_mut().as_mut(),
+                                    q,
+                                    anchored,
+                                )
+                                .ok()?;
+                                Calibration::learn(&series, level)
+                            })
+                            .clone()
+                    };
+                    (Box::new(lookup), Box::new(calibrate), None)
                 }
-                Err(e) => (
-                    Box::new(|_: &compare::SeriesQuery| None),
-                    Some(e.to_string()),
-                ),
+                Err(e) => {
+                    let (l, c) = none();
+                    (l, c, Some(e.to_string()))
+                }
             }
         }
         #[cfg(not(feature = "history"))]
         {
+            let (l, c) = none();
             (
-                Box::new(|_: &compare::SeriesQuery| None),
+                l,
+                c,
                 Some("built without the history feature: no between-session spread".to_string()),
             )
         }
@@ -132,6 +167,9 @@ impl CompareArgs {
 
 /// Where a row's between-session spread comes from.
 type Lookup = Box<dyn Fn(&compare::SeriesQuery) -> Option<Between>>;
+/// Where a kind's calibration comes from (anchored when `true`).
+type Calibrate =
+    Box<dyn Fn(&compare::SeriesQuery, bool, f64) -> Option<crate::stats::sessions::Calibration>>;
 
 /// A session named on the command line (here, not in `results`, which
 /// the history database itself builds on): a

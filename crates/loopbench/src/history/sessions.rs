@@ -5,6 +5,8 @@ use super::store::{transaction, Row, Sql, StoreError, Value};
 use crate::arm::build::Source;
 use crate::arm::ArmSpec;
 use crate::results::{build_identity, Role, Session, ShapeResult};
+use crate::stats::sessions::Stored;
+use std::collections::BTreeMap;
 
 /// Where a stored session came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -680,19 +682,13 @@ pub fn repeated(
         .filter(|p| p.uid.as_ref().is_none_or(|u| !q.exclude.contains(u)))
         .collect();
     let value = |p: &Point| -> Option<(f64, f64)> {
-        let Some((label, build)) = &q.reference else {
-            return Some((p.median_ns, f64::NAN));
-        };
-        let a = p.anchored.as_ref()?;
-        if a.reference != *label || a.reference_version != *build {
-            return None;
+        if let (Some((label, build)), Some(a)) = (&q.reference, &p.anchored) {
+            if a.reference != *label || a.reference_version != *build {
+                return None;
+            }
         }
-        // The anchored interval is a t interval across the shape's epochs.
-        let df = p.epochs.map_or(f64::NAN, |e| e as f64 - 1.0);
-        let log = |pct: f64| (pct / 100.0).ln_1p();
-        let half = (log(a.ci_pct[1]) - log(a.ci_pct[0])) / 2.0;
-        let se = half / crate::stats::dist::t_quantile(0.975, df);
-        Some((1.0 + a.change_pct / 100.0, se))
+        let s = stored(p, q.reference.is_some())?;
+        Some((s.value, s.own.map_or(f64::NAN, |(se, _)| se)))
     };
     let mut best = (Vec::new(), Vec::new());
     for v in &q.versions {
@@ -709,6 +705,69 @@ pub fn repeated(
         }
     }
     Ok(best)
+}
+
+/// A point as a stored session of its series: its ratio to its
+/// reference (`anchored`; the standard error of its log from its stored
+/// interval, a t interval across the shape's epochs) or its median ns/iter
+/// (no standard error kept).
+fn stored(p: &Point, anchored: bool) -> Option<Stored> {
+    if !anchored {
+        return Some(Stored {
+            value: p.median_ns,
+            own: None,
+        });
+    }
+    let a = p.anchored.as_ref()?;
+    let df = p.epochs.map_or(f64::NAN, |e| e as f64 - 1.0);
+    let log = |pct: f64| (pct / 100.0).ln_1p();
+    let half = (log(a.ci_pct[1]) - log(a.ci_pct[0])) / 2.0;
+    let se = half / crate::stats::dist::t_quantile(0.975, df);
+    Some(Stored {
+        value: 1.0 + a.change_pct / 100.0,
+        own: (se.is_finite() && df >= 1.0).then_some((se, df)),
+    })
+}
+
+/// Every series of one kind on `q`'s machine and metric, oldest session
+/// first, for [`crate::stats::sessions::Calibration::learn`]: anchored
+/// (ratios to a reference, one series per shape, arm, build and reference
+/// build) or absolute (ns/iter, one per shape, arm and build); `q.exclude`
+/// left out.
+pub fn same_build_series(
+    db: &mut dyn Sql,
+    q: &crate::results::compare::SeriesQuery,
+    anchored: bool,
+) -> Result<Vec<Vec<Stored>>, StoreError> {
+    let fp = fingerprint(&q.machine);
+    let mut groups: BTreeMap<(String, String, String, String, String), Vec<Stored>> =
+        BTreeMap::new();
+    for (key, points) in series(db, None, None, Some(&q.metric))? {
+        for p in points
+            .iter()
+            .filter(|p| p.fingerprint == fp)
+            .filter(|p| p.uid.as_ref().is_none_or(|u| !q.exclude.contains(u)))
+        {
+            let reference = match (&p.anchored, anchored) {
+                (Some(a), true) => (a.reference.clone(), a.reference_version.clone()),
+                (None, true) => continue,
+                (_, false) => Default::default(),
+            };
+            if let Some(s) = stored(p, anchored) {
+                groups
+                    .entry((
+                        key.shape.clone(),
+                        key.arm.clone(),
+                        p.version.clone(),
+                        reference.0,
+                        reference.1,
+                    ))
+                    .or_default()
+                    .push(s);
+            }
+        }
+    }
+    Ok(groups.into_values().collect())
 }
 
 /// Which stored session a reference names: `@last`, `@baseline:NAME`, `@ID`.

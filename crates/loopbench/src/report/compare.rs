@@ -74,12 +74,40 @@ pub fn render(c: &SessionComparison) -> String {
     for r in reasons {
         let _ = writeln!(out, "unsure: {r}");
     }
+    for line in calibration_lines(c) {
+        let _ = writeln!(out, "{line}");
+    }
     let _ = writeln!(out, "{}", outcomes_line(c));
     let _ = writeln!(out, "method: {}", c.method);
     if c.no_change() {
         let _ = writeln!(out, "no change: no row changed");
     }
     out
+}
+
+/// What widened the intervals across sessions: one line per calibration
+/// the rows used.
+pub fn calibration_lines(c: &SessionComparison) -> Vec<String> {
+    let mut seen: Vec<&crate::stats::sessions::Calibration> = Vec::new();
+    for r in &c.rows {
+        if let Some(k) = &r.calibration {
+            if !seen.contains(&k) {
+                seen.push(k);
+            }
+        }
+    }
+    seen.iter()
+        .map(|k| {
+            format!(
+                "calibrated: intervals widened ×{:.2}, the {:.0}th percentile of how far beyond \
+                 their intervals this machine's {} pairs of same-build sessions ({} series) landed",
+                k.factor,
+                c.confidence * 100.0,
+                k.pairs,
+                k.series
+            )
+        })
+        .collect()
 }
 
 /// The comparison as one table, for every format: a row per shape and arm.
@@ -108,9 +136,7 @@ pub fn table(c: &SessionComparison, units: bool) -> (Vec<Column>, Vec<Vec<String
                 significant(r.a_ns_per_iter),
                 significant(r.b_ns_per_iter),
                 interval(r.median_pct, r.ci_pct),
-                r.basis
-                    .as_ref()
-                    .map_or_else(|| "-".to_string(), |b| b.short()),
+                r.basis_text(),
                 format!("{}+{} {}", r.a_units, r.b_units, r.units),
                 match r.outcome {
                     Some(_) => r.verdict_text(precision),

@@ -218,7 +218,7 @@ fn comparison(c: &crate::results::compare::SessionComparison) -> Result<Vec<u8>,
             r.ci_pct[1].to_string(),
             super::compare::verdict_words(r.verdict).to_string(),
             r.outcome.map(|o| o.to_string()).unwrap_or_default(),
-            r.basis.as_ref().map(|b| b.short()).unwrap_or_default(),
+            r.basis_text(),
         ])
         .map_err(err)?;
     }

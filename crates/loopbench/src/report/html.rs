@@ -517,6 +517,9 @@ pub fn compare_section(c: &SessionComparison) -> String {
     for u in &c.unmatched {
         let _ = write!(o, "<p class=\"meta\">Not compared: {}</p>", esc(u));
     }
+    for line in super::compare::calibration_lines(c) {
+        let _ = write!(o, "<p class=\"meta\">{}</p>", esc(&line));
+    }
     let _ = write!(
         o,
         "<p class=\"meta\">{}<br>Method: {}.</p>",

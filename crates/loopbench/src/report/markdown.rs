@@ -318,6 +318,9 @@ fn comparison(c: &SessionComparison) -> String {
     let (columns, rows) = super::compare::table(c, false);
     o.push_str(&MD.table(&columns, &rows));
     let _ = writeln!(o, "\n{}", cell(&super::compare::outcomes_line(c)));
+    for line in super::compare::calibration_lines(c) {
+        let _ = writeln!(o, "\n{}", cell(&line));
+    }
     if !c.unmatched.is_empty() {
         let _ = writeln!(o, "\nNot compared:\n");
         for u in &c.unmatched {

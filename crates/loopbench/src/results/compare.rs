@@ -18,13 +18,17 @@
 //!   own noise only);
 //! - **none**: neither; the row is unsure and says how to make it sure.
 //!
+//! Anchored and between-session intervals are then widened by the
+//! machine's calibration ([`Calibration`]): how far beyond such intervals
+//! its own pairs of same-build sessions in the history landed.
+//!
 //! Every row has its three-way outcome from [`crate::stats::outcome`].
 
 use super::{ArmResult, EngineInfo, Session, ShapeResult};
 use crate::machine::Machine;
 use crate::stats::estimators::Estimator;
 use crate::stats::outcome::{self, Outcome};
-use crate::stats::sessions::{self as across, Between};
+use crate::stats::sessions::{self as across, Between, Calibration};
 use crate::stats::{self, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -118,14 +122,41 @@ pub struct CompareRow {
     /// the way out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The machine's calibration the interval was widened by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<Calibration>,
+    /// The two-sided p-value of no change, on the interval's footing;
+    /// absent where nothing spans the sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
+    /// Its interval excludes zero, but among the comparison's rows it is
+    /// not a change ([`outcome::discoveries`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counted_out: bool,
 }
 
 impl CompareRow {
+    /// What makes the interval true, in a few words (with the machine's
+    /// calibration factor when it widened it).
+    pub fn basis_text(&self) -> String {
+        let basis = self
+            .basis
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |b| b.short());
+        match &self.calibration {
+            Some(c) => format!("{basis}, ×{:.2}", c.factor),
+            None => basis,
+        }
+    }
+
     /// What the verdict column says (older files: the verdict alone).
     pub fn verdict_text(&self, precision_pct: f64) -> String {
         match (self.outcome, &self.basis) {
             (Some(Outcome::Unsure), Some(Basis::None)) => {
                 "unsure: nothing spans the two sessions".to_string()
+            }
+            (Some(Outcome::Unsure), _) if self.counted_out => {
+                "unsure: not a change among all rows".to_string()
             }
             (Some(o), _) => outcome::describe(self.verdict, o, self.ci_pct, precision_pct),
             (None, _) => self.verdict.to_string(),
@@ -167,7 +198,8 @@ pub const METHOD: &str = "Welch t interval on the difference of mean log units (
 medians; per layout variant for builds in variants; per round for a one-epoch session); \
 anchored rows use each epoch's ratio to the shared reference arm, other rows add twice the \
 variance of this machine's repeated sessions of the series from the history, and rows with \
-neither are unsure";
+neither are unsure; with enough history, intervals across sessions are widened by the factor by \
+which this machine's pairs of same-build sessions landed beyond such intervals";
 
 /// The warning every comparison without a shared reference carries.
 pub const WEAKER: &str = "comparing two sessions is weaker than comparing arms inside one session: \
@@ -182,6 +214,11 @@ pub struct Options<'a> {
     /// The spread of this machine's repeated sessions of a series, from
     /// the history ([`SeriesQuery`]); `None` where there is none.
     pub between: &'a dyn Fn(&SeriesQuery) -> Option<Between>,
+    /// How much further apart this machine's sessions of one build land
+    /// than their intervals claim, learned from the history's series of
+    /// the query's kind (anchored when `true`) at a confidence level;
+    /// `None` where too few.
+    pub calibration: &'a dyn Fn(&SeriesQuery, bool, f64) -> Option<Calibration>,
 }
 
 /// The series whose repeated sessions give a row its between-session term.
@@ -429,6 +466,7 @@ pub fn compare(
             unmatched.push(format!("{}: only in B", rb.shape));
         }
     }
+    count_the_rows(&mut rows, level, opts.precision_pct);
     let side = |s: &Session, label: &str| SessionRef {
         label: label.to_string(),
         id: s.id.clone(),
@@ -449,6 +487,29 @@ pub fn compare(
         unmatched,
         gate: None,
     })
+}
+
+/// A change among many rows is a change once their number is counted
+/// ([`outcome::discoveries`], at `1 - level` false discoveries): a row
+/// whose own interval excludes zero but is not a discovery among the
+/// comparison's rows is unsure, and says so.
+fn count_the_rows(rows: &mut [CompareRow], level: f64, precision_pct: f64) {
+    let p: Vec<f64> = rows.iter().map(|r| r.p_value.unwrap_or(f64::NAN)).collect();
+    let m = p.iter().filter(|p| !p.is_nan()).count();
+    let found = outcome::discoveries(&p, 1.0 - level);
+    for (r, found) in rows.iter_mut().zip(found) {
+        if r.outcome == Some(Outcome::Changed) && !found {
+            r.verdict = Verdict::WithinNoise;
+            r.counted_out = true;
+            r.outcome = Some(outcome::outcome(r.verdict, r.ci_pct, precision_pct));
+            r.reason = Some(format!(
+                "p = {:.3} alone, not a change among {m} rows (Benjamini-Hochberg at {:.0}% \
+                 false discoveries): repeat the sessions, or compare fewer shapes",
+                r.p_value.unwrap_or(f64::NAN),
+                (1.0 - level) * 100.0
+            ));
+        }
+    }
 }
 
 /// One shape and arm in both sessions.
@@ -505,7 +566,20 @@ impl<'s> Row<'s> {
             Basis::Anchored { between, .. } => between.as_ref(),
             _ => None,
         };
-        let (median_pct, ci_pct) = across::change(&xa, &xb, level, between)
+        let calibration = match &basis {
+            Basis::Anchored { .. } | Basis::BetweenSessions { .. } => (opts.calibration)(
+                &self.query(),
+                matches!(basis, Basis::Anchored { .. }),
+                level,
+            )
+            .filter(|c| c.factor > 1.0),
+            _ => None,
+        };
+        let across::Change {
+            median_pct,
+            ci_pct,
+            p_value,
+        } = across::change(&xa, &xb, level, between, calibration.as_ref())
             .ok_or_else(|| not_comparable(&units, &xa, &xb))?;
         // A change must also clear both sessions' own null floors.
         let floor = [self.ra, self.rb]
@@ -534,8 +608,11 @@ impl<'s> Row<'s> {
             ci_pct,
             verdict,
             outcome: Some(outcome),
+            p_value: (basis != Basis::None).then_some(p_value),
             basis: Some(basis),
             reason,
+            calibration,
+            counted_out: false,
         })
     }
 

@@ -118,6 +118,36 @@ pub fn describe(
     }
 }
 
+/// Which of many comparisons are changes once their number is counted:
+/// Benjamini and Hochberg's step-up rule at false discovery rate `rate`.
+/// With `m` p-values sorted, the largest `k` with `p_(k) <= k rate / m`
+/// and every smaller one are discoveries.
+///
+/// Why: a comparison of two sessions judges every shape and arm at once,
+/// and at 95% each row of an A/A comparison is a "change" one time in 20:
+/// 117 rows (39 shapes, three arms) give about six, and a CI gate on them
+/// fails every run. The step-up rule keeps the expected share of false
+/// changes among those reported at `rate` (and, when nothing changed at
+/// all, the chance of any false change), while a clear change among many
+/// rows still stands. A NaN p-value is never a discovery.
+pub fn discoveries(p_values: &[f64], rate: f64) -> Vec<bool> {
+    let m = p_values.len();
+    let mut order: Vec<usize> = (0..m).filter(|&i| !p_values[i].is_nan()).collect();
+    order.sort_by(|&i, &j| p_values[i].total_cmp(&p_values[j]));
+    let passed = order
+        .iter()
+        .enumerate()
+        .filter(|(k, &i)| p_values[i] <= (k + 1) as f64 * rate / m as f64)
+        .map(|(k, _)| k + 1)
+        .max()
+        .unwrap_or(0);
+    let mut found = vec![false; m];
+    for &i in &order[..passed] {
+        found[i] = true;
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +223,25 @@ mod tests {
             describe(Verdict::WithinNoise, Outcome::Unsure, [-2.5, 1.0], 0.5),
             "unsure (reaches ±2.5%, precision ±0.5%)"
         );
+    }
+
+    #[test]
+    fn many_rows_keep_their_false_changes_at_the_rate() {
+        // Four rows at 95%: one p of 0.03 alone is a change, among four
+        // rows it is not; a clear one still is, and it carries the next.
+        assert_eq!(discoveries(&[0.03], 0.05), [true]);
+        assert_eq!(discoveries(&[0.03, 0.4, 0.7, 0.9], 0.05), [false; 4]);
+        assert_eq!(
+            discoveries(&[0.03, 0.001, 0.7, 0.9], 0.05),
+            [false, true, false, false]
+        );
+        // Step-up: 0.024 <= 2 x 0.05 / 4 passes because of its rank, and
+        // 0.001 with it.
+        assert_eq!(
+            discoveries(&[0.024, 0.001, 0.7, 0.9], 0.05),
+            [true, true, false, false]
+        );
+        assert_eq!(discoveries(&[f64::NAN, 0.0], 0.05), [false, true]);
+        assert!(discoveries(&[], 0.05).is_empty());
     }
 }

@@ -11,9 +11,15 @@ use std::path::{Path, PathBuf};
 
 /// The 20 sessions of one engine, each written to `dir` as `sN.json`.
 fn sessions(engine: &str, dir: &Path) -> Vec<PathBuf> {
+    fixture_sessions(&format!("aa-{engine}"), dir)
+}
+
+/// The sessions of fixture `noisy-vm/NAME.jsonl.gz`, each written to `dir`
+/// as `sN.json`.
+fn fixture_sessions(name: &str, dir: &Path) -> Vec<PathBuf> {
     let mut text = String::new();
     flate2::read::GzDecoder::new(
-        std::fs::File::open(fixture(&format!("noisy-vm/aa-{engine}.jsonl.gz"))).unwrap(),
+        std::fs::File::open(fixture(&format!("noisy-vm/{name}.jsonl.gz"))).unwrap(),
     )
     .read_to_string(&mut text)
     .unwrap();
@@ -124,6 +130,116 @@ fn aa_sessions_of_tinywasm_are_not_changed_across_sessions() {
 #[test]
 fn aa_sessions_of_wasm3_are_not_changed_across_sessions() {
     aa("wasm3");
+}
+
+/// The anchored A/A sets of the 0.5 ms default (`ENGINE` against
+/// `REFERENCE`, 20 sessions, nothing changed): over the 19 consecutive pairs
+/// at most 1 in 20 anchored rows is changed, and at most 1 of the 40 of the
+/// first ten pairs (issue 25's goal). Every anchored row is widened by the
+/// machine's calibration, learned from the 18 other sessions' pairs; rows
+/// whose interval excludes zero alone but not among the four rows say so.
+/// A real 10% change on one shape among the four is still found (these
+/// cross-engine ratios move by 1-3% between sessions on that VM: 5% is
+/// unsure).
+fn aa_anchored(engine: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = fixture_sessions(&format!("aa-anchored-{engine}"), dir.path());
+    assert_eq!(paths.len(), 20);
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    loopbench(db)
+        .args(["history", "import"])
+        .args(&paths)
+        .assert()
+        .success();
+    let mut rows = Vec::new();
+    let mut first_ten = 0;
+    for (i, pair) in paths.windows(2).enumerate() {
+        let r: Vec<Value> = compare(db, &pair[0], &pair[1], &[])
+            .into_iter()
+            .filter(|r| r["basis"]["kind"] == "anchored")
+            .collect();
+        assert_eq!(r.len(), 4, "{r:?}");
+        if i < 10 {
+            first_ten += r.iter().filter(|r| outcome(r) == "changed").count();
+        }
+        rows.extend(r);
+    }
+    let changed = rows.iter().filter(|r| outcome(r) == "changed").count();
+    println!(
+        "{engine}: {changed} of {} anchored rows changed, {first_ten} of 40 in the first ten pairs",
+        rows.len()
+    );
+    assert!(
+        changed * 20 <= rows.len(),
+        "{changed} of {}: {rows:#?}",
+        rows.len()
+    );
+    assert!(first_ten <= 1, "{first_ten} of 40");
+    let mut calibrated = 0;
+    for r in &rows {
+        assert!(r["p_value"].as_f64().unwrap() <= 1.0, "{r}");
+        // Four series of 18 sessions: 4 x 153 pairs; a factor of 1 is
+        // no widening and not shown.
+        if !r["calibration"].is_null() {
+            assert_eq!(r["calibration"]["pairs"], 612, "{r}");
+            assert!(r["calibration"]["factor"].as_f64().unwrap() > 1.0, "{r}");
+            calibrated += 1;
+        }
+    }
+    assert!(
+        calibrated * 2 > rows.len(),
+        "{calibrated} of {}",
+        rows.len()
+    );
+    let counted_out: Vec<&Value> = rows.iter().filter(|r| r["counted_out"] == true).collect();
+    assert!(
+        !counted_out.is_empty(),
+        "the sets hold rows significant alone"
+    );
+    for r in counted_out {
+        assert_eq!(outcome(r), "unsure", "{r}");
+        assert!(r["p_value"].as_f64().unwrap() < 0.05, "{r}");
+        assert!(
+            r["reason"].as_str().unwrap().contains("Benjamini-Hochberg"),
+            "{r}"
+        );
+    }
+
+    // A real change on one shape: lut 10% slower in a copy of session 12.
+    let mut d: Value = serde_json::from_slice(&std::fs::read(&paths[11]).unwrap()).unwrap();
+    d["id"] = Value::from("lut-slowed");
+    for r in d["results"].as_array_mut().unwrap() {
+        if r["shape"] != "lut" {
+            continue;
+        }
+        for a in r["arms"].as_array_mut().unwrap() {
+            if a["arm"] == engine {
+                for s in a["samples_ns_per_iter"].as_array_mut().unwrap() {
+                    *s = Value::from(s.as_f64().unwrap() * 1.10);
+                }
+            }
+        }
+    }
+    let slowed = dir.path().join("slowed.json");
+    std::fs::write(&slowed, d.to_string()).unwrap();
+    let r = compare(db, &paths[10], &slowed, &[]);
+    let lut = r
+        .iter()
+        .find(|r| r["shape"] == "lut" && r["arm"] == engine)
+        .unwrap();
+    assert_eq!(outcome(lut), "changed", "{lut}");
+    assert_eq!(lut["verdict"], "slower", "{lut}");
+}
+
+#[test]
+fn anchored_aa_sessions_of_tinywasm_are_not_changed_across_sessions() {
+    aa_anchored("tinywasm");
+}
+
+#[test]
+fn anchored_aa_sessions_of_wasm3_are_not_changed_across_sessions() {
+    aa_anchored("wasm3");
 }
 
 /// A short session of the mock engine at cost 10 anchored to the mock at
