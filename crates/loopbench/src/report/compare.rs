@@ -99,10 +99,12 @@ pub fn calibration_lines(c: &SessionComparison) -> Vec<String> {
     seen.iter()
         .map(|k| {
             format!(
-                "calibrated: intervals widened ×{:.2}, the {:.0}th percentile of how far beyond \
-                 their intervals this machine's {} pairs of same-build sessions ({} series) landed",
+                "calibrated: standard errors widened ×{:.2}, the largest ratio of the tail \
+                 quantiles ({:.0}th to {:.1}th percentile) of the z-scores of this machine's {} \
+                 pairs of same-build sessions ({} series) to the half-normal's",
                 k.factor,
                 c.confidence * 100.0,
+                k.tail_level * 100.0,
                 k.pairs,
                 k.series
             )
@@ -122,7 +124,7 @@ pub fn table(c: &SessionComparison, units: bool) -> (Vec<Column>, Vec<Vec<String
         Column::right("A ns/iter", 11),
         Column::right("B ns/iter", 11),
         Column::left(format!("B vs A [{:.0}% CI]", c.confidence * 100.0), 30).gap(2),
-        Column::left("across sessions", 24),
+        Column::left("across sessions", 30),
         Column::right("units", 9),
         Column::left("outcome", 0).gap(2),
     ];

@@ -504,7 +504,7 @@ fn count_the_rows(rows: &mut [CompareRow], level: f64, precision_pct: f64) {
             r.outcome = Some(outcome::outcome(r.verdict, r.ci_pct, precision_pct));
             r.reason = Some(format!(
                 "p = {:.3} alone, not a change among {m} rows (Benjamini-Hochberg at {:.0}% \
-                 false discoveries): repeat the sessions, or compare fewer shapes",
+                 false discoveries): to decide it, measure both as arms of one session",
                 r.p_value.unwrap_or(f64::NAN),
                 (1.0 - level) * 100.0
             ));
