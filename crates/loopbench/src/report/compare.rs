@@ -100,7 +100,7 @@ pub fn calibration_lines(c: &SessionComparison) -> Vec<String> {
         .map(|k| {
             format!(
                 "calibrated: standard errors widened ×{:.2}, the largest ratio of the tail \
-                 quantiles ({:.0}th to {:.1}th percentile) of the z-scores of this machine's {} \
+                 quantiles (from {:.0}% to {:.1}%) of the z-scores of this machine's {} \
                  pairs of same-build sessions ({} series) to the half-normal's",
                 k.factor,
                 c.confidence * 100.0,

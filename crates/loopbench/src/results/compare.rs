@@ -199,7 +199,8 @@ medians; per layout variant for builds in variants; per round for a one-epoch se
 anchored rows use each epoch's ratio to the shared reference arm, other rows add twice the \
 variance of this machine's repeated sessions of the series from the history, and rows with \
 neither are unsure; with enough history, intervals across sessions are widened by the factor by \
-which this machine's pairs of same-build sessions landed beyond such intervals";
+which this machine's pairs of same-build sessions landed beyond such intervals; a row is changed \
+only as a Benjamini-Hochberg discovery among the comparison's rows";
 
 /// The warning every comparison without a shared reference carries.
 pub const WEAKER: &str = "comparing two sessions is weaker than comparing arms inside one session: \

@@ -47,6 +47,18 @@ fn compare(db: &str, a: &Path, b: &Path, extra: &[&str]) -> Vec<Value> {
     doc["rows"].as_array().unwrap().clone()
 }
 
+/// The shapes of every recorded A/A set.
+const SHAPES: [&str; 4] = ["lut", "locals_traffic", "br_table_switch", "call_indirect"];
+
+/// `trend --shape SHAPE --arm ARM` with history `db`: its text.
+fn trend(db: &str, shape: &str, arm: &str) -> String {
+    let out = loopbench(db)
+        .args(["trend", "--shape", shape, "--arm", arm])
+        .assert()
+        .success();
+    String::from_utf8_lossy(&out.get_output().stdout).to_string()
+}
+
 fn outcome(row: &Value) -> &str {
     row["outcome"].as_str().unwrap()
 }
@@ -110,12 +122,8 @@ fn aa(engine: &str) {
     }
 
     // Trend over the 20 sessions: no step flagged in any series.
-    for shape in ["lut", "locals_traffic", "br_table_switch", "call_indirect"] {
-        let out = loopbench(db)
-            .args(["trend", "--shape", shape, "--arm", engine])
-            .assert()
-            .success();
-        let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    for shape in SHAPES {
+        let text = trend(db, shape, engine);
         assert!(text.contains("absolute time, 20 sessions"), "{text}");
         assert!(text.contains("0 flagged change(s)"), "{text}");
         assert!(!text.contains("<<"), "{text}");
@@ -211,12 +219,8 @@ fn aa_anchored(engine: &str, flagged: &[&str]) {
     // (the tinywasm set's sessions 19-20, when the machine itself changed:
     // both engines' absolute times moved, tinywasm's locals_traffic 4%,
     // wasm3's 2%), and nowhere else.
-    for shape in ["lut", "locals_traffic", "br_table_switch", "call_indirect"] {
-        let out = loopbench(db)
-            .args(["trend", "--shape", shape, "--arm", engine])
-            .assert()
-            .success();
-        let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    for shape in SHAPES {
+        let text = trend(db, shape, engine);
         assert!(text.contains("anchored ratio, 20 sessions"), "{text}");
         let expected = usize::from(flagged.contains(&shape));
         assert!(
