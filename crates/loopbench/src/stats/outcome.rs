@@ -129,10 +129,13 @@ pub fn describe(
 /// fails every run. The step-up rule keeps the expected share of false
 /// changes among those reported at `rate` (and, when nothing changed at
 /// all, the chance of any false change), while a clear change among many
-/// rows still stands. A NaN p-value is never a discovery.
+/// rows still stands. A NaN p-value is never a discovery, nor counted.
 pub fn discoveries(p_values: &[f64], rate: f64) -> Vec<bool> {
-    let m = p_values.len();
-    let mut order: Vec<usize> = (0..m).filter(|&i| !p_values[i].is_nan()).collect();
+    // Rows without a p-value (nothing to decide) are not in the family.
+    let mut order: Vec<usize> = (0..p_values.len())
+        .filter(|&i| !p_values[i].is_nan())
+        .collect();
+    let m = order.len();
     order.sort_by(|&i, &j| p_values[i].total_cmp(&p_values[j]));
     let passed = order
         .iter()
@@ -141,7 +144,7 @@ pub fn discoveries(p_values: &[f64], rate: f64) -> Vec<bool> {
         .map(|(k, _)| k + 1)
         .max()
         .unwrap_or(0);
-    let mut found = vec![false; m];
+    let mut found = vec![false; p_values.len()];
     for &i in &order[..passed] {
         found[i] = true;
     }
@@ -242,6 +245,12 @@ mod tests {
             [true, true, false, false]
         );
         assert_eq!(discoveries(&[f64::NAN, 0.0], 0.05), [false, true]);
+        // Rows with nothing to decide do not enlarge the family: 0.03 is
+        // the only p-value, as above.
+        assert_eq!(
+            discoveries(&[f64::NAN, 0.03, f64::NAN], 0.05),
+            [false, true, false]
+        );
         assert!(discoveries(&[], 0.05).is_empty());
     }
 }
