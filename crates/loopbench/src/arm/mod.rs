@@ -298,7 +298,12 @@ impl Arm for InProcessArm {
         &self.label
     }
     fn version(&self) -> String {
-        self.engine.version()
+        // Compiled into this binary: the binary is part of the build.
+        format!(
+            "{} [in process, loopbench {}]",
+            self.engine.version(),
+            crate::versions::binary_id()
+        )
     }
     fn supports(&self) -> Proposals {
         self.engine.supports()

@@ -151,6 +151,7 @@ fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>, steps: &[trend::Step]) -> 
                 Some(st) if st.flagged => svg::GREEN,
                 Some(st) if st.pending => svg::ORANGE,
                 Some(st) if st.inside_own_ci => svg::GREY,
+                Some(st) if st.same_build => svg::PURPLE,
                 _ => svg::BLUE,
             };
             let commit = p
@@ -192,6 +193,12 @@ fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>, steps: &[trend::Step]) -> 
         legend.push((
             "not flagged: inside the session's own interval".into(),
             svg::GREY,
+        ));
+    }
+    if steps.iter().any(|s| s.same_build) {
+        legend.push((
+            "not flagged: the same build as the session before (the machine's)".into(),
+            svg::PURPLE,
         ));
     }
     let heading = format!(
@@ -277,6 +284,9 @@ fn print_series(
                         "  ~ beyond the bound, not flagged: inside the session's own interval{}",
                         own_interval(kind, v)
                     ),
+                    _ if s.same_build => "  ~ beyond the bound, not flagged: the same build as \
+                                          the session before (a change of the machine)"
+                        .to_string(),
                     _ => String::new(),
                 },
             ),
@@ -304,7 +314,14 @@ fn print_series(
         0 => String::new(),
         n => format!(", {n} not flagged inside the session's own interval"),
     };
-    crate::outln!("  {flagged} flagged change(s){inside} ({})", kind.name());
+    let machine = match steps.iter().filter(|s| s.same_build).count() {
+        0 => String::new(),
+        n => format!(", {n} not flagged at the same build (the machine's)"),
+    };
+    crate::outln!(
+        "  {flagged} flagged change(s){inside}{machine} ({})",
+        kind.name()
+    );
     Ok(())
 }
 

@@ -26,6 +26,9 @@ use crate::report::markup::{Column, Markdown, Markup, Text};
 struct Point {
     session: i64,
     commit: Option<String>,
+    /// The arm's build as the session described it (with the loopbench
+    /// binary that built it).
+    version: String,
     /// Its ratio to the reference, with that session's own interval.
     value: trend::Value,
 }
@@ -48,7 +51,7 @@ pub fn evaluate(
     let rows = db.query(
         &d.sql(
             "SELECT h.name, s.metric, s.reference_arm, COALESCE(r.version, ''), s.id, a.commit_id,
-                    x.ref_change_pct, x.ref_ci_low_pct, x.ref_ci_high_pct
+                    x.ref_change_pct, x.ref_ci_low_pct, x.ref_ci_high_pct, a.version
              FROM summaries x
              JOIN sessions s ON s.id = x.session_id
              JOIN shapes h ON h.id = x.shape_id
@@ -72,6 +75,7 @@ pub fn evaluate(
         let point = Point {
             session: r.int(4)?,
             commit: r.opt_text(5)?,
+            version: crate::results::build_identity(&r.text(9)?),
             value: trend::Value::anchored(
                 r.real(6)?,
                 r.opt_real(7)?.zip(r.opt_real(8)?).map(|(l, h)| [l, h]),
@@ -88,7 +92,8 @@ pub fn evaluate(
             .iter()
             .enumerate()
             .map(|(k, p)| {
-                let changed = k > 0 && points[k - 1].commit != p.commit;
+                let before = &points[k.saturating_sub(1)];
+                let changed = k > 0 && (&before.commit, &before.version) != (&p.commit, &p.version);
                 p.value.with_new_build(changed)
             })
             .collect();

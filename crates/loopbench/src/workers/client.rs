@@ -245,7 +245,11 @@ impl Arm for WorkerArm {
     fn version(&self) -> String {
         let s = self.state.borrow();
         match (&s.version, &s.broken) {
-            (Some(v), _) => format!("{v} [worker: {}]", self.described),
+            (Some(v), _) => format!(
+                "{v} [worker: {}, loopbench {}]",
+                self.described,
+                crate::versions::binary_id()
+            ),
             (None, _) => format!("{} [worker unavailable: {}]", self.spec, self.described),
         }
     }

@@ -229,3 +229,148 @@ pub fn subject(repo: &Path, commit: &str) -> Option<String> {
     .ok()
     .filter(|s| !s.is_empty())
 }
+
+/// What a `path:` arm's directory holds, as its build identity: `at
+/// COMMIT` for a clean git checkout, `at COMMIT with changes HASH` when
+/// files differ from the commit or are new (HASH covers their contents),
+/// and `sources HASH` of every file outside `target/` and hidden
+/// directories when it is not a git checkout. A `path:` arm is built from
+/// whatever the directory holds when the session runs, so two sessions of
+/// one path are one build only when this is the same. Read once per
+/// process, as the build is made once per process.
+pub fn sources_state(dir: &Path) -> String {
+    static SEEN: std::sync::Mutex<Vec<(PathBuf, String)>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, state)) = seen.iter().find(|(d, _)| d == dir) {
+        return state.clone();
+    }
+    let state = read_sources_state(dir);
+    seen.push((dir.to_path_buf(), state.clone()));
+    state
+}
+
+fn read_sources_state(dir: &Path) -> String {
+    let run = |args: &[&str]| -> Option<Vec<u8>> {
+        let out = crate::children::die_with_parent(&mut Command::new("git"))
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .ok()?;
+        out.status.success().then_some(out.stdout)
+    };
+    let hex = |h: u64| format!("{h:016x}")[..12].to_string();
+    let Some(head) = run(&["rev-parse", "HEAD"]) else {
+        let mut files = Vec::new();
+        walk(dir, dir, &mut files);
+        files.sort();
+        let mut parts: Vec<Vec<u8>> = Vec::new();
+        for f in files {
+            parts.push(f.to_string_lossy().into_owned().into_bytes());
+            parts.push(std::fs::read(dir.join(&f)).unwrap_or_default());
+        }
+        let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+        return format!("sources {}", hex(super::protocol::fnv1a(&parts)));
+    };
+    let head = String::from_utf8_lossy(&head).trim().to_string();
+    let short: String = head.chars().take(12).collect();
+    let diff = run(&["diff", "HEAD", "--binary"]).unwrap_or_default();
+    let untracked = run(&["ls-files", "--others", "--exclude-standard", "-z"]).unwrap_or_default();
+    if diff.is_empty() && untracked.is_empty() {
+        return format!("at {short}");
+    }
+    let mut parts: Vec<Vec<u8>> = vec![diff];
+    for name in untracked.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let name = String::from_utf8_lossy(name).into_owned();
+        parts.push(std::fs::read(dir.join(&name)).unwrap_or_default());
+        parts.push(name.into_bytes());
+    }
+    let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    format!(
+        "at {short} with changes {}",
+        hex(super::protocol::fnv1a(&parts))
+    )
+}
+
+/// Every file under `dir` (relative to `root`), but build output and
+/// hidden directories.
+fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let path = e.path();
+        if name.to_string_lossy().starts_with('.') || name == "target" {
+            continue;
+        }
+        match e.file_type() {
+            Ok(t) if t.is_dir() => walk(root, &path, out),
+            Ok(t) if t.is_file() => {
+                out.extend(path.strip_prefix(root).ok().map(Path::to_path_buf));
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_sources_state as state;
+    use std::process::Command;
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn a_checkout_s_state_names_its_commit_and_every_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("lib.rs"), "fn a() {}").unwrap();
+        std::fs::create_dir(d.join("target")).unwrap();
+        std::fs::write(d.join("target/out"), "x").unwrap();
+        // Not a checkout: the files' contents, build output left out.
+        let plain = state(d);
+        assert!(plain.starts_with("sources "), "{plain}");
+        std::fs::write(d.join("target/out"), "y").unwrap();
+        assert_eq!(state(d), plain);
+        std::fs::write(d.join("lib.rs"), "fn b() {}").unwrap();
+        assert_ne!(state(d), plain);
+
+        std::fs::write(d.join(".gitignore"), "target\n").unwrap();
+        git(d, &["init", "-q"]);
+        git(d, &["add", "."]);
+        git(d, &["commit", "-qm", "one"]);
+        let clean = state(d);
+        assert!(
+            clean.starts_with("at ") && !clean.contains("changes"),
+            "{clean}"
+        );
+        // An edit, another edit, a new file: each its own state.
+        std::fs::write(d.join("lib.rs"), "fn c() {}").unwrap();
+        let edited = state(d);
+        assert!(
+            edited.starts_with(&format!("{clean} with changes ")),
+            "{edited}"
+        );
+        std::fs::write(d.join("lib.rs"), "fn d() {}").unwrap();
+        let edited_again = state(d);
+        assert_ne!(edited_again, edited);
+        std::fs::write(d.join("new.rs"), "fn e() {}").unwrap();
+        assert_ne!(state(d), edited_again);
+        // Ignored build output is not a change; undoing the edits is clean.
+        std::fs::remove_file(d.join("new.rs")).unwrap();
+        std::fs::write(d.join("lib.rs"), "fn b() {}").unwrap();
+        std::fs::write(d.join("target/out"), "z").unwrap();
+        assert_eq!(state(d), clean);
+    }
+}

@@ -421,7 +421,7 @@ fn own_worker(spec: &ArmSpec) -> Result<project::Built, WorkerError> {
 /// plain registry release build.
 pub fn describe(build: &BuildSpec, built: Option<&project::Built>) -> String {
     let mut parts = vec![match &build.source {
-        Source::Path(p) => format!("path {}", p.display()),
+        Source::Path(p) => format!("path {} {}", p.display(), git::sources_state(p)),
         Source::Git { repo, rev } => match git::resolve(crate::arm::EngineKind::Wasmi, repo, rev) {
             // `commit` and the full id: the history reads it from here.
             Ok(commit) => format!("git {}#{rev} commit {commit}", repo.display()),

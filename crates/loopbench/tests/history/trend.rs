@@ -1,5 +1,5 @@
 use super::pg::PgServer;
-use super::util::{anchored_run, fixture, loopbench};
+use super::util::{anchored_run, fixture, loopbench, rebuild};
 use loopbench::history::sessions::{self, Origin, Provenance};
 use loopbench::history::Location;
 use loopbench::results::Session;
@@ -7,8 +7,9 @@ use loopbench::results::Session;
 /// Twelve sessions built from one real session (schema 1 fixture): the
 /// baseline's add_chain medians get a small deterministic wobble
 /// (+-0.3%), and from the ninth session on `stepped` also a +10% step;
-/// every other shape only the wobble.
-fn record_series(url: &str) {
+/// every other shape only the wobble. With `built`, the ninth session on
+/// ran a new build of wasmi; without, every session the same build.
+fn record_series(url: &str, built: bool) {
     let base: Session = loopbench::results::read(&fixture("schema1/session.json"))
         .unwrap()
         .session()
@@ -19,6 +20,9 @@ fn record_series(url: &str) {
         let mut s = base.clone();
         // Twelve sessions, some with equal numbers: each its own id.
         s.id = Some(format!("trend-{i}"));
+        if built && i >= 8 {
+            rebuild(&mut s, "wasmi", "patched");
+        }
         let wobble = 1.0 + 0.003 * [0.0, 1.0, -1.0, 0.5, -0.5][i % 5];
         for r in &mut s.results {
             let step = if r.shape == "add_chain" && i >= 8 {
@@ -45,7 +49,7 @@ fn trend(url: &str, shape: &str) -> String {
 }
 
 fn trend_tests(url: &str) {
-    record_series(url);
+    record_series(url, true);
     let stepped = trend(url, "add_chain");
     println!("{stepped}");
     assert!(
@@ -77,6 +81,28 @@ fn trend_on_sqlite() {
     trend_tests(dir.path().join("h.sqlite").to_str().unwrap());
 }
 
+/// The same step where no build changed: the machine's, shown and not
+/// flagged.
+#[test]
+fn trend_calls_a_step_without_a_new_build_the_machine_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = dir.path().join("h.sqlite");
+    let url = url.to_str().unwrap();
+    record_series(url, false);
+    let stepped = trend(url, "add_chain");
+    assert!(!stepped.contains("<<"), "{stepped}");
+    let marked: Vec<&str> = stepped
+        .lines()
+        .filter(|l| l.contains("not flagged: the same build as the session before"))
+        .collect();
+    assert_eq!(marked.len(), 1, "{stepped}");
+    assert!(marked[0].trim_start().starts_with("9 "), "{stepped}");
+    assert!(
+        stepped.contains("0 flagged change(s), 1 not flagged at the same build (the machine's)"),
+        "{stepped}"
+    );
+}
+
 #[test]
 fn trend_on_postgres() {
     let server = PgServer::start();
@@ -85,7 +111,8 @@ fn trend_on_postgres() {
 
 /// Twelve sessions built from one real session anchored to tinywasm (the
 /// JSON `doc`), recorded in `db`: the ratio to it with a +-0.3% wobble,
-/// and from the eighth session on a +2% step. Absolute time only wobbles.
+/// and from the eighth session on a +2% step, with a new build of wasmi.
+/// Absolute time only wobbles.
 /// With `own_half_pct`, each session's own interval of the ratio is its
 /// value +-that (a session that itself measured the step); without, each
 /// keeps the real session's (3 epochs: tens of percent wide). `trend`'s
@@ -100,6 +127,9 @@ fn anchored_series(db: &str, doc: &std::path::Path, own_half_pct: Option<f64>) -
     for i in 0..12 {
         let mut s = base.clone();
         s.id = Some(format!("anchored-{i}"));
+        if i >= 7 {
+            rebuild(&mut s, "wasmi", "patched");
+        }
         let wobble = 1.0 + 0.003 * [0.0, 1.0, -1.0, 0.5, -0.5][i % 5];
         let step = if i >= 7 { 1.02 } else { 1.0 };
         let r = &mut s.results[0];

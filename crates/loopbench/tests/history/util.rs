@@ -83,3 +83,16 @@ pub fn anchored_run(db: &str, engine: &str, reference: &str, json: &std::path::P
         .assert()
         .success();
 }
+
+/// Make `arm` of session `s` another build: its version, as the session
+/// and every result state it, gains `build`.
+pub fn rebuild(s: &mut loopbench::results::Session, arm: &str, build: &str) {
+    for e in s.session.engines.iter_mut().filter(|e| e.arm == arm) {
+        e.version = format!("{} [{build}]", e.version);
+    }
+    for a in s.results.iter_mut().flat_map(|r| r.arms.iter_mut()) {
+        if a.arm == arm {
+            a.version = format!("{} [{build}]", a.version);
+        }
+    }
+}
