@@ -73,6 +73,7 @@ impl CompareArgs {
                 outcome: r.outcome,
                 median_pct: r.median_pct,
                 ci_pct: r.ci_pct,
+                counted_out: r.counted_out,
             }))
         });
         // The warnings go to stderr too, where they are seen even when the

@@ -351,21 +351,35 @@ fn recorded_setting(db: &super::DbArg) -> Option<Recorded> {
     }
 }
 
-/// Every decided-or-not candidate comparison of a session, for the gate.
+/// Every decided-or-not candidate comparison of a session, for the gate,
+/// counted: a row changed alone is a change only as a discovery among all
+/// of them at the session's level (as `compare` counts its rows), or two
+/// builds of one engine over 39 shapes fail an A/A gate now and then.
 fn gate_rows(s: &crate::results::Session) -> Vec<crate::results::gate::Judged<'_>> {
-    s.results
+    use crate::stats::outcome::{discoveries, Outcome};
+    let rows: Vec<(&str, &crate::results::Comparison)> = s
+        .results
         .iter()
         .flat_map(|r| {
             r.comparisons
                 .iter()
                 .filter(|c| c.outcome.is_some())
-                .map(|c| crate::results::gate::Judged {
-                    shape: &r.shape,
-                    arm: &c.arm,
-                    outcome: c.outcome,
-                    median_pct: c.median_pct,
-                    ci_pct: c.ci_pct,
-                })
+                .map(move |c| (r.shape.as_str(), c))
+        })
+        .collect();
+    let p: Vec<f64> = rows.iter().map(|(_, c)| c.check().p_value()).collect();
+    let found = discoveries(&p, 1.0 - s.session.confidence_level);
+    // A row without a p-value (an interval over the rounds of one process)
+    // is not in the family and keeps its own outcome.
+    rows.into_iter()
+        .zip(found.into_iter().zip(&p))
+        .map(|((shape, c), (found, p))| crate::results::gate::Judged {
+            shape,
+            arm: &c.arm,
+            outcome: c.outcome,
+            median_pct: c.median_pct,
+            ci_pct: c.ci_pct,
+            counted_out: c.outcome == Some(Outcome::Changed) && !p.is_nan() && !found,
         })
         .collect()
 }
@@ -700,5 +714,63 @@ pub fn count_with(plan: &mut Plan, counters: &CounterChoice) {
         plan.stop.min_epochs = 1;
         plan.stop.max_epochs = 1;
         plan.rep_target = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gate_rows;
+    use crate::stats::outcome::Outcome;
+
+    /// A session of 20 comparisons, 19 of them no change; the twentieth
+    /// `moved` percent with an interval of +-0.9% of its log (10 epochs).
+    fn session(moved: f64) -> crate::results::Session {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/schema1/session.json"
+        );
+        let mut s = crate::results::read(std::path::Path::new(path))
+            .unwrap()
+            .session()
+            .unwrap()
+            .clone();
+        let template = s.results[0].comparisons[0].clone();
+        for (i, r) in s.results.iter_mut().enumerate() {
+            r.comparisons = (0..4)
+                .map(|k| {
+                    let mut c = template.clone();
+                    c.arm = format!("arm{k}");
+                    c.layout.epochs = 10;
+                    let (mid, outcome) = match (i, k) {
+                        (0, 0) => ((1.0 + moved / 100.0f64).ln(), Outcome::Changed),
+                        _ => (0.001, Outcome::Unchanged),
+                    };
+                    let pct = |y: f64| (y.exp() - 1.0) * 100.0;
+                    c.median_pct = pct(mid);
+                    c.ci_pct = [pct(mid - 0.009), pct(mid + 0.009)];
+                    c.outcome = Some(outcome);
+                    c
+                })
+                .collect();
+        }
+        s
+    }
+
+    #[test]
+    fn the_gate_of_a_run_counts_its_rows() {
+        let rule: crate::results::gate::FailOn = "slower".parse().unwrap();
+        // +1%, p about 0.03 alone: not a change among 20 rows.
+        let s = session(1.0);
+        let rows = gate_rows(&s);
+        assert_eq!(rows.len(), 20);
+        assert_eq!(rows.iter().filter(|r| r.counted_out).count(), 1);
+        let g = rule.judge(rows);
+        assert!(!g.failed, "{g:?}");
+        assert_eq!(g.counted_out, 1);
+        // +5%, far beyond its interval: a change among them all.
+        let s = session(5.0);
+        let rows = gate_rows(&s);
+        assert!(rows.iter().all(|r| !r.counted_out));
+        assert!(rule.judge(rows).failed);
     }
 }

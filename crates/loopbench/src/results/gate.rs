@@ -74,6 +74,9 @@ pub struct Judged<'a> {
     pub outcome: Option<Outcome>,
     pub median_pct: f64,
     pub ci_pct: [f64; 2],
+    /// Changed alone, but not a change once the comparison's rows are
+    /// counted ([`crate::stats::outcome::discoveries`]): judged unsure.
+    pub counted_out: bool,
 }
 
 /// What the gate decided.
@@ -86,14 +89,21 @@ pub struct Gate {
     pub failing: Vec<String>,
     /// Comparisons that were unsure (no failure, but no pass either).
     pub unsure: usize,
+    /// Of those, comparisons changed alone but not among all the rows.
+    #[serde(default)]
+    pub counted_out: usize,
     pub compared: usize,
 }
 
 impl FailOn {
     pub fn judge<'a>(&self, rows: impl IntoIterator<Item = Judged<'a>>) -> Gate {
-        let (mut failing, mut unsure, mut compared) = (Vec::new(), 0, 0);
+        let (mut failing, mut unsure, mut compared, mut counted_out) = (Vec::new(), 0, 0, 0);
         for r in rows {
             compared += 1;
+            if r.counted_out {
+                (unsure, counted_out) = (unsure + 1, counted_out + 1);
+                continue;
+            }
             match r.outcome {
                 Some(Outcome::Changed) => {}
                 Some(Outcome::Unsure) | None => {
@@ -121,6 +131,7 @@ impl FailOn {
             failed: !failing.is_empty(),
             failing,
             unsure,
+            counted_out,
             compared,
         }
     }
@@ -137,8 +148,15 @@ impl Gate {
                 self.compared
             )
         } else {
+            let counted = match self.counted_out {
+                0 => String::new(),
+                n => format!(
+                    ", {n} of them changed alone but not among all {} rows",
+                    self.compared
+                ),
+            };
             format!(
-                "gate passed ({}): none of {} comparisons ({} unsure)",
+                "gate passed ({}): none of {} comparisons ({} unsure{counted})",
                 self.rule, self.compared, self.unsure
             )
         }
@@ -156,6 +174,7 @@ mod tests {
             outcome: Some(outcome),
             median_pct,
             ci_pct: [median_pct - 1.0, median_pct + 1.0],
+            counted_out: false,
         }
     }
 
@@ -172,6 +191,16 @@ mod tests {
         let any: FailOn = "changed".parse().unwrap();
         assert!(any.judge([row(Outcome::Changed, -0.3)]).failed);
         assert!(!any.judge([row(Outcome::Unchanged, 0.1)]).failed);
+        // Changed alone, counted out among the rows: unsure, never failing.
+        let g = any.judge([Judged {
+            counted_out: true,
+            ..row(Outcome::Changed, 5.0)
+        }]);
+        assert!(!g.failed);
+        assert_eq!((g.unsure, g.counted_out), (1, 1));
+        assert!(g
+            .summary()
+            .contains("changed alone but not among all 1 rows"));
     }
 
     #[test]

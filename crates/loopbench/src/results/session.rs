@@ -237,6 +237,26 @@ pub struct Comparison {
     pub layout: Layout,
 }
 
+impl Comparison {
+    /// The comparison as a decision reads it: its interval, level and
+    /// degrees of freedom (epochs, or build clusters in layout variants,
+    /// minus one).
+    pub fn check(&self) -> crate::stats::outcome::Check {
+        let units = self
+            .layout
+            .build
+            .as_ref()
+            .map_or(self.layout.epochs, |b| b.clusters);
+        crate::stats::outcome::Check {
+            median_pct: self.median_pct,
+            ci_pct: self.ci_pct,
+            level: self.confidence,
+            pairs: self.layout.pairs,
+            df: units.saturating_sub(1) as f64,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NullControl {
     pub median_pct: f64,

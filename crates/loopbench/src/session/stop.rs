@@ -44,19 +44,7 @@ pub(super) fn stopped_after(
             );
             let strict = rule.look_level(LEVEL);
             let decided = candidates.iter().all(|c| {
-                let units = c
-                    .layout
-                    .build
-                    .as_ref()
-                    .map_or(c.layout.epochs, |b| b.clusters);
-                let check = crate::stats::outcome::Check {
-                    median_pct: c.median_pct,
-                    ci_pct: c.ci_pct,
-                    level: c.confidence,
-                    pairs: c.layout.pairs,
-                    df: units.saturating_sub(1) as f64,
-                };
-                crate::stats::outcome::outcome_at(&check, floor, rule.precision_pct, strict)
+                crate::stats::outcome::outcome_at(&c.check(), floor, rule.precision_pct, strict)
                     .decided()
             });
             rule.decide_outcomes(decided, run.epochs, spent)

@@ -72,6 +72,27 @@ pub struct Check {
     pub df: f64,
 }
 
+impl Check {
+    /// The two-sided p-value of no change on the interval's own footing
+    /// (Student's t on the log scale, `df`): one minus the level of the
+    /// widest such interval that still excludes zero. What counting many
+    /// rows ([`discoveries`]) reads. `NaN` without an interval.
+    pub fn p_value(&self) -> f64 {
+        let log = |p: f64| (1.0 + p / 100.0).ln();
+        let (lo, hi) = (log(self.ci_pct[0]), log(self.ci_pct[1]));
+        if self.df.is_nan() || self.df < 1.0 || !(lo.is_finite() && hi.is_finite()) || hi < lo {
+            return f64::NAN;
+        }
+        let mid = (lo + hi) / 2.0;
+        let se = (hi - lo) / 2.0 / super::dist::t_quantile(0.5 + self.level / 2.0, self.df);
+        if se == 0.0 {
+            // Exact (a deterministic arm): a change or none, certainly.
+            return if mid == 0.0 { 1.0 } else { 0.0 };
+        }
+        2.0 * (1.0 - super::dist::t_cdf(mid.abs() / se, self.df))
+    }
+}
+
 /// The outcome of `c` judged at the stricter `strict_level`: the interval
 /// widened on the log scale by the ratio of the t quantiles, the verdict
 /// taken against `floor` as the session takes it.
@@ -226,6 +247,31 @@ mod tests {
             describe(Verdict::WithinNoise, Outcome::Unsure, [-2.5, 1.0], 0.5),
             "unsure (reaches ±2.5%, precision ±0.5%)"
         );
+    }
+
+    #[test]
+    fn an_interval_s_p_value_is_the_level_where_it_touches_zero() {
+        // An interval on the log scale that touches zero at 95%.
+        let pct = |y: f64| (y.exp() - 1.0) * 100.0;
+        let check = |mid: f64, half: f64| Check {
+            median_pct: pct(mid),
+            ci_pct: [pct(mid - half), pct(mid + half)],
+            level: 0.95,
+            pairs: 40,
+            df: 4.0,
+        };
+        let p = check(0.02, 0.02).p_value();
+        assert!((p - 0.05).abs() < 1e-9, "{p}");
+        let p = check(-0.02, 0.01).p_value();
+        assert!(p < 0.05, "{p}");
+        assert!((check(0.0, 0.03).p_value() - 1.0).abs() < 1e-12);
+        assert_eq!(check(0.01, 0.0).p_value(), 0.0, "exact and moved");
+        assert!(Check {
+            df: 0.0,
+            ..check(0.02, 0.01)
+        }
+        .p_value()
+        .is_nan());
     }
 
     #[test]
