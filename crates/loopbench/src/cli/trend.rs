@@ -123,12 +123,14 @@ fn kinds(points: &[sessions::Point]) -> Vec<KindSeries<'_>> {
 }
 
 /// Mark each value whose session measured another build (version or
-/// commit) than the session before it in the series.
+/// commit) than the session before it in the series, or the same
+/// ([`sessions::new_build`]: unknown for versions recorded before they
+/// named the loopbench binary).
 fn mark_new_builds(values: &mut [(&sessions::Point, trend::Value)]) {
     for k in 1..values.len() {
-        let (before, at) = (values[k - 1].0, values[k].0);
-        let changed = (&before.version, &before.commit) != (&at.version, &at.commit);
-        values[k].1 = values[k].1.with_new_build(changed);
+        if let Some(changed) = sessions::new_build(values[k - 1].0.build(), values[k].0.build()) {
+            values[k].1 = values[k].1.with_new_build(changed);
+        }
     }
 }
 

@@ -33,6 +33,12 @@ struct Point {
     value: trend::Value,
 }
 
+impl Point {
+    fn build(&self) -> (&str, Option<&str>) {
+        (&self.version, self.commit.as_deref())
+    }
+}
+
 /// The series label of an anchored series (the yardstick), as `trend`
 /// prints it.
 pub fn series_label(reference: &str, version: &str) -> String {
@@ -92,9 +98,11 @@ pub fn evaluate(
             .iter()
             .enumerate()
             .map(|(k, p)| {
-                let before = &points[k.saturating_sub(1)];
-                let changed = k > 0 && (&before.commit, &before.version) != (&p.commit, &p.version);
-                p.value.with_new_build(changed)
+                let before = points[k.saturating_sub(1)].build();
+                match super::sessions::new_build(before, p.build()) {
+                    Some(changed) if k > 0 => p.value.with_new_build(changed),
+                    _ => p.value,
+                }
             })
             .collect();
         for step in trend::steps(&values, Kind::Anchored) {

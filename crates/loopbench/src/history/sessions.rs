@@ -87,6 +87,28 @@ pub fn build_label(version: &str, commit: Option<&str>) -> String {
     }
 }
 
+/// Whether a session brought a new build of an arm, from the stored
+/// builds (version and commit) of the session before and its own:
+/// `Some(true)` when they differ, `Some(false)` when they agree and both
+/// name the loopbench binary that hosted or built them (`loopbench ID`,
+/// recorded since 2026-12-04), `None` otherwise: an older version string
+/// says `this binary` whichever binary it was, and two loopbench binaries
+/// are two builds of a compiled-in engine (tinywasm 0.10.0's
+/// locals_traffic ran at 3.6x and 2.6x wasm3 in two binaries that differed
+/// in report code only, both recorded as one version).
+pub fn new_build(before: (&str, Option<&str>), at: (&str, Option<&str>)) -> Option<bool> {
+    if before != at {
+        return Some(true);
+    }
+    let names_binary = |v: &str| {
+        v.match_indices("loopbench ").any(|(i, m)| {
+            let id = &v[i + m.len()..];
+            id.len() >= 12 && id.bytes().take(12).all(|b| b.is_ascii_hexdigit())
+        })
+    };
+    names_binary(at.0).then_some(false)
+}
+
 /// A commit as listings show it: `@` and its first 12 characters.
 pub fn short_commit(commit: &str) -> String {
     format!("@{}", commit.chars().take(12).collect::<String>())
@@ -569,6 +591,13 @@ pub struct Point {
     pub epochs: Option<i64>,
 }
 
+impl Point {
+    /// The arm's build as stored: version and commit ([`new_build`]).
+    pub fn build(&self) -> (&str, Option<&str>) {
+        (&self.version, self.commit.as_deref())
+    }
+}
+
 /// A point's ratio to its session's reference.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AnchoredPoint {
@@ -821,6 +850,24 @@ pub fn load(db: &mut dyn Sql, id: i64) -> Result<Session, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_build_is_known_the_same_only_when_it_names_its_binary() {
+        let named = "tinywasm 0.10.0 [worker: this binary, loopbench 50b46371cb88]";
+        let other = "tinywasm 0.10.0 [worker: this binary, loopbench 201b50a9afc4]";
+        let old = "tinywasm 0.10.0 [worker: this binary]";
+        assert_eq!(new_build((named, None), (named, None)), Some(false));
+        assert_eq!(new_build((named, None), (other, None)), Some(true));
+        assert_eq!(new_build((old, None), (named, None)), Some(true));
+        // Recorded before versions named the binary: which one is unknown.
+        assert_eq!(new_build((old, None), (old, None)), None);
+        assert_eq!(new_build((old, Some("a")), (old, Some("b"))), Some(true));
+        assert_eq!(
+            new_build(("x [loopbench 12ab]", None), ("x [loopbench 12ab]", None)),
+            None,
+            "not an id"
+        );
+    }
 
     #[test]
     fn git_arms_keep_their_commit() {

@@ -52,13 +52,12 @@
 //! its session nor the one before brought a new build is the machine's:
 //! shown ([`Step::same_build`]), not flagged (one session late is still
 //! the build's, as above: its first session may come out inside the
-//! bound). Why: on a 2-vCPU EPYC VM, 20 A/A
-//! sessions of tinywasm anchored on wasm3 (one binary, nothing changed)
-//! gave one step the values flag, tinywasm's locals_traffic -1.8% over the
-//! last two sessions, when both engines' absolute times moved by 2-4% and
-//! the next session ran both engines' lut in 20% less time: two sessions of
-//! another machine are a step to any rule that names a step the day after
-//! it lands. The values alone would still flag it were every session a new
+//! bound). Why: on a 2-vCPU EPYC VM, 20 A/A sessions of tinywasm anchored
+//! on wasm3 (one binary, nothing changed) gave one step the values flag,
+//! tinywasm's locals_traffic -1.8% over the last two sessions, when both
+//! engines' absolute times moved by 2-4% and the next session ran both
+//! engines' lut in 20% less time: two sessions of another machine are a
+//! step to any rule that names a step the day after it lands. The values alone would still flag it were every session a new
 //! build (a commit per session, as on a busy branch): that is the rule's
 //! false-flag rate at a build, measured and stated in
 //! `docs/measured/2026-12-04-machine-steps`.
@@ -157,8 +156,8 @@ pub struct Step {
     /// session's own interval does not lie beyond the level before it on
     /// the step's side: not flagged, not pending.
     pub inside_own_ci: bool,
-    /// The values would flag this step (or hold it pending), but its
-    /// session ran the same build as the session before it: a change of
+    /// The values would flag this step (or hold it pending), but neither
+    /// its session nor the one before it brought a new build: a change of
     /// the machine, not of the arm. Not flagged, not pending.
     pub same_build: bool,
 }

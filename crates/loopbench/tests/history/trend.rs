@@ -20,6 +20,8 @@ fn record_series(url: &str, built: bool) {
         let mut s = base.clone();
         // Twelve sessions, some with equal numbers: each its own id.
         s.id = Some(format!("trend-{i}"));
+        // As a session records it now: the loopbench binary named.
+        rebuild(&mut s, "wasmi", "worker: this binary, loopbench 0123456789ab");
         if built && i >= 8 {
             rebuild(&mut s, "wasmi", "patched");
         }
@@ -101,6 +103,19 @@ fn trend_calls_a_step_without_a_new_build_the_machine_s() {
         stepped.contains("0 flagged change(s), 1 not flagged at the same build (the machine's)"),
         "{stepped}"
     );
+    // The page says so too: the step's session purple, with its legend.
+    let page = dir.path().join("trend.html");
+    loopbench(url)
+        .args(["trend", "--shape", "add_chain", "--arm", "wasmi", "--html"])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("not flagged: the same build as the session before (the machine"),
+        "{html}"
+    );
+    assert!(html.matches("#CC79A7").count() >= 2, "{html}");
 }
 
 #[test]
