@@ -1,6 +1,6 @@
 use super::fleet::{agent, wait};
 use super::pg::PgServer;
-use super::util::{anchored_run, count, loopbench, one_line_failure};
+use super::util::{anchored_run, count, loopbench, one_line_failure, rebuild};
 use loopbench::history::sessions::{Origin, Provenance};
 use loopbench::history::store::Sql;
 use loopbench::history::{alerts, queue, track, Location};
@@ -707,8 +707,9 @@ fn alerts_survive_an_agent_killed_mid_job() {
         ],
     );
     let dir = tempfile::tempdir().unwrap();
-    // The track's history: six sessions at a ratio 10% higher, then one
-    // at the job's level (exactly 0.5): a step, pending the next session.
+    // The track's history: six sessions of an older build at a ratio 10%
+    // higher, then one of the job's build at its level (exactly 0.5): a
+    // step, pending the next session.
     let base = base_session(url, dir.path());
     let mut db = open(url);
     let t = track::find(db.as_mut(), "nightly").unwrap().unwrap();
@@ -719,7 +720,10 @@ fn alerts_survive_an_agent_killed_mid_job() {
         } else {
             1.0
         };
-        let s = crafted(&base, format!("history-{i}"), factor);
+        let mut s = crafted(&base, format!("history-{i}"), factor);
+        if i < 6 {
+            rebuild(&mut s, "mock:cost=10", "older");
+        }
         let p = Provenance {
             origin: Origin::Job,
             label: Some("fleet-k"),

@@ -21,7 +21,11 @@ fn record_series(url: &str, built: bool) {
         // Twelve sessions, some with equal numbers: each its own id.
         s.id = Some(format!("trend-{i}"));
         // As a session records it now: the loopbench binary named.
-        rebuild(&mut s, "wasmi", "worker: this binary, loopbench 0123456789ab");
+        rebuild(
+            &mut s,
+            "wasmi",
+            "worker: this binary, loopbench 0123456789ab",
+        );
         if built && i >= 8 {
             rebuild(&mut s, "wasmi", "patched");
         }
@@ -92,30 +96,45 @@ fn trend_calls_a_step_without_a_new_build_the_machine_s() {
     let url = url.to_str().unwrap();
     record_series(url, false);
     let stepped = trend(url, "add_chain");
-    assert!(!stepped.contains("<<"), "{stepped}");
-    let marked: Vec<&str> = stepped
-        .lines()
-        .filter(|l| l.contains("not flagged: the same build as the session before"))
-        .collect();
-    assert_eq!(marked.len(), 1, "{stepped}");
-    assert!(marked[0].trim_start().starts_with("9 "), "{stepped}");
-    assert!(
-        stepped.contains("0 flagged change(s), 1 not flagged at the same build (the machine's)"),
-        "{stepped}"
+    shown_not_flagged(
+        url,
+        &stepped,
+        "not flagged: the same build as the session before",
+        "9 ",
+        "0 flagged change(s), 1 not flagged at the same build (the machine's)",
+        (
+            "not flagged: the same build as the session before (the machine",
+            "#CC79A7",
+        ),
+        &dir.path().join("trend.html"),
     );
-    // The page says so too: the step's session purple, with its legend.
-    let page = dir.path().join("trend.html");
-    loopbench(url)
+}
+
+/// A step `text` (trend's output on `db`) shows but does not flag: one row
+/// marked `why`, the step's `session`, the `summary` line, and on the
+/// `--html` page (written to `page`) its `legend` with its colour.
+fn shown_not_flagged(
+    db: &str,
+    text: &str,
+    why: &str,
+    session: &str,
+    summary: &str,
+    (legend, colour): (&str, &str),
+    page: &std::path::Path,
+) {
+    assert!(!text.contains("<<"), "{text}");
+    let marked: Vec<&str> = text.lines().filter(|l| l.contains(why)).collect();
+    assert_eq!(marked.len(), 1, "{text}");
+    assert!(marked[0].trim_start().starts_with(session), "{text}");
+    assert!(text.contains(summary), "{text}");
+    loopbench(db)
         .args(["trend", "--shape", "add_chain", "--arm", "wasmi", "--html"])
-        .arg(&page)
+        .arg(page)
         .assert()
         .success();
-    let html = std::fs::read_to_string(&page).unwrap();
-    assert!(
-        html.contains("not flagged: the same build as the session before (the machine"),
-        "{html}"
-    );
-    assert!(html.matches("#CC79A7").count() >= 2, "{html}");
+    let html = std::fs::read_to_string(page).unwrap();
+    assert_eq!(html.matches(legend).count(), 1, "{html}");
+    assert!(html.matches(colour).count() >= 2, "{html}");
 }
 
 #[test]
@@ -195,30 +214,13 @@ fn trend_flags_a_two_percent_step_in_an_anchored_series_once() {
     let db = dir.path().join("wide.sqlite");
     let db = db.to_str().unwrap();
     let anchored = anchored_series(db, &doc, None);
-    assert!(!anchored.contains("<<"), "{anchored}");
-    let marked: Vec<&str> = anchored
-        .lines()
-        .filter(|l| l.contains("not flagged: inside the session's own interval ["))
-        .collect();
-    assert_eq!(marked.len(), 1, "{anchored}");
-    assert!(marked[0].trim_start().starts_with("8 "), "{anchored}");
-    assert!(
-        anchored.contains("0 flagged change(s), 1 not flagged inside the session's own interval"),
-        "{anchored}"
+    shown_not_flagged(
+        db,
+        &anchored,
+        "not flagged: inside the session's own interval [",
+        "8 ",
+        "0 flagged change(s), 1 not flagged inside the session's own interval",
+        ("not flagged: inside the session's own interval", "#8C8C8C"),
+        &dir.path().join("trend.html"),
     );
-    // The page says so too: the step's session grey, with its legend.
-    let page = dir.path().join("trend.html");
-    loopbench(db)
-        .args(["trend", "--shape", "add_chain", "--arm", "wasmi", "--html"])
-        .arg(&page)
-        .assert()
-        .success();
-    let html = std::fs::read_to_string(&page).unwrap();
-    assert_eq!(
-        html.matches("not flagged: inside the session's own interval")
-            .count(),
-        1,
-        "{html}"
-    );
-    assert!(html.matches("#8C8C8C").count() >= 2, "{html}");
 }
