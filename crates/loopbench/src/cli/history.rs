@@ -151,15 +151,21 @@ impl ImportArgs {
         let mut db = location.open()?;
         let mut last = None;
         for (f, session) in &docs {
-            // The file's time stands for the session's: sessions do not
-            // carry a date of their own.
-            let mtime = std::fs::metadata(f)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_secs_f64());
+            // When the session started, from its id; else the file's time
+            // stands for it (older sessions carry no date of their own).
+            // Not the file's time first: a copied file is new, and a trend
+            // over copies imported together would be in the order they
+            // were copied.
+            let started = session.id.as_deref().and_then(crate::results::started_at);
+            let mtime = || {
+                std::fs::metadata(f)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| d.as_secs_f64())
+            };
             let provenance = Provenance {
-                recorded_at: mtime,
+                recorded_at: started.or_else(mtime),
                 ..Provenance::of(Origin::Import)
             };
             let id = match sessions::record(db.as_mut(), session, &provenance)? {

@@ -709,6 +709,18 @@ pub fn new_session_id() -> String {
     format!("{nanos:x}-{:x}", std::process::id())
 }
 
+/// When a session started, in seconds since the epoch, read back from an
+/// id [`new_session_id`] made; `None` for any other id (older files, ids
+/// given by hand) or a time outside 2000-2200.
+pub fn started_at(id: &str) -> Option<f64> {
+    let (nanos, pid) = id.split_once('-')?;
+    u32::from_str_radix(pid, 16).ok()?;
+    let secs = u128::from_str_radix(nanos, 16).ok()? as f64 / 1e9;
+    (946_684_800.0..7_258_118_400.0)
+        .contains(&secs)
+        .then_some(secs)
+}
+
 impl Session {
     /// The command that reproduces this session, shell-quoted, with the
     /// program named `loopbench` (the path it ran from is local).
@@ -873,7 +885,23 @@ pub enum Design {
 
 #[cfg(test)]
 mod tests {
-    use super::build_identity;
+    use super::{build_identity, new_session_id, started_at};
+
+    #[test]
+    fn a_session_id_tells_when_it_started() {
+        let id = new_session_id();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        let t = started_at(&id).unwrap();
+        assert!((now - t).abs() < 60.0, "{id}: {t} against {now}");
+        let t = started_at("18ee2675f81ec0ee-620f").unwrap();
+        assert!((t - 1_796_415_589.483).abs() < 0.001, "{t}");
+        for other in ["trend-3", "lut-slowed", "test-session", "ff-1", "x", ""] {
+            assert_eq!(started_at(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn a_build_is_one_build_whichever_layout_variant_ran_last() {

@@ -528,3 +528,44 @@ fn sessions_that_share_a_reference_compare_their_ratios_and_gate_on_them() {
         .assert()
         .code(0);
 }
+
+/// Sessions imported from copies (files newer than their sessions, in any
+/// order) keep the order they ran in: each is stored at the start time its
+/// id holds, not at its file's time.
+#[test]
+fn imported_sessions_keep_the_order_they_ran_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = fixture_sessions("aa-anchored-wasm3", dir.path());
+    // The files' times run backwards: the last session's file is oldest.
+    let now = std::time::SystemTime::now();
+    for (i, p) in paths.iter().enumerate() {
+        let age = std::time::Duration::from_secs(i as u64 * 60);
+        let f = std::fs::File::options().write(true).open(p).unwrap();
+        f.set_modified(now - age).unwrap();
+    }
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    loopbench(db)
+        .args(["history", "import"])
+        .args(paths.iter().rev())
+        .assert()
+        .success();
+    let ran: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            let d: Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+            d["id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    let mut store = loopbench::history::Location::parse(db)
+        .unwrap()
+        .open()
+        .unwrap();
+    let stored: Vec<String> = store
+        .query("SELECT uid FROM sessions ORDER BY recorded_at", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.text(0).unwrap())
+        .collect();
+    assert_eq!(stored, ran);
+}
