@@ -1,9 +1,13 @@
 //! The error the library hands the binary. Each area owns its errors in a
 //! leaf file of its own (`engines/error.rs`, `shapes/error.rs`,
-//! `arm/error.rs`, `workers/error.rs`, `measure/error.rs`, ...); this type sits
-//! above them all and only wraps them, keeping each cause (`#[source]`), so
-//! no lower layer imports it. The binary prints one line and exits non-zero;
-//! nothing here panics on bad input.
+//! `arm/error.rs`, `workers/error.rs`, `measure/error.rs`, ...). This type
+//! wraps those of the areas below a session, keeping each cause
+//! (`#[source]`), so no area below it imports it. The areas above it
+//! (calibration, apps, reports, history) return it too, so it cannot name
+//! their errors without a circle: each of them converts its own into
+//! [`Error::Above`] with a `From` beside its error type, and the cause is
+//! kept whole. The binary prints one line and exits non-zero; nothing here
+//! panics on bad input.
 
 use thiserror::Error;
 
@@ -42,13 +46,6 @@ pub enum Error {
     /// or the worker layout setting is bad.
     #[error(transparent)]
     Workers(#[from] crate::workers::error::WorkerError),
-    #[error(transparent)]
-    Effect(#[from] crate::calibrate::effect::EffectError),
-    /// An app cannot be found, built, prepared or counted.
-    #[error(transparent)]
-    App(#[from] crate::apps::error::AppError),
-    #[error(transparent)]
-    Calibrate(#[from] crate::calibrate::error::CalibrateError),
     /// A replay of recorded reps cannot read its file or options.
     #[error(transparent)]
     Replay(#[from] crate::replay::ReplayError),
@@ -57,16 +54,14 @@ pub enum Error {
     /// Pinning failed, or `--counters callgrind` could not re-execute.
     #[error(transparent)]
     Measure(#[from] crate::measure::error::MeasureError),
-    /// The history database failed (open, schema, query).
-    #[cfg(feature = "history")]
-    #[error(transparent)]
-    Store(#[from] crate::history::store::StoreError),
-    /// A format, an output target or an encoding refused by report/.
-    #[error(transparent)]
-    Report(#[from] crate::report::error::ReportError),
     /// A saved document does not read back.
     #[error(transparent)]
     Read(#[from] crate::results::ReadError),
+    /// An area above this file failed (calibration and its effects, an
+    /// app, an export, the history database): its own error, whole. Those
+    /// areas convert into it with `From`, so `?` works as for the rest.
+    #[error(transparent)]
+    Above(Box<dyn std::error::Error + Send + Sync + 'static>),
     /// SIGINT or SIGTERM (`signal`) stopped the session (or calibration);
     /// what completed was reported. `units` names what was counted
     /// ("shapes", "repetitions"). The binary exits 128 + `signal`.
@@ -79,6 +74,20 @@ pub enum Error {
     },
 }
 
+/// Makes an area's own error convert into [`Error::Above`]: written beside
+/// that error (`crate::converts_above!(CalibrateError);`), so this file
+/// names nothing above it.
+#[macro_export]
+macro_rules! converts_above {
+    ($area_error:ty) => {
+        impl From<$area_error> for $crate::error::Error {
+            fn from(e: $area_error) -> Self {
+                $crate::error::Error::Above(Box::new(e))
+            }
+        }
+    };
+}
+
 impl Error {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
@@ -86,4 +95,23 @@ impl Error {
             source,
         }
     }
+}
+
+/// `print!` for results: a closed stdout (e.g. `| head`) becomes an I/O
+/// error that the binary turns into a quiet exit, instead of a panic.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*).map_err(|e| $crate::error::Error::io("cannot write to stdout", e))?
+    }};
+}
+
+/// `println!` for results; see [`out!`].
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*).map_err(|e| $crate::error::Error::io("cannot write to stdout", e))?
+    }};
 }

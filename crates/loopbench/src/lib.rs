@@ -26,8 +26,9 @@
 //! | the first changed revision of a range: the search and its three-way judgement | [`bisect`] |
 //!
 //! Each area owns its errors in a leaf file (`engines/error.rs`,
-//! `shapes/error.rs`, `arm/error.rs`, ...); [`error::Error`], above them,
-//! only wraps them for the binary.
+//! `shapes/error.rs`, `arm/error.rs`, ...); [`error::Error`], above those
+//! below a session, wraps them for the binary, and the areas above it
+//! convert theirs into it ([`error::Error::Above`]).
 //!
 //! ```no_run
 //! use loopbench::{session, shapes, arm::ArmSpec, results::Document};
@@ -48,25 +49,6 @@
 extern crate self as loopbench;
 
 pub mod apps;
-/// `print!` for results: a closed stdout (e.g. `| head`) becomes an I/O
-/// error that the binary turns into a quiet exit, instead of a panic.
-#[macro_export]
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        write!(std::io::stdout().lock(), $($arg)*).map_err(|e| $crate::error::Error::io("cannot write to stdout", e))?
-    }};
-}
-
-/// `println!` for results; see [`out!`].
-#[macro_export]
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        writeln!(std::io::stdout().lock(), $($arg)*).map_err(|e| $crate::error::Error::io("cannot write to stdout", e))?
-    }};
-}
-
 /// `eprintln!` for diagnostics: a closed stderr (e.g. `2>&1 | head`) is
 /// ignored instead of panicking; the exit code still tells what happened.
 #[macro_export]
@@ -94,6 +76,7 @@ pub mod cli;
 pub mod count;
 pub mod engines;
 pub mod error;
+pub mod hash;
 #[cfg(feature = "history")]
 pub mod history;
 pub mod machine;

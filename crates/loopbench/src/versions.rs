@@ -41,7 +41,7 @@ pub fn build_id_of(path: &std::path::Path) -> Option<String> {
     let bytes = match noted {
         Some(id) if !id.is_empty() => id,
         // No note (another linker): the file itself.
-        _ => crate::workers::protocol::fnv1a(&[&std::fs::read(path).ok()?])
+        _ => crate::hash::fnv1a(&[&std::fs::read(path).ok()?])
             .to_be_bytes()
             .to_vec(),
     };

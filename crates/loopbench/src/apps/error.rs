@@ -120,6 +120,8 @@ pub enum AppError {
     NotInjectable(&'static str),
 }
 
+crate::converts_above!(AppError);
+
 impl AppError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         AppError::Io {

@@ -58,6 +58,8 @@ pub enum EffectError {
     TooLarge { text: String, max_percent: u32 },
 }
 
+crate::converts_above!(EffectError);
+
 impl FromStr for Effect {
     type Err = EffectError;
     /// `0`, `0.5`, `1`, `2.25`, `5%`: a percentage with at most two decimals.

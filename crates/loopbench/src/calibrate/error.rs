@@ -1,7 +1,7 @@
 //! What a calibration can fail with, in its own words: the base count that
 //! does not scale, an arm the shape cannot run, a repetition or a toggle
 //! whose session went wrong. Context sits in fields so a caller can tell the
-//! cases apart; the top-level error only converts (`Error::Calibrate`).
+//! cases apart; the top-level error keeps it whole (`Error::Above`).
 //!
 //! A session reports a failed arm as text (its `errors`), so the
 //! repetition and toggle variants carry that text rather than a source.
@@ -47,3 +47,5 @@ pub enum CalibrateError {
     #[error("toggle on {shape}: {arm} did not run")]
     ToggleArmMissing { shape: String, arm: String },
 }
+
+crate::converts_above!(CalibrateError);

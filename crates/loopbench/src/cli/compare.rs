@@ -104,7 +104,7 @@ impl CompareArgs {
         };
         #[cfg(feature = "history")]
         {
-            use crate::history::sessions;
+            use crate::history::{series, sessions};
             use crate::stats::sessions::Calibration;
             use std::cell::RefCell;
             use std::collections::BTreeMap;
@@ -122,7 +122,7 @@ impl CompareArgs {
                     let series_db = Rc::clone(&db);
                     let lookup = move |q: &compare::SeriesQuery| {
                         let (values, own_se) =
-                            sessions::repeated(series_db.borrow_mut().as_mut(), q).ok()?;
+                            series::repeated(series_db.borrow_mut().as_mut(), q).ok()?;
                         Between::learn_excess(&values, &own_se)
                     };
                     // One calibration per kind and machine: every row of a
@@ -136,7 +136,7 @@ impl CompareArgs {
                             .borrow_mut()
                             .entry(key)
                             .or_insert_with(|| {
-                                let series = sessions::same_build_series(
+                                let series = series::same_build_series(
                                     db.borrow_mut().as_mut(),
                                     q,
                                     anchored,

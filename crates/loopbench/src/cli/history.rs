@@ -3,6 +3,7 @@
 
 use super::DbArg;
 use crate::error::Error;
+use crate::history::series;
 use crate::history::sessions::{self, Origin, Provenance, Recorded};
 use crate::report::markup::{Markup, Text};
 use clap::{Args, Subcommand};
@@ -94,7 +95,7 @@ impl HistoryArgs {
                 notes
             );
         }
-        let series = sessions::series(db.as_mut(), shape, arm, None)?;
+        let series = series::read(db.as_mut(), shape, arm, None)?;
         crate::outln!("series (machine, shape, arm, metric): points, last median ns/iter");
         for (k, points) in &series {
             if let Some(last) = points.last() {

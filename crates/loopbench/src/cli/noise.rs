@@ -336,7 +336,7 @@ impl NoiseArgs {
             };
             let found = self.db.location().and_then(|l| {
                 let mut db = l.open_read()?;
-                Ok(crate::history::sessions::repeated(db.as_mut(), &query)?)
+                Ok(crate::history::series::repeated(db.as_mut(), &query)?)
             });
             match found {
                 Ok((values, se)) => (

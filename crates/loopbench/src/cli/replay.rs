@@ -99,9 +99,9 @@ impl ReplayArgs {
             }
             Some(path) => {
                 crate::report::write_atomic(std::path::Path::new(path), &json)?;
-                crate::out!("{}", replay::table::render(&r, self.per_shape));
+                crate::out!("{}", crate::report::replay::render(&r, self.per_shape));
             }
-            None => crate::out!("{}", replay::table::render(&r, self.per_shape)),
+            None => crate::out!("{}", crate::report::replay::render(&r, self.per_shape)),
         }
         Ok(true)
     }

@@ -7,7 +7,7 @@
 use super::DbArg;
 use crate::error::Error;
 use crate::history::trend::Kind;
-use crate::history::{sessions, trend};
+use crate::history::{builds, series, trend};
 use crate::report::markup::{Markup, Text};
 use clap::Args;
 
@@ -44,11 +44,10 @@ impl TrendArgs {
             super::run::MetricArg::Wall => "wall",
             super::run::MetricArg::Cpu => "thread_cpu",
         });
-        let series: Vec<_> =
-            sessions::series(db.as_mut(), Some(&self.shape), Some(&self.arm), metric)?
-                .into_iter()
-                .filter(|(k, _)| self.machine.as_ref().is_none_or(|m| *m == k.machine))
-                .collect();
+        let series: Vec<_> = series::read(db.as_mut(), Some(&self.shape), Some(&self.arm), metric)?
+            .into_iter()
+            .filter(|(k, _)| self.machine.as_ref().is_none_or(|m| *m == k.machine))
+            .collect();
         if series.is_empty() {
             return Err(Error::Usage(format!(
                 "no stored results of shape {} on arm {} in {location} (see `loopbench history`)",
@@ -84,13 +83,13 @@ impl TrendArgs {
 /// instructions per iteration where callgrind counted them. Only the
 /// anchored values carry the session's own interval: the history stores
 /// none for a session's absolute time, and instruction counts are exact.
-fn kinds(points: &[sessions::Point]) -> Vec<KindSeries<'_>> {
+fn kinds(points: &[series::Point]) -> Vec<KindSeries<'_>> {
     let mut out = vec![KindSeries {
         kind: Kind::Time,
         label: "median ns/iter".to_string(),
         values: points.iter().map(|p| (p, p.median_ns.into())).collect(),
     }];
-    let mut anchors: Vec<(String, Vec<(&sessions::Point, trend::Value)>)> = Vec::new();
+    let mut anchors: Vec<(String, Vec<(&series::Point, trend::Value)>)> = Vec::new();
     for p in points {
         let Some(a) = &p.anchored else { continue };
         let yardstick = format!("ratio to {} ({})", a.reference, a.reference_version);
@@ -105,7 +104,7 @@ fn kinds(points: &[sessions::Point]) -> Vec<KindSeries<'_>> {
         label,
         values,
     }));
-    let counted: Vec<(&sessions::Point, trend::Value)> = points
+    let counted: Vec<(&series::Point, trend::Value)> = points
         .iter()
         .filter_map(|p| Some((p, p.instructions_per_iter?.into())))
         .collect();
@@ -124,11 +123,11 @@ fn kinds(points: &[sessions::Point]) -> Vec<KindSeries<'_>> {
 
 /// Mark each value whose session measured another build (version or
 /// commit) than the session before it in the series, or the same
-/// ([`sessions::new_build`]: unknown for versions recorded before they
+/// ([`builds::new_build`]: unknown for versions recorded before they
 /// named the loopbench binary).
-fn mark_new_builds(values: &mut [(&sessions::Point, trend::Value)]) {
+fn mark_new_builds(values: &mut [(&series::Point, trend::Value)]) {
     for k in 1..values.len() {
-        if let Some(changed) = sessions::new_build(values[k - 1].0.build(), values[k].0.build()) {
+        if let Some(changed) = builds::new_build(values[k - 1].0.build(), values[k].0.build()) {
             values[k].1 = values[k].1.with_new_build(changed);
         }
     }
@@ -140,7 +139,7 @@ fn mark_new_builds(values: &mut [(&sessions::Point, trend::Value)]) {
 /// counts their value. A flagged step's session is coloured by direction,
 /// a pending one orange, one the values alone would flag but its own
 /// interval does not support grey.
-fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>, steps: &[trend::Step]) -> String {
+fn chart(k: &series::SeriesKey, s: &KindSeries<'_>, steps: &[trend::Step]) -> String {
     use crate::report::svg::{self, DotChart, Row};
     let rows: Vec<Row> = s
         .values
@@ -159,7 +158,7 @@ fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>, steps: &[trend::Step]) -> 
             let commit = p
                 .commit
                 .as_deref()
-                .map(|c| format!(" {}", sessions::short_commit(c)))
+                .map(|c| format!(" {}", builds::short_commit(c)))
                 .unwrap_or_default();
             let (point, interval) = match (s.kind, &p.anchored) {
                 (Kind::Anchored, Some(a)) => (
@@ -227,11 +226,11 @@ fn chart(k: &sessions::SeriesKey, s: &KindSeries<'_>, steps: &[trend::Step]) -> 
 struct KindSeries<'a> {
     kind: Kind,
     label: String,
-    values: Vec<(&'a sessions::Point, trend::Value)>,
+    values: Vec<(&'a series::Point, trend::Value)>,
 }
 
 fn print_series(
-    k: &sessions::SeriesKey,
+    k: &series::SeriesKey,
     s: &KindSeries<'_>,
     steps: &[trend::Step],
 ) -> Result<(), Error> {
@@ -295,9 +294,9 @@ fn print_series(
             None => (String::new(), String::new(), String::new()),
         };
         let build = match (&shared_version, p.commit.as_deref()) {
-            (Some(_), Some(c)) => sessions::short_commit(c),
+            (Some(_), Some(c)) => builds::short_commit(c),
             (Some(_), None) => String::new(),
-            (None, commit) => sessions::build_label(&p.version, commit),
+            (None, commit) => builds::build_label(&p.version, commit),
         };
         crate::outln!(
             "  {:>7}  {:<19}  {:>12}  {:>9}  {:>9}  {:<16}{}",
@@ -330,8 +329,8 @@ fn print_series(
 /// The build description every point shares, with its commit (which moves
 /// along a tracked branch, and is printed per row) written `<commit>`;
 /// `None` when the descriptions differ otherwise.
-fn shared_build<'p>(mut points: impl Iterator<Item = &'p sessions::Point>) -> Option<String> {
-    let template = |p: &sessions::Point| match p.commit.as_deref() {
+fn shared_build<'p>(mut points: impl Iterator<Item = &'p series::Point>) -> Option<String> {
+    let template = |p: &series::Point| match p.commit.as_deref() {
         Some(c) if !c.is_empty() => p.version.replace(c, "<commit>"),
         _ => p.version.clone(),
     };
@@ -355,7 +354,7 @@ fn own_interval(kind: Kind, v: &trend::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::shared_build;
-    use crate::history::sessions::Point;
+    use crate::history::series::Point;
 
     fn point(version: &str, commit: Option<&str>) -> Point {
         Point {

@@ -99,7 +99,7 @@ pub fn evaluate(
             .enumerate()
             .map(|(k, p)| {
                 let before = points[k.saturating_sub(1)].build();
-                match super::sessions::new_build(before, p.build()) {
+                match super::builds::new_build(before, p.build()) {
                     Some(changed) if k > 0 => p.value.with_new_build(changed),
                     _ => p.value,
                 }

@@ -115,7 +115,7 @@ fn anchored(e: &Entry) -> String {
 }
 
 fn build(e: &Entry) -> String {
-    super::sessions::build_label(&e.version, e.commit.as_deref())
+    super::builds::build_label(&e.version, e.commit.as_deref())
 }
 
 const HEADER: [&str; 10] = [

@@ -22,9 +22,11 @@
 pub mod agent;
 pub mod alerts;
 pub mod bisects;
+pub mod builds;
 pub mod leaderboard;
 pub mod postgres;
 pub mod queue;
+pub mod series;
 pub mod sessions;
 pub mod settings;
 pub mod sqlite;

@@ -48,6 +48,8 @@ pub enum StoreError {
     },
 }
 
+crate::converts_above!(StoreError);
+
 /// The two SQL dialects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {

@@ -220,7 +220,7 @@ pub fn build(report: &Session, counter: Option<&str>) -> Result<Vec<EngineModel>
 /// both names: a refit of the same session draws the same replicates, and
 /// the prices and the pairs of an arm share them.
 fn replicates(shape: &str, arm: &str, epochs: &[Vec<f64>]) -> Vec<f64> {
-    let seed = crate::workers::protocol::fnv1a(&[shape.as_bytes(), arm.as_bytes()]);
+    let seed = crate::hash::fnv1a(&[shape.as_bytes(), arm.as_bytes()]);
     stats::bootstrap::hierarchical_bootstrap(epochs, BOOTSTRAP, seed)
 }
 

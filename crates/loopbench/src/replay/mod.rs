@@ -44,7 +44,6 @@
 
 pub mod error;
 pub mod read;
-pub mod table;
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
@@ -447,7 +446,7 @@ fn arms(
 /// The seed of one shape's draws: the run's seed and the shape's name, so a
 /// shape draws the same whichever other shapes are replayed with it.
 fn shape_seed(seed: u64, shape: &str) -> u64 {
-    crate::workers::protocol::fnv1a(&[&seed.to_le_bytes(), shape.as_bytes()])
+    crate::hash::fnv1a(&[&seed.to_le_bytes(), shape.as_bytes()])
 }
 
 /// One shape: `epochs[e]` holds epoch e's `(null, baseline)` pairs (at

@@ -60,3 +60,5 @@ pub enum ReportError {
         source: serde_json::Error,
     },
 }
+
+crate::converts_above!(ReportError);

@@ -35,6 +35,7 @@ pub mod markdown;
 pub mod markup;
 pub mod model;
 pub mod noise;
+pub mod replay;
 pub mod svg;
 pub mod table;
 

@@ -16,8 +16,10 @@ pub mod model;
 pub(crate) mod nan;
 pub mod noise;
 pub mod session;
+pub mod shape;
 
 pub use session::*;
+pub use shape::*;
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;

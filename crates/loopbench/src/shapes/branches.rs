@@ -229,22 +229,6 @@ struct Switch {
 
 const TOKEN_SEED: u64 = 0x5717C4;
 
-/// Groups of eight tokens, each group a permutation of 0..7.
-pub fn permutation_tokens(len: usize, seed: u64) -> Vec<u8> {
-    let mut s = Stream::new(seed);
-    let mut out = Vec::with_capacity(len);
-    while out.len() < len {
-        let mut group: [u8; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
-        for i in (1..8).rev() {
-            let j = (s.next_u64() % (i as u64 + 1)) as usize;
-            group.swap(i, j);
-        }
-        out.extend_from_slice(&group);
-    }
-    out.truncate(len);
-    out
-}
-
 fn case_constant(k: u32) -> i32 {
     (0x9E37_79B1u32.wrapping_mul(k + 1) | 1) as i32
 }

@@ -1,5 +1,6 @@
-//! The seeded data a shape writes into memory and verifies against, made
-//! once per process and shape instead of once per rep.
+//! The seeded data a shape writes into memory and verifies against (byte
+//! streams, token permutations, table indices), made once per process and
+//! shape instead of once per rep.
 //!
 //! Verifying a rep of a branch or stream shape regenerated up to 8 MiB of
 //! seeded data on the host (about 9 ms for the token stream), longer than
@@ -19,7 +20,7 @@ use std::rc::Rc;
 pub enum Source {
     /// [`super::Stream`]'s bytes from this seed.
     Stream(u64),
-    /// [`super::branches::permutation_tokens`] from this seed.
+    /// [`permutation_tokens`] from this seed.
     Tokens(u64),
     /// The first group of `Tokens(seed)`, repeated: a period-8 stream.
     PeriodicTokens(u64),
@@ -29,13 +30,29 @@ pub enum Source {
     Zeros,
 }
 
+/// Groups of eight tokens, each group a permutation of 0..7.
+pub fn permutation_tokens(len: usize, seed: u64) -> Vec<u8> {
+    let mut s = super::Stream::new(seed);
+    let mut out = Vec::with_capacity(len);
+    while out.len() < len {
+        let mut group: [u8; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+        for i in (1..8).rev() {
+            let j = (s.next_u64() % (i as u64 + 1)) as usize;
+            group.swap(i, j);
+        }
+        out.extend_from_slice(&group);
+    }
+    out.truncate(len);
+    out
+}
+
 impl Source {
     fn make(self, len: usize) -> Vec<u8> {
         match self {
             Source::Stream(seed) => super::Stream::new(seed).bytes(len),
-            Source::Tokens(seed) => super::branches::permutation_tokens(len, seed),
+            Source::Tokens(seed) => permutation_tokens(len, seed),
             Source::PeriodicTokens(seed) => {
-                let group = super::branches::permutation_tokens(8, seed);
+                let group = permutation_tokens(8, seed);
                 group.iter().copied().cycle().take(len).collect()
             }
             Source::Indices { seed, n } => {

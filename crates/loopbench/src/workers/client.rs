@@ -14,7 +14,7 @@
 
 use super::error::WorkerError;
 use super::project::Built;
-use super::protocol::{fnv1a, Request, Response, ShapeSource, WireParams, PROTOCOL};
+use super::protocol::{Request, Response, ShapeSource, WireParams, PROTOCOL};
 use super::supervise::{Deadline, Process, Timing};
 use super::{ArmContext, Randomise};
 use crate::arm::{Arm, ArmSpec, Duet, Iters, PreparedArm, Rep, RunError};
@@ -295,7 +295,7 @@ impl Arm for WorkerArm {
             shape: source_of(shape),
             params: WireParams::from(&shape.params),
             iters,
-            wasm_hash: fnv1a(&[&shape.wasm]),
+            wasm_hash: crate::hash::fnv1a(&[&shape.wasm]),
         };
         match ask(&self.state, &request, &Deadline::first(), "prepare") {
             Ok(Response::Prepared) => Ok(Box::new(WorkerPrepared {

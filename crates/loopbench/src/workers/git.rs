@@ -270,7 +270,7 @@ fn read_sources_state(dir: &Path) -> String {
             parts.push(std::fs::read(dir.join(&f)).unwrap_or_default());
         }
         let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-        return format!("sources {}", hex(super::protocol::fnv1a(&parts)));
+        return format!("sources {}", hex(crate::hash::fnv1a(&parts)));
     };
     let head = String::from_utf8_lossy(&head).trim().to_string();
     let short: String = head.chars().take(12).collect();
@@ -288,7 +288,7 @@ fn read_sources_state(dir: &Path) -> String {
     let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
     format!(
         "at {short} with changes {}",
-        hex(super::protocol::fnv1a(&parts))
+        hex(crate::hash::fnv1a(&parts))
     )
 }
 

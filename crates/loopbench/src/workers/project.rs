@@ -111,7 +111,7 @@ pub fn cache_key(
         text.push(f.adapter.to_string());
     }
     let parts: Vec<&[u8]> = text.iter().map(|t| t.as_bytes()).collect();
-    format!("{:016x}", super::protocol::fnv1a(&parts))
+    format!("{:016x}", crate::hash::fnv1a(&parts))
 }
 
 fn toml_str(s: &str) -> String {
@@ -236,7 +236,7 @@ pub fn ensure(
         None => root.join("target"),
         Some(f) => root.join(format!(
             "target-{:08x}",
-            super::protocol::fnv1a(&[f.as_bytes()]) as u32
+            crate::hash::fnv1a(&[f.as_bytes()]) as u32
         )),
     };
     let source = check_source()?;

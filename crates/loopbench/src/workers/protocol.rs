@@ -239,22 +239,6 @@ impl WireError {
     }
 }
 
-/// FNV-1a, 64 bits: a stable hash for cache keys and module identity (the
-/// standard library's hasher is not guaranteed stable across releases).
-pub fn fnv1a(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for part in parts {
-        for &b in *part {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        // Separate the parts so ("ab","c") and ("a","bc") differ.
-        h ^= 0xff;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,11 +320,5 @@ mod tests {
         assert!(
             matches!(back, RunError::Engine { source: EngineError::Trap(m), .. } if m == "unreachable")
         );
-    }
-
-    #[test]
-    fn hash_is_stable_and_separates_parts() {
-        assert_eq!(fnv1a(&[b"abc"]), fnv1a(&[b"abc"]));
-        assert_ne!(fnv1a(&[b"ab", b"c"]), fnv1a(&[b"a", b"bc"]));
     }
 }

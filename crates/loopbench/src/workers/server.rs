@@ -323,7 +323,7 @@ fn build_module(
         }
     };
     let mut module = ShapeModule::build(shape, params).map_err(|e| e.to_string())?;
-    let hash = super::protocol::fnv1a(&[&module.wasm]);
+    let hash = crate::hash::fnv1a(&[&module.wasm]);
     if hash != wasm_hash {
         return Err(format!(
             "shape {}: the worker generated a different module; its loopbench is stale",
@@ -497,7 +497,7 @@ mod tests {
             shape: ShapeSource::Catalog(name.into()),
             params: (&params).into(),
             iters: module.iters,
-            wasm_hash: super::super::protocol::fnv1a(&[&module.wasm]),
+            wasm_hash: crate::hash::fnv1a(&[&module.wasm]),
         }
     }
 

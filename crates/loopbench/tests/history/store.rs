@@ -1,6 +1,6 @@
 use super::pg::PgServer;
 use super::util::{count, fixture, loopbench, SHORT_RUN};
-use loopbench::history::{sessions, store, Location};
+use loopbench::history::{series, sessions, store, Location};
 use loopbench::results::{self, Session};
 
 fn session_of(path: &std::path::Path) -> Session {
@@ -143,7 +143,7 @@ fn store_tests(url: &str) {
 
     // Series: this machine's add_chain on wasmi has the run (and the
     // fixture, if it was made here).
-    let series = sessions::series(db.as_mut(), Some("add_chain"), Some("wasmi"), None).unwrap();
+    let series = series::read(db.as_mut(), Some("add_chain"), Some("wasmi"), None).unwrap();
     let here: Vec<_> = series
         .iter()
         .filter(|(k, _)| k.machine == format!("{} ({})", s2.machine.hostname, s2.machine.cpu))

@@ -1,7 +1,7 @@
-//! A replay as a terminal report, through the markup layer and the units
-//! every report prints with.
+//! A replay (`crate::replay`) as a terminal report, through the markup
+//! layer and the units every report prints with.
 
-use super::{Replay, Row};
+use crate::replay::{Replay, Row};
 use crate::report::markup::{Column, Markup, Text};
 use crate::units::{interval, percent};
 
