@@ -42,18 +42,22 @@
 //! epochs ([`ShapeReplay::recorded`]), of which about 5% should exclude
 //! zero. `swap: false` resamples the roles as recorded.
 
+pub mod choice;
 pub mod error;
+pub mod options;
 pub mod read;
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
+pub use choice::{choose_estimator, EstimatorChoice, MIN_COVERAGE, NARROWER};
 pub use error::ReplayError;
+pub use options::{parse_effects, Options};
 pub use read::{read, Recorded};
 
 use crate::stats::estimators::{across_epochs, Estimator};
-use crate::stats::{median, LEVEL};
+use crate::stats::median;
 
 /// The `kind` of a replay JSON document.
 pub const KIND: &str = "replay";
@@ -64,131 +68,6 @@ pub const VERSION: u32 = 1;
 /// a replay accepts (each is held in memory).
 pub const MAX_RESAMPLES: usize = 1_000_000;
 pub const MAX_EPOCHS: usize = 100_000;
-
-/// What to replay and how.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Options {
-    /// Effects injected into the null's reps, as fractions (`0.01` is +1%).
-    pub effects: Vec<f64>,
-    pub estimators: Vec<Estimator>,
-    /// Resampled sessions per shape.
-    pub resamples: usize,
-    pub seed: u64,
-    /// Only these shapes (all when `None`).
-    pub shapes: Option<Vec<String>>,
-    /// Epochs per resampled session (`None`: as many as recorded).
-    pub epochs: Option<usize>,
-    /// Shapes with fewer recorded epochs are listed as skipped.
-    pub min_epochs: usize,
-    /// Swap baseline and null per drawn epoch at random (see the module doc).
-    pub swap: bool,
-    /// The null arm, when a shape has several.
-    pub null: Option<String>,
-    pub level: f64,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            effects: vec![0.0, 0.01, 0.05],
-            estimators: crate::stats::estimators::ALL.to_vec(),
-            resamples: 400,
-            seed: 1,
-            shapes: None,
-            epochs: None,
-            min_epochs: 5,
-            swap: true,
-            null: None,
-            level: LEVEL,
-        }
-    }
-}
-
-/// `--effects`: fractions (`0.01`) or percentages (`1%`), comma-separated;
-/// each above -1 (no time falls by 100%). Duplicates dropped, order kept.
-pub fn parse_effects(text: &str) -> Result<Vec<f64>, ReplayError> {
-    let mut out: Vec<f64> = Vec::new();
-    for item in text.split(',').map(str::trim) {
-        let bad = |reason: &str| ReplayError::BadEffect {
-            value: item.to_string(),
-            reason: reason.to_string(),
-        };
-        let (number, scale) = match item.strip_suffix('%') {
-            Some(n) => (n.trim(), 0.01),
-            None => (item, 1.0),
-        };
-        let x = number
-            .parse::<f64>()
-            .map_err(|_| bad("not a number (use fractions, 0.01 for +1%, or percentages, 1%)"))?
-            * scale;
-        if !x.is_finite() || x <= -1.0 {
-            return Err(bad(
-                "an effect must be above -1 (-100%): a time cannot fall by all of itself",
-            ));
-        }
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    Ok(out)
-}
-
-impl Options {
-    /// Every option in range (`replay` checks them too).
-    pub fn check(&self) -> Result<(), ReplayError> {
-        let bad = |option, value: String, reason| ReplayError::BadOption {
-            option,
-            value,
-            reason,
-        };
-        if self.resamples == 0 {
-            return Err(bad("--resamples", "0".into(), "needs at least 1"));
-        }
-        if self.resamples > MAX_RESAMPLES {
-            return Err(bad(
-                "--resamples",
-                self.resamples.to_string(),
-                "at most 1000000 (the coverage of 1000000 is known to +-0.05%)",
-            ));
-        }
-        if let Some(e) = self.epochs.filter(|&e| e < 2) {
-            return Err(bad(
-                "--epochs",
-                e.to_string(),
-                "an interval across epochs needs at least 2",
-            ));
-        }
-        if let Some(e) = self.epochs.filter(|&e| e > MAX_EPOCHS) {
-            return Err(bad("--epochs", e.to_string(), "at most 100000"));
-        }
-        if self.min_epochs < 2 {
-            return Err(bad(
-                "--min-epochs",
-                self.min_epochs.to_string(),
-                "an interval across epochs needs at least 2",
-            ));
-        }
-        if self.effects.is_empty() {
-            return Err(bad("--effects", String::new(), "needs at least one effect"));
-        }
-        if let Some(x) = self.effects.iter().find(|x| !x.is_finite() || **x <= -1.0) {
-            return Err(ReplayError::BadEffect {
-                value: x.to_string(),
-                reason: "an effect must be above -1 (-100%)".into(),
-            });
-        }
-        if self.shapes.as_ref().is_some_and(Vec::is_empty) {
-            return Err(bad("--shapes", String::new(), "needs at least one shape"));
-        }
-        if self.estimators.is_empty() {
-            return Err(bad("--estimators", String::new(), "needs at least one"));
-        }
-        if !(self.level > 0.0 && self.level < 1.0) {
-            return Err(bad("level", self.level.to_string(), "must lie in (0, 1)"));
-        }
-        Ok(())
-    }
-}
 
 /// A whole replay, as JSON records it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -568,97 +447,6 @@ pub fn replay_shape(shape: &str, epochs: &[Vec<(f64, f64)>], opts: &Options) -> 
     }
 }
 
-/// The least coverage of the true zero an estimator must keep on A/A
-/// resamples to be chosen: the lower end of the 95% binomial band around
-/// 95% for 400 resampled sessions (0.95 - 1.96 sqrt(0.95 x 0.05 / 400)).
-pub const MIN_COVERAGE: f64 = 0.93;
-
-/// Another estimator replaces the default only when its median A/A
-/// half-width is at most this fraction of the default's: choosing the
-/// narrowest of eight on the same reps favours luck, and a margin this
-/// size is beyond what resampling the same 20 epochs moves.
-pub const NARROWER: f64 = 0.9;
-
-/// The estimator a machine's own replayed reps favour, and why.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EstimatorChoice {
-    pub estimator: String,
-    pub reason: String,
-}
-
-/// Choose among the estimators of `s` (a replay with effect 0 among its
-/// effects): those that kept [`MIN_COVERAGE`] and whose interval over
-/// all the recorded epochs holds zero are eligible; the narrowest of them
-/// replaces the default (the median) only when it is [`NARROWER`] than
-/// the default, or when the default itself was not eligible.
-pub fn choose_estimator(s: &ShapeReplay) -> EstimatorChoice {
-    let default = crate::stats::estimators::DEFAULT.name();
-    let aa = |name: &str| {
-        s.rows
-            .iter()
-            .find(|r| r.estimator == name && r.effect == 0.0)
-    };
-    let holds_zero = |name: &str| {
-        s.recorded
-            .iter()
-            .any(|r| r.estimator == name && !r.excludes_zero)
-    };
-    let eligible: Vec<&Row> = s
-        .rows
-        .iter()
-        .filter(|r| r.effect == 0.0 && r.coverage >= MIN_COVERAGE && holds_zero(&r.estimator))
-        .collect();
-    let narrowest = eligible
-        .iter()
-        .filter(|r| r.median_half_width_pct.is_finite())
-        .min_by(|a, b| a.median_half_width_pct.total_cmp(&b.median_half_width_pct));
-    let base = aa(&default).filter(|d| eligible.iter().any(|r| r.estimator == d.estimator));
-    let (Some(best), Some(base)) = (narrowest, base) else {
-        return match narrowest {
-            Some(best) => EstimatorChoice {
-                estimator: best.estimator.clone(),
-                reason: format!(
-                    "{default} lost its A/A coverage here; {} kept {:.1}% with ±{:.2}%",
-                    best.estimator,
-                    100.0 * best.coverage,
-                    best.median_half_width_pct
-                ),
-            },
-            None => EstimatorChoice {
-                estimator: default.clone(),
-                reason: format!(
-                    "no estimator kept {:.0}% A/A coverage here: {default} stays",
-                    100.0 * MIN_COVERAGE
-                ),
-            },
-        };
-    };
-    let ratio = best.median_half_width_pct / base.median_half_width_pct;
-    if best.estimator != base.estimator && ratio <= NARROWER {
-        EstimatorChoice {
-            estimator: best.estimator.clone(),
-            reason: format!(
-                "{}: ±{:.2}% against {default}'s ±{:.2}% ({:.0}% as wide), A/A coverage {:.1}%",
-                best.estimator,
-                best.median_half_width_pct,
-                base.median_half_width_pct,
-                100.0 * ratio,
-                100.0 * best.coverage
-            ),
-        }
-    } else {
-        EstimatorChoice {
-            estimator: default.clone(),
-            reason: format!(
-                "{default} (±{:.2}%, A/A coverage {:.1}%): no estimator was {:.0}% as wide or narrower",
-                base.median_half_width_pct,
-                100.0 * base.coverage,
-                100.0 * NARROWER
-            ),
-        }
-    }
-}
-
 /// Per estimator and effect over `shapes`: pooled coverage and detection,
 /// the median of the shapes' median half-widths, the width against the
 /// default estimator's and how often each is the narrowest.
@@ -713,94 +501,4 @@ fn summarise(shapes: &[ShapeReplay], opts: &Options) -> Vec<Row> {
             }
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A replay of three estimators at effect 0: `(name, coverage,
-    /// half-width, recorded interval holds zero)`.
-    fn replayed(rows: &[(&str, f64, f64, bool)]) -> ShapeReplay {
-        ShapeReplay {
-            shape: "s".into(),
-            baseline: "b".into(),
-            null: "n".into(),
-            epochs: 20,
-            rounds: 160,
-            resampled_epochs: 20,
-            rows: rows
-                .iter()
-                .map(|&(estimator, coverage, hw, _)| Row {
-                    estimator: estimator.into(),
-                    effect: 0.0,
-                    coverage,
-                    covered: (coverage * 400.0) as usize,
-                    sessions: 400,
-                    median_half_width_pct: hw,
-                    detection: None,
-                    shapes: 1,
-                    width_vs_default: None,
-                    narrowest_on: None,
-                })
-                .collect(),
-            recorded: rows
-                .iter()
-                .map(|&(estimator, _, _, holds)| RecordedNull {
-                    estimator: estimator.into(),
-                    change_pct: 0.0,
-                    ci_pct: if holds { [-1.0, 1.0] } else { [0.5, 1.5] },
-                    excludes_zero: !holds,
-                })
-                .collect(),
-        }
-    }
-
-    #[test]
-    fn the_median_stays_unless_another_is_clearly_narrower_and_true() {
-        let pick = |rows: &[(&str, f64, f64, bool)]| choose_estimator(&replayed(rows)).estimator;
-        // Narrower, but not by the margin.
-        assert_eq!(
-            pick(&[
-                ("median", 0.95, 1.0, true),
-                ("hodges_lehmann", 0.95, 0.95, true)
-            ]),
-            "median"
-        );
-        // Narrower by the margin and true: chosen.
-        assert_eq!(
-            pick(&[
-                ("median", 0.95, 1.0, true),
-                ("hodges_lehmann", 0.95, 0.8, true),
-                ("mean", 0.94, 0.85, true)
-            ]),
-            "hodges_lehmann"
-        );
-        // Narrowest, but its A/A coverage fell short, or the recorded null
-        // excluded zero: not eligible.
-        assert_eq!(
-            pick(&[("median", 0.95, 1.0, true), ("min", 0.90, 0.5, true)]),
-            "median"
-        );
-        assert_eq!(
-            pick(&[("median", 0.95, 1.0, true), ("min", 0.95, 0.5, false)]),
-            "median"
-        );
-        // The median itself untrue: the narrowest true one.
-        assert_eq!(
-            pick(&[
-                ("median", 0.88, 1.0, true),
-                ("q25", 0.95, 1.2, true),
-                ("mean", 0.96, 1.1, true)
-            ]),
-            "mean"
-        );
-        // None true: the median, and the reason says so.
-        let c = choose_estimator(&replayed(&[
-            ("median", 0.80, 1.0, true),
-            ("min", 0.7, 1.0, true),
-        ]));
-        assert_eq!(c.estimator, "median");
-        assert!(c.reason.contains("no estimator kept 93%"), "{}", c.reason);
-    }
 }
