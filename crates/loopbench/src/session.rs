@@ -47,7 +47,9 @@ mod summary;
 pub use builds::build_null_label;
 pub use counts::shape_counts;
 use pilot::pilot;
-pub use plan::{default_rounds, fresh_seed, Plan, Reference, DEFAULT_REP_MS, DEFAULT_SEED};
+pub use plan::{
+    default_rounds, fresh_seed, Plan, Recorded, Reference, DEFAULT_REP_MS, DEFAULT_SEED,
+};
 use setup::{engine_info, ArmPlan, Setup};
 use summary::summarise;
 

@@ -10,7 +10,7 @@ use crate::measure::counters::{CounterChoice, CounterKind, CounterSet};
 use crate::results::Document;
 use crate::results::{Metric, Schedule, StopSettings};
 use crate::schedule::Design;
-use crate::session::{self, Isolation, Plan};
+use crate::session::{self, Isolation, Plan, Recorded};
 use crate::shapes;
 use crate::stats::estimators::Estimator;
 use clap::Args;
@@ -245,27 +245,15 @@ impl RunArgs {
         let started = Instant::now();
         let mut report = session::run(plan, &mut sink)?;
         sink.finish();
-        report.gate = self.fail_on.map(|rule| rule.judge(gate_rows(&report)));
+        report.gate = self
+            .fail_on
+            .map(|rule| rule.judge(crate::results::gate::rows(&report)));
         let interrupted = !report.complete;
         let completed = report.results.len();
         let mut errors = report.errors.clone();
-        let measured = report
-            .results
-            .iter()
-            .any(|r| r.arms.iter().any(|a| a.verified_reps > 0));
-        if !measured && errors.is_empty() && !interrupted {
+        if errors.is_empty() && !interrupted {
             // Every arm skipped every shape: no number at all is a failure.
-            let reasons: Vec<String> = report
-                .results
-                .iter()
-                .flat_map(|r| r.arms.iter().filter_map(|a| a.skipped.clone()))
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect();
-            errors.push(format!(
-                "nothing was measured: every arm skips every shape ({})",
-                reasons.join("; ")
-            ));
+            errors.extend(report.nothing_measured());
         }
         let document = Document::Session(report);
         // A failed export is reported at the end: the other outputs, the
@@ -273,10 +261,17 @@ impl RunArgs {
         let exported = exports.finish(&document);
         #[cfg(feature = "history")]
         if let (Some(location), Some(session)) = (&history, document.session()) {
-            if let Err(e) = self.record(location, session) {
-                errors.push(format!("history: {e}"));
-                if exports.written("json").is_none() {
-                    crate::diag!("{}", save_unrecorded(&document));
+            match crate::history::sessions::record_run(
+                location,
+                session,
+                self.save_baseline.as_deref(),
+            ) {
+                Ok(said) => crate::diag!("history: {said}"),
+                Err(e) => {
+                    errors.push(format!("history: {e}"));
+                    if exports.written("json").is_none() {
+                        crate::diag!("{}", crate::report::save_unrecorded(&document));
+                    }
                 }
             }
         }
@@ -310,138 +305,18 @@ impl RunArgs {
     }
 }
 
-/// What `noise --record` stored for this machine, as a session takes it.
-pub struct Recorded {
-    pub rep_ms: f64,
-    /// `sequential` or `duet` (`None`: recorded before schedules were).
-    pub schedule: Option<String>,
-    /// The per-epoch estimator's name (`None`: recorded before estimators
-    /// were).
-    pub estimator: Option<String>,
-    /// How the session says it took it.
-    pub said: String,
-}
-
 /// The setting `noise --record` stored for this machine, if the history
 /// has one (any failure to read it is no setting: the default applies).
 fn recorded_setting(db: &super::DbArg) -> Option<Recorded> {
     #[cfg(feature = "history")]
     {
-        let location = db.location().ok()?;
-        if let crate::history::Location::Sqlite(p) = &location {
-            if !p.exists() {
-                return None;
-            }
-        }
-        let mut conn = location.open_read().ok()?;
-        let s = crate::history::settings::lookup(conn.as_mut(), &crate::machine::Machine::read())
-            .ok()
-            .flatten()?;
-        Some(Recorded {
-            rep_ms: s.rep_ms,
-            said: s.describe(),
-            schedule: s.schedule,
-            estimator: s.estimator,
-        })
+        crate::history::settings::for_this_machine(&db.location().ok()?)
     }
     #[cfg(not(feature = "history"))]
     {
         let _ = db;
         None
     }
-}
-
-/// Every decided-or-not candidate comparison of a session, for the gate,
-/// counted: a row changed alone is a change only as a discovery among all
-/// of them at the session's level (as `compare` counts its rows), or two
-/// builds of one engine over 39 shapes fail an A/A gate now and then.
-fn gate_rows(s: &crate::results::Session) -> Vec<crate::results::gate::Judged<'_>> {
-    use crate::stats::outcome::{discoveries, Outcome};
-    let rows: Vec<(&str, &crate::results::Comparison)> = s
-        .results
-        .iter()
-        .flat_map(|r| {
-            r.comparisons
-                .iter()
-                .filter(|c| c.outcome.is_some())
-                .map(move |c| (r.shape.as_str(), c))
-        })
-        .collect();
-    let p: Vec<f64> = rows.iter().map(|(_, c)| c.check().p_value()).collect();
-    let found = discoveries(&p, 1.0 - s.session.confidence_level);
-    // A row without a p-value (an interval over the rounds of one process)
-    // is not in the family and keeps its own outcome.
-    rows.into_iter()
-        .zip(found.into_iter().zip(&p))
-        .map(|((shape, c), (found, p))| crate::results::gate::Judged {
-            shape,
-            arm: &c.arm,
-            outcome: c.outcome,
-            median_pct: c.median_pct,
-            ci_pct: c.ci_pct,
-            counted_out: c.outcome == Some(Outcome::Changed) && !p.is_nan() && !found,
-        })
-        .collect()
-}
-
-#[cfg(feature = "history")]
-impl RunArgs {
-    /// Store a completed session in the history database and say where.
-    fn record(
-        &self,
-        location: &crate::history::Location,
-        session: &crate::results::Session,
-    ) -> Result<(), Error> {
-        use crate::history::sessions::{self, Origin, Provenance};
-        if !session.complete {
-            crate::diag!("history: the session did not complete; not recorded");
-            return Ok(());
-        }
-        let mut db = location.open()?;
-        let id = sessions::record(db.as_mut(), session, &Provenance::of(Origin::Run))?.id();
-        match &self.save_baseline {
-            Some(name) => {
-                sessions::save_baseline(db.as_mut(), name, id)?;
-                crate::diag!("history: session {id} recorded in {location} as baseline `{name}`");
-            }
-            None => crate::diag!("history: session {id} recorded in {location}"),
-        }
-        Ok(())
-    }
-}
-
-/// A session the history database did not take and no `--json` file
-/// holds: saved as JSON in the current directory (else the temporary
-/// directory), so measuring it was not for nothing. Returns the line that
-/// says where.
-#[cfg(feature = "history")]
-fn save_unrecorded(document: &Document) -> String {
-    let name = format!(
-        "loopbench-unrecorded-{}-{}.json",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        std::process::id()
-    );
-    let bytes = match crate::report::format("json").map(|f| f.exporter().render(document)) {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(e)) | Err(e) => return format!("history: the session could not be saved: {e}"),
-    };
-    let mut last = String::new();
-    for dir in [PathBuf::from("."), std::env::temp_dir()] {
-        let path = dir.join(&name);
-        match crate::report::write_atomic(&path, &bytes) {
-            Ok(()) => {
-                return format!(
-                "history: the session is saved in {}; store it with `loopbench history import {}`",
-                path.display(),
-                path.display()
-            )
-            }
-            Err(e) => last = e.to_string(),
-        }
-    }
-    format!("history: the session could not be saved either: {last}")
 }
 
 /// How a session samples layouts and time: epochs of fresh worker
@@ -714,63 +589,5 @@ pub fn count_with(plan: &mut Plan, counters: &CounterChoice) {
         plan.stop.min_epochs = 1;
         plan.stop.max_epochs = 1;
         plan.rep_target = None;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::gate_rows;
-    use crate::stats::outcome::Outcome;
-
-    /// A session of 20 comparisons, 19 of them no change; the twentieth
-    /// `moved` percent with an interval of +-0.9% of its log (10 epochs).
-    fn session(moved: f64) -> crate::results::Session {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/schema1/session.json"
-        );
-        let mut s = crate::results::read(std::path::Path::new(path))
-            .unwrap()
-            .session()
-            .unwrap()
-            .clone();
-        let template = s.results[0].comparisons[0].clone();
-        for (i, r) in s.results.iter_mut().enumerate() {
-            r.comparisons = (0..4)
-                .map(|k| {
-                    let mut c = template.clone();
-                    c.arm = format!("arm{k}");
-                    c.layout.epochs = 10;
-                    let (mid, outcome) = match (i, k) {
-                        (0, 0) => ((1.0 + moved / 100.0f64).ln(), Outcome::Changed),
-                        _ => (0.001, Outcome::Unchanged),
-                    };
-                    let pct = |y: f64| (y.exp() - 1.0) * 100.0;
-                    c.median_pct = pct(mid);
-                    c.ci_pct = [pct(mid - 0.009), pct(mid + 0.009)];
-                    c.outcome = Some(outcome);
-                    c
-                })
-                .collect();
-        }
-        s
-    }
-
-    #[test]
-    fn the_gate_of_a_run_counts_its_rows() {
-        let rule: crate::results::gate::FailOn = "slower".parse().unwrap();
-        // +1%, p about 0.03 alone: not a change among 20 rows.
-        let s = session(1.0);
-        let rows = gate_rows(&s);
-        assert_eq!(rows.len(), 20);
-        assert_eq!(rows.iter().filter(|r| r.counted_out).count(), 1);
-        let g = rule.judge(rows);
-        assert!(!g.failed, "{g:?}");
-        assert_eq!(g.counted_out, 1);
-        // +5%, far beyond its interval: a change among them all.
-        let s = session(5.0);
-        let rows = gate_rows(&s);
-        assert!(rows.iter().all(|r| !r.counted_out));
-        assert!(rule.judge(rows).failed);
     }
 }

@@ -519,3 +519,25 @@ pub fn load(db: &mut dyn Sql, id: i64) -> Result<Session, StoreError> {
         Err(e) => Err(StoreError::Query(format!("session {id}: {e}"))),
     }
 }
+
+/// Stores a session of `loopbench run` in the history at `location` (as
+/// `baseline` too) and says where, in words; a session that
+/// did not complete is not recorded, and the words say so.
+pub fn record_run(
+    location: &super::Location,
+    session: &Session,
+    baseline: Option<&str>,
+) -> Result<String, StoreError> {
+    if !session.complete {
+        return Ok("the session did not complete; not recorded".to_string());
+    }
+    let mut db = location.open()?;
+    let id = record(db.as_mut(), session, &Provenance::of(Origin::Run))?.id();
+    Ok(match baseline {
+        Some(name) => {
+            save_baseline(db.as_mut(), name, id)?;
+            format!("session {id} recorded in {location} as baseline `{name}`")
+        }
+        None => format!("session {id} recorded in {location}"),
+    })
+}

@@ -115,3 +115,23 @@ pub fn lookup(db: &mut dyn Sql, machine: &Machine) -> Result<Option<Setting>, St
         })
         .transpose()
 }
+
+/// This machine's recorded setting as a session takes it, from the
+/// history at `location`; `None` when there is none or it cannot be read
+/// (the defaults then apply). A database file that does not exist is not
+/// created.
+pub fn for_this_machine(location: &super::Location) -> Option<crate::session::Recorded> {
+    if let super::Location::Sqlite(p) = location {
+        if !p.exists() {
+            return None;
+        }
+    }
+    let mut conn = location.open_read().ok()?;
+    let s = lookup(conn.as_mut(), &Machine::read()).ok().flatten()?;
+    Some(crate::session::Recorded {
+        rep_ms: s.rep_ms,
+        said: s.describe(),
+        schedule: s.schedule,
+        estimator: s.estimator,
+    })
+}

@@ -537,3 +537,36 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     })?;
     Ok(())
 }
+
+/// A session the history database did not take and no `--json` file
+/// holds: saved as JSON in the current directory (else the temporary
+/// directory), so measuring it was not for nothing. Returns the line that
+/// says where.
+pub fn save_unrecorded(document: &Document) -> String {
+    let name = format!(
+        "loopbench-unrecorded-{}-{}.json",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        std::process::id()
+    );
+    let bytes = match format("json").map(|f| f.exporter().render(document)) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(e)) | Err(e) => return format!("history: the session could not be saved: {e}"),
+    };
+    let mut last = String::new();
+    for dir in [std::path::PathBuf::from("."), std::env::temp_dir()] {
+        let path = dir.join(&name);
+        match write_atomic(&path, &bytes) {
+            Ok(()) => {
+                return format!(
+                "history: the session is saved in {}; store it with `loopbench history import {}`",
+                path.display(),
+                path.display()
+            )
+            }
+            Err(e) => last = e.to_string(),
+        }
+    }
+    format!("history: the session could not be saved either: {last}")
+}

@@ -163,6 +163,40 @@ impl Gate {
     }
 }
 
+/// Every decided-or-not candidate comparison of a session, for the gate
+/// of `run --fail-on`,
+/// counted: a row changed alone is a change only as a discovery among all
+/// of them at the session's level (as `compare` counts its rows), or two
+/// builds of one engine over 39 shapes fail an A/A gate now and then.
+pub fn rows(s: &crate::results::Session) -> Vec<Judged<'_>> {
+    use crate::stats::outcome::discoveries;
+    let rows: Vec<(&str, &crate::results::Comparison)> = s
+        .results
+        .iter()
+        .flat_map(|r| {
+            r.comparisons
+                .iter()
+                .filter(|c| c.outcome.is_some())
+                .map(move |c| (r.shape.as_str(), c))
+        })
+        .collect();
+    let p: Vec<f64> = rows.iter().map(|(_, c)| c.check().p_value()).collect();
+    let found = discoveries(&p, 1.0 - s.session.confidence_level);
+    // A row without a p-value (an interval over the rounds of one process)
+    // is not in the family and keeps its own outcome.
+    rows.into_iter()
+        .zip(found.into_iter().zip(&p))
+        .map(|((shape, c), (found, p))| Judged {
+            shape,
+            arm: &c.arm,
+            outcome: c.outcome,
+            median_pct: c.median_pct,
+            ci_pct: c.ci_pct,
+            counted_out: c.outcome == Some(Outcome::Changed) && !p.is_nan() && !found,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,5 +244,63 @@ mod tests {
             assert!(e.contains(bad), "{e}");
         }
         assert_eq!("faster:1.5%".parse::<FailOn>().unwrap().pct, 1.5);
+    }
+}
+
+#[cfg(test)]
+mod run_gate_tests {
+    use super::rows as gate_rows;
+    use crate::stats::outcome::Outcome;
+
+    /// A session of 20 comparisons, 19 of them no change; the twentieth
+    /// `moved` percent with an interval of +-0.9% of its log (10 epochs).
+    fn session(moved: f64) -> crate::results::Session {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/schema1/session.json"
+        );
+        let mut s = crate::results::read(std::path::Path::new(path))
+            .unwrap()
+            .session()
+            .unwrap()
+            .clone();
+        let template = s.results[0].comparisons[0].clone();
+        for (i, r) in s.results.iter_mut().enumerate() {
+            r.comparisons = (0..4)
+                .map(|k| {
+                    let mut c = template.clone();
+                    c.arm = format!("arm{k}");
+                    c.layout.epochs = 10;
+                    let (mid, outcome) = match (i, k) {
+                        (0, 0) => ((1.0 + moved / 100.0f64).ln(), Outcome::Changed),
+                        _ => (0.001, Outcome::Unchanged),
+                    };
+                    let pct = |y: f64| (y.exp() - 1.0) * 100.0;
+                    c.median_pct = pct(mid);
+                    c.ci_pct = [pct(mid - 0.009), pct(mid + 0.009)];
+                    c.outcome = Some(outcome);
+                    c
+                })
+                .collect();
+        }
+        s
+    }
+
+    #[test]
+    fn the_gate_of_a_run_counts_its_rows() {
+        let rule: crate::results::gate::FailOn = "slower".parse().unwrap();
+        // +1%, p about 0.03 alone: not a change among 20 rows.
+        let s = session(1.0);
+        let rows = gate_rows(&s);
+        assert_eq!(rows.len(), 20);
+        assert_eq!(rows.iter().filter(|r| r.counted_out).count(), 1);
+        let g = rule.judge(rows);
+        assert!(!g.failed, "{g:?}");
+        assert_eq!(g.counted_out, 1);
+        // +5%, far beyond its interval: a change among them all.
+        let s = session(5.0);
+        let rows = gate_rows(&s);
+        assert!(rows.iter().all(|r| !r.counted_out));
+        assert!(rule.judge(rows).failed);
     }
 }

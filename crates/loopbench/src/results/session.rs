@@ -318,6 +318,30 @@ pub enum Design {
     Random { seed: u64 },
 }
 
+impl Session {
+    /// Why the session has no number at all, when every arm skipped every
+    /// shape: a failure, with the arms' reasons; `None` when anything was
+    /// measured.
+    pub fn nothing_measured(&self) -> Option<String> {
+        let measured = self
+            .results
+            .iter()
+            .any(|r| r.arms.iter().any(|a| a.verified_reps > 0));
+        if measured {
+            return None;
+        }
+        let reasons: std::collections::BTreeSet<String> = self
+            .results
+            .iter()
+            .flat_map(|r| r.arms.iter().filter_map(|a| a.skipped.clone()))
+            .collect();
+        Some(format!(
+            "nothing was measured: every arm skips every shape ({})",
+            reasons.into_iter().collect::<Vec<_>>().join("; ")
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{build_identity, new_session_id, started_at};

@@ -161,6 +161,18 @@ impl Default for Plan {
     }
 }
 
+/// What `noise --record` stored for this machine, as a session takes it.
+pub struct Recorded {
+    pub rep_ms: f64,
+    /// `sequential` or `duet` (`None`: recorded before schedules were).
+    pub schedule: Option<String>,
+    /// The per-epoch estimator's name (`None`: recorded before estimators
+    /// were).
+    pub estimator: Option<String>,
+    /// How the session says it took it.
+    pub said: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
