@@ -24,9 +24,14 @@
 //!
 //! Binary search over n revisions needs ceil(log2(n)) midpoints, so a
 //! bisect measures at most ceil(log2(n)) + 1 steps. This module is the
-//! search and the judgement, free of processes and databases; the command
-//! (`cli/bisect.rs`) runs the sessions and `history::bisects` keeps the
-//! steps, so that an interrupted bisect goes on from the steps it finished.
+//! search and the judgement, free of processes and databases; [`drive`]
+//! runs the sessions and [`store`] keeps the steps, so that an interrupted
+//! bisect goes on from the steps it finished.
+
+#[cfg(feature = "history")]
+pub mod drive;
+#[cfg(feature = "history")]
+pub mod store;
 
 use crate::stats::outcome::Outcome;
 use serde::{Deserialize, Serialize};

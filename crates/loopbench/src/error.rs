@@ -89,6 +89,18 @@ macro_rules! converts_above {
 }
 
 impl Error {
+    /// [`Error::Interrupted`] for work that stopped early at the signal
+    /// that asked it to, with `completed` of `planned` `units` (shapes,
+    /// repetitions, steps) done.
+    pub fn interrupted(completed: usize, planned: usize, units: &'static str) -> Self {
+        Error::Interrupted {
+            completed,
+            planned,
+            units,
+            signal: crate::children::stop_signal(),
+        }
+    }
+
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             context: context.into(),

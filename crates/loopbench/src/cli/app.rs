@@ -276,7 +276,7 @@ impl AppRunArgs {
             crate::diag!("error: {e}");
         }
         if interrupted {
-            return Err(super::progress::interrupted(completed, planned, "shapes"));
+            return Err(Error::interrupted(completed, planned, "shapes"));
         }
         Ok(errors.is_empty())
     }

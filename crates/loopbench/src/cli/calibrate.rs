@@ -199,7 +199,7 @@ impl CalibrateArgs {
             if let Err(e) = exported {
                 crate::diag!("error: {e}");
             }
-            return Err(super::progress::interrupted(
+            return Err(Error::interrupted(
                 completed,
                 settings.repeat,
                 "repetitions",

@@ -79,7 +79,7 @@ impl ModelArgs {
             crate::diag!("error: {e}");
         }
         if interrupted {
-            return Err(super::progress::interrupted(completed, planned, "shapes"));
+            return Err(Error::interrupted(completed, planned, "shapes"));
         }
         Ok(errors.is_empty())
     }

@@ -5,7 +5,7 @@
 //! time left is its remaining budget, raised to the epochs it still owes
 //! at its own pace so far, and capped by `max_epochs` at that pace.
 
-pub use crate::children::{stop_requested, stop_signal};
+pub use crate::children::stop_requested;
 use crate::error::Error;
 use crate::report::Exports;
 use crate::results::{Document, Session, StopSettings};
@@ -273,17 +273,6 @@ pub fn stdout_is_stderr() -> bool {
     #[cfg(not(unix))]
     {
         false
-    }
-}
-
-/// [`Error::Interrupted`] for a session that stopped early, with
-/// `completed` of `planned` `units` (shapes, repetitions) done.
-pub fn interrupted(completed: usize, planned: usize, units: &'static str) -> Error {
-    Error::Interrupted {
-        completed,
-        planned,
-        units,
-        signal: stop_signal(),
     }
 }
 

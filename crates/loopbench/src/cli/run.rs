@@ -291,7 +291,7 @@ impl RunArgs {
             if let Err(e) = exported {
                 crate::diag!("error: {e}");
             }
-            return Err(super::progress::interrupted(completed, planned, "shapes"));
+            return Err(Error::interrupted(completed, planned, "shapes"));
         }
         exported?;
         let gate_passed = match document.session().and_then(|s| s.gate.as_ref()) {

@@ -8,7 +8,6 @@
 //! | sessions: record, list, series, baselines, load back | [`sessions`] |
 //! | the job queue (`FOR UPDATE SKIP LOCKED`, heartbeats) | [`queue`] |
 //! | the agent that runs jobs | [`agent`] |
-//! | bisects and their measured steps (resumable) | [`bisects`] |
 //! | changes in a series judged against its own history | [`trend`] |
 //! | engines x shapes x machines | [`leaderboard`] |
 //! | the setting recorded for a machine (`noise --record`) | [`settings`] |
@@ -21,7 +20,6 @@
 
 pub mod agent;
 pub mod alerts;
-pub mod bisects;
 pub mod builds;
 pub mod leaderboard;
 pub mod postgres;

@@ -6,9 +6,9 @@
 //! revision, written in the transaction that stores the step's session.
 //! The same tables serve SQLite on one machine and PostgreSQL for a fleet.
 
-use super::sessions::{self, Origin, Provenance};
-use super::store::{transaction, Sql, StoreError};
-use crate::bisect::{ShapeStep, Verdict};
+use super::{ShapeStep, Verdict};
+use crate::history::sessions::{self, Origin, Provenance};
+use crate::history::store::{transaction, Sql, StoreError};
 use crate::results::Session;
 use serde::{Deserialize, Serialize};
 
