@@ -23,7 +23,8 @@
 //! | exporters (table, JSON, CSV, Markdown, HTML) over one markup layer, and the export manager | [`report`] |
 //! | real applications as workloads: profile, projection, warm mode | [`apps`] |
 //! | history (SQLite, PostgreSQL), trends, the fleet's job queue | [`history`] |
-//! | the first changed revision of a range: the search and its three-way judgement | [`bisect`] |
+//! | the first changed revision of a range: the search and its three-way judgement, the run of a bisect and its stored steps | [`bisect`] |
+//! | the one stable hash (cache keys, module identity, seeds) | [`hash`] |
 //!
 //! Each area owns its errors in a leaf file (`engines/error.rs`,
 //! `shapes/error.rs`, `arm/error.rs`, ...); [`error::Error`], above those
