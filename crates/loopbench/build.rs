@@ -31,6 +31,10 @@ fn main() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
     println!("cargo:rustc-env=LOOPBENCH_RUSTC={version}");
+    // This binary's RUSTFLAGS (cargo's encoding), which a relink of its own
+    // engines in layout variants must repeat to find its library fresh.
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    println!("cargo:rustc-env=LOOPBENCH_BUILT_RUSTFLAGS={flags}");
 }
 
 /// The highest locked version of `krate` (several majors may be locked).

@@ -111,6 +111,11 @@ struct ShapeRun {
 pub fn run(mut plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
     let started = Instant::now();
     let shapes = std::mem::take(&mut plan.shapes);
+    // Parameters no shape can run with are the user's error before any
+    // worker or layout variant is built.
+    for shape in &shapes {
+        crate::shapes::check_params(shape.as_ref(), &plan.params)?;
+    }
     let setup = Setup::new(plan)?;
     let mut runs = shapes
         .into_iter()

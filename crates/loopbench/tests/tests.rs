@@ -26,6 +26,8 @@ mod fuzz;
 /// History, trends and the fleet, on SQLite files and a private PostgreSQL server.
 #[cfg(feature = "history")]
 mod history;
+/// Compiled-in engines in relinked layout variants, and the one-layout fallback.
+mod layouts;
 /// Scheduling, statistics and verdicts through the mock engine, exactly.
 mod mock;
 /// The optional engine adapters (features `wasmtime`, `wasmer`).

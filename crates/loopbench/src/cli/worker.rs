@@ -3,11 +3,9 @@
 //! session starts one per arm and epoch, so every epoch samples a fresh
 //! address-space layout. Not for people: hidden from the help.
 
-use crate::arm::{ArmSpec, EngineKind};
-use crate::engines::Engine;
+use crate::arm::EngineKind;
 use crate::error::Error;
 use clap::Args;
-use std::sync::OnceLock;
 
 #[derive(Args, Debug)]
 pub struct WorkerArgs {
@@ -15,22 +13,10 @@ pub struct WorkerArgs {
     pub engine: String,
 }
 
-/// The engine this process serves; the server's factory is a plain `fn`.
-static ENGINE: OnceLock<EngineKind> = OnceLock::new();
-
-fn factory(options: &[String]) -> Result<Box<dyn Engine>, String> {
-    let kind = *ENGINE.get().ok_or("no engine chosen")?;
-    let spec = ArmSpec {
-        options: options.to_vec(),
-        ..ArmSpec::new(kind)
-    };
-    spec.build().map_err(|e| e.to_string())
-}
-
 impl WorkerArgs {
     pub fn execute(&self) -> Result<bool, Error> {
-        let kind: EngineKind = self.engine.parse().map_err(crate::arm::ArmError::from)?;
-        let _ = ENGINE.set(kind);
-        Ok(crate::workers::server::main(factory) == 0)
+        // An unknown engine is the command line's error, in one line.
+        let _: EngineKind = self.engine.parse().map_err(crate::arm::ArmError::from)?;
+        Ok(crate::workers::server::serve_compiled_in(&self.engine) == 0)
     }
 }

@@ -138,6 +138,11 @@ pub fn session_section(label: &str, s: &Session) -> String {
     if let Some(note) = s.session.schedule.and_then(|d| d.note()) {
         let _ = write!(o, "<p class=\"meta\">{}</p>", esc(&note));
     }
+    let _ = write!(
+        o,
+        "<p class=\"meta\">Builds: {}</p>",
+        esc(&super::table::builds_line(s))
+    );
     if let Some(cmd) = s.command_line() {
         let _ = write!(o, "<pre>{}</pre>", esc(&cmd));
     }

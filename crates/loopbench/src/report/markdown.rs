@@ -83,6 +83,7 @@ Up to {epochs} epochs (fresh processes) x {} rounds, {}; intervals are {level:.0
     if let Some(note) = s.session.schedule.and_then(|d| d.note()) {
         let _ = writeln!(o, "{}.\n", cell(&note));
     }
+    let _ = writeln!(o, "Builds: {}.\n", cell(&super::table::builds_line(s)));
     for r in &s.results {
         shape(&mut o, r, level);
     }

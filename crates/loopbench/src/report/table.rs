@@ -182,8 +182,9 @@ fn render_disturbances(out: &mut String, report: &Session) {
 }
 
 /// How the session sampled builds: in layout variants, one build per arm
-/// by request, or the engines compiled into this binary.
-fn builds_line(report: &Session) -> String {
+/// by request, or the engines compiled into this binary (in one layout,
+/// and why, when variants of them could not be made). Every report says it.
+pub(super) fn builds_line(report: &Session) -> String {
     let s = &report.session;
     let varied: Vec<String> = s
         .engines
@@ -201,13 +202,21 @@ fn builds_line(report: &Session) -> String {
             ))
         })
         .collect();
+    let one_layout = s.one_layout.as_ref().map(|why| {
+        format!(
+            "the engines compiled into this binary ran in one code layout ({why}): \
+             their intervals have NO build component"
+        )
+    });
     match s.layout_builds {
         Some(k) if k >= 2 && !varied.is_empty() => format!(
             "layout variants (function order shuffled at link time), epoch e runs variant e mod {k}: {}; \
-             intervals are across variants, and the build-layout null {} is part of the floor",
+             intervals are across variants, and the build-layout null {} is part of the floor{}",
             varied.join("; "),
-            crate::session::build_null_label(&s.baseline_label())
+            crate::session::build_null_label(&s.baseline_label()),
+            one_layout.map(|l| format!("; {l}")).unwrap_or_default()
         ),
+        _ if one_layout.is_some() => one_layout.unwrap_or_default(),
         Some(1) => "one build per arm (--layout-builds 1): the intervals have NO build component, \
                     and a rebuild that only moved code can read as a change"
             .to_string(),

@@ -87,6 +87,12 @@ pub struct SessionInfo {
     /// files and when the session had no build arm.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_builds: Option<usize>,
+    /// Why the engines compiled into this binary ran in one code layout
+    /// although the session sampled layouts (no toolchain or target
+    /// directory to relink them from): their intervals have no build
+    /// component.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_layout: Option<String>,
     /// The arm every result is also given as a ratio to (`--reference`):
     /// the yardstick that carries across sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -4,49 +4,92 @@
 //!
 //! - Every build arm runs in `--layout-builds K` variants (default
 //!   [`crate::workers::layout::DEFAULT_LAYOUT_BUILDS`]), epoch `e` in variant `e mod K`.
-//! - When a session compares build arms, an engine compiled into this
-//!   binary is one fixed build: its layout would be a single draw against
-//!   the other side's K. So each in-process arm of a buildable engine is
-//!   measured as its worker build (this binary's version, release) in
-//!   variants too, and the session says so.
+//! - So does every engine compiled into this binary: its worker processes
+//!   run from K relinks of this binary's own engines
+//!   ([`crate::workers::own_build`]), so an engine-against-engine ratio
+//!   holds across links, not for one link of loopbench.
+//! - Where those relinks cannot be made (no toolchain or target directory
+//!   beside the binary, a stale one), one line says why and the results
+//!   record it; beside build arms, each compiled-in engine is then measured
+//!   as its worker build (this binary's version, release) in variants.
 //! - With a baseline in variants, the build-layout null runs the
 //!   baseline's variant `e + 1` against its variant `e`: a rebuild that
 //!   moved only code, measured in the same session.
 
 use super::{ArmPlan, Plan};
 use crate::arm::build::BuildSpec;
+use crate::engines::EngineKind;
 use crate::error::Error;
 use crate::results::Role;
-use crate::workers::layout::Variants;
-use crate::workers::{self, Isolation, WorkerError};
+use crate::workers::layout::{Variant, Variants};
+use crate::workers::{self, own_build, Isolation, WorkerError};
+use std::path::PathBuf;
 
 /// The label of the build-layout null.
 pub fn build_null_label(baseline: &str) -> String {
     format!("{baseline}{}", crate::results::BUILD_NULL_SUFFIX)
 }
 
+/// The layout variants a session runs.
+#[derive(Default)]
+pub(super) struct Planned {
+    /// Per arm, its variants (parallel to the arms).
+    pub(super) layouts: Vec<Option<Variants>>,
+    /// The relinks of this binary the compiled-in arms run, by variant.
+    pub(super) own: Vec<PathBuf>,
+    /// Why the compiled-in engines run one code layout, when they do.
+    pub(super) one_layout: Option<String>,
+}
+
+/// Whether an arm is an engine compiled into this binary (not a build, not
+/// the mock engine, which has no code of its own to move).
+fn compiled_in(a: &ArmPlan) -> bool {
+    a.spec.worker.is_none() && a.spec.engine != EngineKind::Mock
+}
+
 /// Decide which arms run in variants, add the build-layout null, and build
-/// the variants. Returns each arm's variants (parallel to `arms`).
-pub(super) fn plan_variants(
-    plan: &Plan,
-    arms: &mut Vec<ArmPlan>,
-) -> Result<Vec<Option<Variants>>, Error> {
+/// the variants.
+pub(super) fn plan_variants(plan: &Plan, arms: &mut Vec<ArmPlan>) -> Result<Planned, Error> {
     let k = plan.layout_builds.min(plan.stop.max_epochs).max(1);
-    let any_build = arms.iter().any(|a| a.spec.compiles());
-    if k < 2 || !any_build || plan.isolation != Isolation::Workers {
-        return Ok(arms.iter().map(|_| None).collect());
+    let mut planned = Planned {
+        layouts: arms.iter().map(|_| None).collect(),
+        ..Default::default()
+    };
+    if k < 2 || plan.isolation != Isolation::Workers {
+        return Ok(planned);
     }
-    promote_compiled_in(arms);
-    let mut layouts: Vec<Option<Variants>> = Vec::with_capacity(arms.len() + 1);
-    for a in arms.iter_mut() {
+    if arms.iter().any(compiled_in) {
+        match relinked(arms, k, plan.variant_seed) {
+            Ok((bins, layouts)) => {
+                planned.own = bins;
+                planned.layouts = layouts;
+            }
+            Err(why) => {
+                crate::diag!(
+                    "compiled-in engines run one code layout: {why} (their intervals have no build component)"
+                );
+                planned.one_layout = Some(why);
+            }
+        }
+    }
+    let any_build = arms.iter().any(|a| a.spec.compiles());
+    if !any_build && planned.own.is_empty() {
+        return Ok(planned);
+    }
+    if planned.own.is_empty() {
+        promote_compiled_in(arms);
+    }
+    for (a, layout) in arms.iter_mut().zip(planned.layouts.iter_mut()) {
         if !a.spec.compiles() {
-            layouts.push(None);
+            if layout.is_some() {
+                a.variants = k;
+            }
             continue;
         }
         match workers::ensure_variants(&a.spec, k, plan.variant_seed) {
             Ok(v) => {
                 a.variants = v.variants.len();
-                layouts.push(Some(v));
+                *layout = Some(v);
             }
             Err(e @ WorkerError::Layout { .. }) => {
                 return Err(WorkerError::Arm {
@@ -59,7 +102,6 @@ pub(super) fn plan_variants(
             // build does; its first variant's failure is the one reported.
             Err(_) => {
                 a.variants = 1;
-                layouts.push(None);
             }
         }
     }
@@ -73,11 +115,55 @@ pub(super) fn plan_variants(
             variants: base.variants,
             first_variant: 1,
         };
-        layouts.push(layouts[0].clone());
+        let base_layout = planned.layouts[0].clone();
+        planned.layouts.push(base_layout);
         arms.push(null);
     }
-    debug_assert_eq!(layouts.len(), arms.len());
-    Ok(layouts)
+    debug_assert_eq!(planned.layouts.len(), arms.len());
+    Ok(planned)
+}
+
+/// This binary relinked in `k` variants, and each compiled-in arm's record
+/// of them (how far its engine's functions moved); the one-line reason
+/// when that cannot be done.
+fn relinked(
+    arms: &[ArmPlan],
+    k: usize,
+    seed: u64,
+) -> Result<(Vec<PathBuf>, Vec<Option<Variants>>), String> {
+    let own = own_build::ensure(k, seed).map_err(|e| e.to_string())?;
+    let paths: Vec<&std::path::Path> = own.bins.iter().map(PathBuf::as_path).collect();
+    let mut moved_by_engine = std::collections::HashMap::new();
+    let mut layouts = Vec::with_capacity(arms.len());
+    for a in arms {
+        if !compiled_in(a) {
+            layouts.push(None);
+            continue;
+        }
+        let engine = a.spec.engine;
+        let moved = match moved_by_engine.get(&engine) {
+            Some(m) => m,
+            None => {
+                let m = workers::layout::differ(&paths, engine).map_err(|e| e.to_string())?;
+                moved_by_engine.entry(engine).or_insert(m)
+            }
+        };
+        layouts.push(Some(Variants {
+            variants: own
+                .seeds
+                .iter()
+                .enumerate()
+                .map(|(index, &seed)| Variant {
+                    index,
+                    seed,
+                    key: format!("own/{}", crate::versions::binary_id()),
+                })
+                .collect(),
+            moved: moved.clone(),
+            seconds: own.seconds,
+        }));
+    }
+    Ok((own.bins, layouts))
 }
 
 /// In-process arms of buildable engines become their worker builds (this
@@ -144,8 +230,10 @@ mod tests {
 
     #[test]
     fn no_build_arm_or_one_variant_or_one_epoch_means_no_variants() {
+        // (The mock engine has no code of its own to relink; compiled-in
+        // engines in variants are tests/layouts.rs's.)
         for (engines, k, max_epochs) in [
-            ("wasmi,tinywasm", 4, 200),
+            ("mock,mock:cost=2", 4, 200),
             ("wasmi,wasmi@=2.0.0", 1, 200),
             ("wasmi,wasmi@=2.0.0", 4, 1),
         ] {
@@ -162,9 +250,10 @@ mod tests {
                 .map(|e| arm(e, Role::Candidate))
                 .collect();
             let before: Vec<String> = arms.iter().map(|a| a.spec.to_string()).collect();
-            let layouts = plan_variants(&plan, &mut arms).unwrap();
+            let planned = plan_variants(&plan, &mut arms).unwrap();
+            assert!(planned.own.is_empty() && planned.one_layout.is_none());
             assert!(
-                layouts.iter().all(Option::is_none),
+                planned.layouts.iter().all(Option::is_none),
                 "{engines} {k} {max_epochs}"
             );
             let after: Vec<String> = arms.iter().map(|a| a.spec.to_string()).collect();

@@ -44,6 +44,8 @@ pub(super) struct Setup {
     pub(super) rounds: usize,
     /// The duet barrier, in a duet session (its page goes with it).
     pub(super) duet: Option<crate::workers::barrier::BarrierFile>,
+    /// Why the compiled-in engines run one code layout, when they do.
+    pub(super) one_layout: Option<String>,
 }
 
 /// A duet session runs every arm in a worker process pinned per rep, on
@@ -127,7 +129,7 @@ impl Setup {
             variants: 0,
             first_variant: 0,
         });
-        let layouts = builds::plan_variants(&plan, &mut arms)?;
+        let planned = builds::plan_variants(&plan, &mut arms)?;
         let counter_set = plan.counters.clone();
         let make_counters: crate::arm::CounterFactory = std::sync::Arc::new(move || {
             // Outermost: started first and stopped last, so their system calls
@@ -139,6 +141,7 @@ impl Setup {
         let mut ctx = crate::workers::ArmContext::new(&plan.counters, make_counters)
             .with_isolation(plan.isolation, plan.pin, plan.seed, plan.variant_seed);
         ctx.layout = crate::workers::Randomise::from_env()?;
+        ctx.own_variants = planned.own;
         let duet = match plan.schedule {
             Schedule::Sequential => None,
             Schedule::Duet { .. } => {
@@ -156,10 +159,11 @@ impl Setup {
         Ok(Setup {
             plan,
             arms,
-            layouts,
+            layouts: planned.layouts,
             ctx,
             rounds,
             duet,
+            one_layout: planned.one_layout,
         })
     }
 
@@ -219,11 +223,10 @@ impl Setup {
                 metric: plan.metric,
                 stop_rule: Some(plan.stop.clone()),
                 rep_ms: plan.rep_target.map(|d| d.as_secs_f64() * 1e3),
-                layout_builds: self
-                    .arms
-                    .iter()
-                    .any(|a| a.spec.compiles())
+                layout_builds: (self.arms.iter().any(|a| a.variants > 0 || a.spec.compiles())
+                    || (plan.layout_builds < 2 && plan.isolation == Isolation::Workers))
                     .then_some(plan.layout_builds),
+                one_layout: self.one_layout.clone(),
                 reference: plan.reference.map(|r| self.arms[r.index].label.clone()),
                 setting: plan.setting.clone(),
                 session_budget_s: plan.session_budget_s,

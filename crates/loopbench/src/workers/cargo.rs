@@ -49,7 +49,8 @@ const SCRUBBED_ENV: [&str; 3] = [
     "CARGO_BUILD_RUSTFLAGS",
 ];
 
-fn cargo() -> Command {
+/// Cargo, dying with this process, with RUSTFLAGS scrubbed.
+pub(super) fn cargo() -> Command {
     let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     crate::children::die_with_parent(&mut c);
     for var in SCRUBBED_ENV {
@@ -82,28 +83,53 @@ pub(super) fn cargo_build(
     started: Instant,
 ) -> Result<bool, WorkerError> {
     let mut cmd = cargo();
-    cmd.args([
-        "build",
-        "--color",
-        "never",
-        "--message-format",
-        "json-render-diagnostics",
-        "--profile",
-        &build.profile,
-        "--manifest-path",
-    ])
-    .arg(dir.join("Cargo.toml"))
-    .env("CARGO_TARGET_DIR", target)
-    .env("CARGO_TERM_PROGRESS_WHEN", "never")
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    cmd.args(["build", "--profile", &build.profile, "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target);
     if build.ignore_rust_version {
         cmd.arg("--ignore-rust-version");
     }
     if let Some(flags) = &build.rustflags {
         cmd.env("RUSTFLAGS", flags);
     }
+    let hint = (!build.ignore_rust_version).then(|| {
+        format!(
+            "the crate declares a newer rustc; add +ignore-rust-version to {label} to try anyway"
+        )
+    });
+    run(cmd, dir, label, what, started, None, hint.as_deref())
+}
+
+/// Run the cargo build `cmd` (a `build` or `rustc` command line without
+/// output options) with progress; true when it compiled something.
+/// A `relink` names the one crate that may compile and the rustc
+/// arguments of its link: compiling any other crate is an error, and
+/// cargo is stopped at the first one (a relink that would recompile a
+/// library is not one). `newer_rustc` is the hint for a crate that wants a
+/// newer compiler.
+pub(super) fn run(
+    mut cmd: Command,
+    dir: &Path,
+    label: &str,
+    what: &str,
+    started: Instant,
+    relink: Option<(&str, &[String])>,
+    newer_rustc: Option<&str>,
+) -> Result<bool, WorkerError> {
+    cmd.args([
+        "--color",
+        "never",
+        "--message-format",
+        "json-render-diagnostics",
+    ]);
+    let only = relink.map(|(krate, _)| krate);
+    if let Some((_, rustc_args)) = relink {
+        cmd.arg("--").args(rustc_args);
+    }
+    cmd.env("CARGO_TERM_PROGRESS_WHEN", "never")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     // Its own process group, so that a stop ends cargo and its rustc jobs
     // together (killing cargo alone leaves them compiling).
     #[cfg(target_os = "linux")]
@@ -132,10 +158,27 @@ pub(super) fn cargo_build(
         }
     });
     let tty = std::io::stderr().is_terminal();
+    // A relink is a link of a second or less, said once by its caller for
+    // all variants; a build says when it starts and ends.
+    let say = only.is_none();
     let mut bar: Option<ProgressBar> = None;
     let mut compiled = false;
     loop {
-        if crate::children::stop_requested() {
+        let event = events.recv_timeout(Duration::from_millis(200));
+        let stop = match &event {
+            _ if crate::children::stop_requested() => Some(format!(
+                "building the worker was stopped by a signal (project {})",
+                dir.display()
+            )),
+            Ok(Progress::Compiled(name)) if only.is_some_and(|o| o != name) => Some(not_only(name)),
+            // cargo says `Compiling NAME` when it starts: stop there rather
+            // than after that crate is compiled.
+            _ => only.and_then(|o| {
+                let l = lines.lock().ok()?;
+                l.iter().find_map(|l| compiling_other(l, o)).map(not_only)
+            }),
+        };
+        if let Some(why) = stop {
             // Nobody will use the build: stop cargo rather than wait minutes.
             #[cfg(target_os = "linux")]
             // SAFETY: killpg only sends a signal; the group is cargo's own.
@@ -148,18 +191,15 @@ pub(super) fn cargo_build(
             if let Some(bar) = bar {
                 bar.finish_and_clear();
             }
-            return Err(WorkerError::Build(format!(
-                "building the worker was stopped by a signal (project {})",
-                dir.display()
-            )));
+            return Err(WorkerError::Build(why));
         }
-        match events.recv_timeout(Duration::from_millis(200)) {
+        match event {
             Ok(Progress::Compiled(name)) => {
-                if !compiled && !tty {
+                if !compiled && !tty && say {
                     crate::diag!("building worker {label} ({what}) in {}", dir.display());
                 }
                 compiled = true;
-                if tty {
+                if tty && say {
                     bar.get_or_insert_with(|| progress_bar(label, what, started))
                         .set_message(name);
                 }
@@ -187,25 +227,41 @@ pub(super) fn cargo_build(
             dir.display(),
             indent(&tail(&lines.join("\n"), 15))
         );
-        if lines.iter().any(|l| l.contains("requires rustc")) && !build.ignore_rust_version {
-            msg.push_str(&format!(
-                "\n  hint: the crate declares a newer rustc; add +ignore-rust-version to {label} to try anyway"
-            ));
+        if let Some(hint) =
+            newer_rustc.filter(|_| lines.iter().any(|l| l.contains("requires rustc")))
+        {
+            msg.push_str(&format!("\n  hint: {hint}"));
         }
         return Err(WorkerError::Build(msg));
     }
-    if compiled {
-        crate::diag!(
+    match (say, compiled) {
+        (false, _) => {}
+        (true, true) => crate::diag!(
             "built worker {label} ({what}) in {:.1} s",
             started.elapsed().as_secs_f64()
-        );
-    } else {
-        crate::diag!(
+        ),
+        (true, false) => crate::diag!(
             "worker {label} ({what}) is up to date (checked in {:.1} s)",
             started.elapsed().as_secs_f64()
-        );
+        ),
     }
     Ok(compiled)
+}
+
+/// The crate a cargo status line says it starts compiling, when that is
+/// not `only` (names compared with `-` and `_` alike).
+fn compiling_other<'l>(line: &'l str, only: &str) -> Option<&'l str> {
+    let name = line
+        .trim_start()
+        .strip_prefix("Compiling ")?
+        .split(' ')
+        .next()?;
+    (name.replace('-', "_") != only.replace('-', "_")).then_some(name)
+}
+
+/// Why a relink that would compile `name` is stopped.
+fn not_only(name: &str) -> String {
+    format!("cargo would compile {name} again (it is stale: the source changed or this binary was built with other features), not only relink")
 }
 
 /// The spinner of a worker build on a terminal: arm, elapsed time, the
@@ -222,4 +278,31 @@ fn progress_bar(label: &str, what: &str, started: Instant) -> ProgressBar {
     bar.set_elapsed(started.elapsed());
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relink_stops_at_the_first_other_crate() {
+        let only = "loopbench-worker";
+        assert_eq!(
+            compiling_other("   Compiling loopbench v0.1.0 (/w/crates/loopbench)", only),
+            Some("loopbench")
+        );
+        assert_eq!(
+            compiling_other("   Compiling loopbench-worker v0.1.0 (/w)", only),
+            None
+        );
+        assert_eq!(
+            compiling_other("   Compiling loopbench_worker v0.1.0", only),
+            None
+        );
+        assert_eq!(
+            compiling_other("    Finished `release` profile", only),
+            None
+        );
+        assert!(not_only("smallvec").contains("compile smallvec again"));
+    }
 }

@@ -140,6 +140,9 @@ pub enum WorkerError {
     NoBinary { bin: PathBuf },
     #[error("layout variants: {detail}")]
     Layout { detail: String },
+    /// Layout variants of this binary's own engines cannot be made.
+    #[error("{0}")]
+    Relink(String),
     /// A mock arm with a source whose options cannot be had.
     #[error("arm {arm}: {detail}")]
     MockSource { arm: String, detail: String },

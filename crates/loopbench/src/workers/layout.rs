@@ -80,29 +80,26 @@ fn engine_functions(
     let file = object::File::parse(&*bytes).map_err(|e| WorkerError::Layout {
         detail: format!("cannot read the symbols of {}: {e}", bin.display()),
     })?;
-    let needles = needles(engine);
     Ok(file
         .symbols()
         .filter(|s| s.kind() == SymbolKind::Text && s.size() > 0)
         .filter_map(|s| {
             let name = s.name().ok()?;
-            needles
-                .iter()
-                .any(|n| name.contains(n))
-                .then(|| (name.to_string(), (s.address(), s.size())))
+            is_engine_symbol(engine, name).then(|| (name.to_string(), (s.address(), s.size())))
         })
         .collect())
 }
 
-/// What an engine's functions are called in a symbol table: Rust crates by
-/// their mangled crate name (`5wasmi`, legacy or v0), wasm3's C core by its
-/// prefixes.
-fn needles(engine: EngineKind) -> Vec<String> {
-    let name = engine.name();
-    match engine {
-        EngineKind::Wasm3 => vec!["m3_".into(), "op_".into(), format!("{}{name}", name.len())],
-        _ => vec![format!("{}{name}", name.len())],
+/// Whether a symbol names one of the engine's functions: Rust crates by
+/// their mangled crate name (`5wasmi`, legacy or v0) anywhere in the name,
+/// wasm3's C core by the prefixes of its op handlers and API (`op_Call`,
+/// `m3_ParseModule`; a prefix, since Rust names contain `op_` too).
+fn is_engine_symbol(engine: EngineKind, name: &str) -> bool {
+    let crate_name = engine.name();
+    if name.contains(&format!("{}{crate_name}", crate_name.len())) {
+        return true;
     }
+    engine == EngineKind::Wasm3 && ["op_", "m3_", "M3_"].iter().any(|p| name.starts_with(p))
 }
 
 /// Check that the variants' binaries place the engine's code differently;
@@ -203,6 +200,22 @@ mod tests {
         assert_eq!(all.len(), 24, "distinct across variants and sessions");
         assert!(all.iter().all(|s| *s > 0));
         assert!(build_script(5).contains("cargo:rustc-link-arg-bins=-Wl,--shuffle-sections=*=5"));
+    }
+
+    #[test]
+    fn wasm3s_c_functions_are_its_own_and_rusts_are_not() {
+        let w3 = |name| is_engine_symbol(EngineKind::Wasm3, name);
+        assert!(w3("op_CallIndirect") && w3("m3_ParseModule"));
+        assert!(w3("_ZN5wasm36module6Module5parse17h0123456789abcdefE"));
+        // Rust functions whose names merely contain a C prefix.
+        assert!(!w3(
+            "_ZN9loopbench7measure9callgrind16CallgrindCounter9stop_into17h0123456789abcdefE"
+        ));
+        assert!(!is_engine_symbol(EngineKind::Wasmi, "op_Call"));
+        assert!(is_engine_symbol(
+            EngineKind::Wasmi,
+            "_ZN5wasmi6engine4exec17h0123456789abcdefE"
+        ));
     }
 
     #[test]

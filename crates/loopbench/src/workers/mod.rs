@@ -22,6 +22,7 @@
 //! | [`locate`] | build | where the engine's source is, which adapter family suits it |
 //! | `cargo` | build | cargo metadata and cargo build, with progress |
 //! | [`cache`] | build | where builds, git worktrees and loopbench's source are |
+//! | [`own_build`] | build | the compiled-in engines relinked in code-layout variants |
 //! | [`family`], `adapters/` | build | which adapter source suits which version |
 //!
 //! The build part of an arm (`@0.31`, `=path:DIR`, `+profile:lto`) is
@@ -39,6 +40,7 @@ pub mod heap;
 pub mod layout;
 pub mod locate;
 pub mod mock_source;
+pub mod own_build;
 pub mod project;
 pub mod protocol;
 pub mod server;
@@ -134,6 +136,9 @@ pub struct ArmContext {
     pub layout: Randomise,
     /// The duet barrier's page, which every worker maps (duet sessions).
     pub barrier: Option<std::path::PathBuf>,
+    /// This binary's engines relinked in layout variants, by variant
+    /// ([`own_build`]): what compiled-in arms run from in workers.
+    pub own_variants: Vec<std::path::PathBuf>,
 }
 
 /// Where arms run.
@@ -257,6 +262,7 @@ impl ArmContext {
                 heap: true,
             },
             barrier: None,
+            own_variants: Vec::new(),
         }
     }
 
@@ -301,8 +307,17 @@ impl ArmContext {
         }
         let Some(build) = &spec.worker else {
             if self.isolation == Isolation::Workers {
-                let arm =
-                    WorkerArm::start(label, spec, "this binary".into(), own_worker(spec), self);
+                // Every variant is one build of the arm (its identity in
+                // history and compare): the description names the
+                // sampling, not the variant.
+                let (built, described) = match variant.and_then(|i| self.own_variants.get(i)) {
+                    Some(bin) => (
+                        own_variant(spec, bin),
+                        "this binary, relinked in layout variants",
+                    ),
+                    None => (own_worker(spec), "this binary"),
+                };
+                let arm = WorkerArm::start(label, spec, described.into(), built, self);
                 return Ok(Box::new(arm.with_iters(iters)));
             }
             if let Some(cpu) = self.pin {
@@ -408,6 +423,20 @@ fn own_worker(spec: &ArmSpec) -> Result<project::Built, WorkerError> {
     Ok(project::Built {
         bin,
         args: vec!["worker".into(), spec.engine.name().into()],
+        version: spec.engine.version().to_string(),
+        family: "compiled in",
+        key: String::new(),
+        seconds: 0.0,
+        compiled: false,
+    })
+}
+
+/// A relink of this binary's engines ([`own_build`]) as the worker of one
+/// of them (`loopbench-worker ENGINE`).
+fn own_variant(spec: &ArmSpec, bin: &std::path::Path) -> Result<project::Built, WorkerError> {
+    Ok(project::Built {
+        bin: bin.to_path_buf(),
+        args: vec![spec.engine.name().into()],
         version: spec.engine.version().to_string(),
         family: "compiled in",
         key: String::new(),

@@ -28,6 +28,35 @@ pub type Factory = fn(&[String]) -> Result<Box<dyn Engine>, String>;
 pub const EXIT_HOOK: &str = "LOOPBENCH_WORKER_EXIT";
 pub const HANG_HOOK: &str = "LOOPBENCH_WORKER_HANG";
 
+/// The engine a process serving a compiled-in engine serves; the
+/// server's factory is a plain `fn`.
+static COMPILED_IN: std::sync::OnceLock<crate::arm::EngineKind> = std::sync::OnceLock::new();
+
+fn compiled_in(options: &[String]) -> Result<Box<dyn Engine>, String> {
+    let kind = *COMPILED_IN.get().ok_or("no engine chosen")?;
+    let spec = crate::arm::ArmSpec {
+        options: options.to_vec(),
+        ..crate::arm::ArmSpec::new(kind)
+    };
+    spec.build().map_err(|e| e.to_string())
+}
+
+/// Serve `engine`, one of the engines compiled into this binary (`loopbench
+/// worker ENGINE`, and the relinked `loopbench-worker ENGINE` of layout
+/// variants); returns the process exit code.
+pub fn serve_compiled_in(engine: &str) -> i32 {
+    match engine.parse::<crate::arm::EngineKind>() {
+        Ok(kind) => {
+            let _ = COMPILED_IN.set(kind);
+            main(compiled_in)
+        }
+        Err(e) => {
+            crate::diag!("loopbench worker: {e}");
+            2
+        }
+    }
+}
+
 /// Entry point of a worker binary; returns the process exit code.
 pub fn main(factory: Factory) -> i32 {
     ignore_interrupt();

@@ -1,0 +1,154 @@
+//! The engines compiled into loopbench, measured in code-layout variants by
+//! default: relinks of this binary's own engines (`loopbench-worker`, its
+//! function order shuffled), wasm3's C core included, and the one-line
+//! fallback when the relinks cannot be made.
+//!
+//! A relink is a link of the library this test binary's `loopbench` was
+//! built from (about 0.5 s), cached under the target directory so the
+//! user's cache is never touched.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The tests' worker cache, under the target directory.
+const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/loopbench-own-layouts");
+
+/// A short session of wasmi against wasm3 with `--json -`, in `k` layout
+/// variants over four epochs; (success, document, stderr).
+fn session(k: &str, env: &[(&str, &str)]) -> (bool, Value, String) {
+    let mut cmd = Command::cargo_bin("loopbench").unwrap();
+    cmd.env("LOOPBENCH_CACHE_DIR", CACHE)
+        .args(["run", "--no-history", "--engines", "wasmi,wasm3"])
+        .args(["--shapes", "add_chain", "--bytes", "64k", "--iters", "2048"])
+        .args(["--rounds", "3", "--warmup", "1"])
+        .args([
+            "--min-epochs",
+            "4",
+            "--max-epochs",
+            "4",
+            "--layout-builds",
+            k,
+        ])
+        .args(["--json", "-"]);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let json: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (out.status.success(), json, stderr)
+}
+
+fn engine<'a>(json: &'a Value, label: &str) -> &'a Value {
+    json["session"]["engines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["arm"] == label)
+        .unwrap_or_else(|| panic!("no engine {label}: {json}"))
+}
+
+fn comparisons(json: &Value) -> &Vec<Value> {
+    json["results"][0]["comparisons"].as_array().unwrap()
+}
+
+#[test]
+fn compiled_in_engines_run_in_relinked_layout_variants() {
+    let (ok, json, stderr) = session("2", &[]);
+    assert!(ok, "{stderr}");
+    assert_eq!(json["session"]["layout_builds"], 2);
+    assert!(json["session"]["one_layout"].is_null(), "{stderr}");
+    for label in ["wasmi", "wasm3", "wasmi#null", "wasmi#build-null"] {
+        let e = engine(&json, label);
+        let layout = &e["layout"];
+        assert_eq!(layout["variants"].as_array().unwrap().len(), 2, "{e}");
+        let moved = &layout["moved"];
+        assert!(moved["compared"].as_u64().unwrap() > 0, "{e}");
+        assert!(moved["moved"].as_u64().unwrap() > 0, "{e}");
+        assert!(
+            e["version"]
+                .as_str()
+                .unwrap()
+                .contains("relinked in layout variants"),
+            "{e}"
+        );
+    }
+    // wasm3's moved functions are its own C code (op handlers, m3_ API),
+    // found by their C names: a Rust function is not counted as wasm3's.
+    let example = engine(&json, "wasm3")["layout"]["moved"]["example"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        example.starts_with("op_") || example.starts_with("m3_") || example.contains("wasm3"),
+        "{example}"
+    );
+    assert!(!example.contains("loopbench"), "{example}");
+    // Epoch e ran variant e mod 2; the build-layout null the other one.
+    let seed = |i: usize| loopbench::workers::layout::seed(loopbench::session::DEFAULT_SEED, i);
+    for (e, record) in json["epochs"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(record["variants"]["wasm3"], seed(e % 2), "{record}");
+        assert_eq!(record["variants"]["wasmi#build-null"], seed((e + 1) % 2));
+    }
+    // Every comparison's interval has the build level.
+    for c in comparisons(&json) {
+        assert_eq!(c["interval"], "student_t_builds", "{c}");
+        assert_eq!(c["build"]["clusters"], 2, "{c}");
+    }
+
+    // A second session finds every variant in the cache.
+    let (ok, _, stderr) = session("2", &[]);
+    assert!(ok, "{stderr}");
+    assert!(!stderr.contains("relinking"), "relinked again: {stderr}");
+}
+
+#[test]
+fn without_cargo_the_compiled_in_engines_run_one_layout_and_say_so() {
+    // A cache of its own, so that no variant is found there.
+    let empty = tempfile::tempdir().unwrap();
+    let cache = empty.path().to_str().unwrap();
+    let (ok, json, stderr) = session(
+        "2",
+        &[
+            ("LOOPBENCH_CACHE_DIR", cache),
+            ("CARGO", "/nonexistent/cargo"),
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("compiled-in engines run one code layout: "))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(said[0].contains("no build component"), "{stderr}");
+    let why = json["session"]["one_layout"].as_str().unwrap();
+    assert!(!why.is_empty());
+    for c in comparisons(&json) {
+        assert_eq!(c["interval"], "student_t", "{c}");
+    }
+    assert!(engine(&json, "wasm3")["layout"].is_null());
+
+    // Every report says the intervals have no build component.
+    let saved = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(saved.path(), serde_json::to_vec(&json).unwrap()).unwrap();
+    for format in [None, Some("--markdown"), Some("--html")] {
+        let mut cmd = Command::cargo_bin("loopbench").unwrap();
+        cmd.arg("report").arg(saved.path());
+        if let Some(flag) = format {
+            cmd.args([flag, "-"]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("ran in one code layout") && text.contains("NO build component"),
+            "{format:?}: {text}"
+        );
+    }
+}
