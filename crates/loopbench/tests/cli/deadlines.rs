@@ -29,7 +29,14 @@ fn a_loop_that_hangs_for_large_counts_is_killed_not_waited_for() {
     let out = cmd
         .env("LOOPBENCH_WORKER_DEADLINE_FLOOR_MS", "1000")
         .args(["run", "--engines", "wasmi", "--shape-file", "hang.wat"])
-        .args(["--max-epochs", "5", "--json", "s.json"])
+        .args([
+            "--max-epochs",
+            "5",
+            "--json",
+            "s.json",
+            "--layout-builds",
+            "1",
+        ])
         .timeout(HANG)
         .output()
         .unwrap();
@@ -90,6 +97,8 @@ fn a_rep_that_outruns_the_budget_under_iters_is_killed_at_the_budget() {
         .env("LOOPBENCH_WORKER_DEADLINE_FLOOR_MS", "1000")
         .args(["run", "--engines", "wasmi", "--shapes", "add_chain"])
         .args([
+            "--layout-builds",
+            "1",
             "--iters",
             "2147483647",
             "--budget",

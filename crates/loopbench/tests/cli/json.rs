@@ -12,6 +12,10 @@ fn json_has_the_schema_keys() {
         "add_chain,load_stream",
         "--json",
         "out.json",
+        // One code layout (no build-layout null arm): tests/layouts.rs
+        // has the variants' keys.
+        "--layout-builds",
+        "1",
     ];
     args.extend_from_slice(SMALL);
     cmd.args(&args).assert().success();

@@ -13,6 +13,9 @@ pub fn loopbench(db: &str) -> Command {
 /// A real, short session: the arguments of every job and run here.
 pub const SHORT_RUN: &[&str] = &[
     "run",
+    // One code layout: these tests are about the store, not variants.
+    "--layout-builds",
+    "1",
     "--shapes",
     "add_chain",
     "--engines",
