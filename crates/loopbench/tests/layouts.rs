@@ -98,6 +98,50 @@ fn compiled_in_engines_run_in_relinked_layout_variants() {
         assert_eq!(c["build"]["clusters"], 2, "{c}");
     }
 
+    // Each arm's spread across its code layouts, with its interval, in
+    // JSON and in every report; each CSV row names its rep's variant.
+    for a in json["results"][0]["arms"].as_array().unwrap() {
+        let spread = &a["layout_spread"];
+        assert_eq!(spread["variants"], 2, "{a}");
+        let sd = spread["sd_pct"].as_f64().unwrap();
+        let ci = spread["ci_pct"].as_array().unwrap();
+        assert!(
+            ci[0].as_f64().unwrap() <= sd && sd <= ci[1].as_f64().unwrap(),
+            "{spread}"
+        );
+    }
+    let saved = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(saved.path(), serde_json::to_vec(&json).unwrap()).unwrap();
+    for format in [None, Some("--markdown"), Some("--html"), Some("--csv")] {
+        let mut cmd = Command::cargo_bin("loopbench").unwrap();
+        cmd.arg("report").arg(saved.path());
+        if let Some(flag) = format {
+            cmd.args([flag, "-"]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        if format == Some("--csv") {
+            let header = text.lines().next().unwrap();
+            assert!(
+                header.ends_with(",layout_variant,arm_layout_sd_pct"),
+                "{header}"
+            );
+            let row = text.lines().find(|l| l.contains(",wasm3,")).unwrap();
+            let variant = row.split(',').rev().nth(1).unwrap();
+            assert!(variant == "0" || variant == "1", "{row}");
+        } else {
+            assert!(
+                text.contains("layout spread (SD of time across 2 code layouts, 95% CI): wasmi ±"),
+                "{format:?}: {text}"
+            );
+        }
+    }
+
     // A second session finds every variant in the cache.
     let (ok, _, stderr) = session("2", &[]);
     assert!(ok, "{stderr}");

@@ -69,7 +69,12 @@ pub fn session(s: &Session) -> Result<Vec<u8>, ReportError> {
         "cpu_ns",
     ];
     header.extend(keys.iter().copied());
-    header.extend(["involuntary_switches", "preempted"]);
+    header.extend([
+        "involuntary_switches",
+        "preempted",
+        "layout_variant",
+        "arm_layout_sd_pct",
+    ]);
     w.write_record(&header).map_err(err)?;
     let id = s.id.clone().unwrap_or_default();
     for r in &s.results {
@@ -125,6 +130,10 @@ pub fn session(s: &Session) -> Result<Vec<u8>, ReportError> {
                 }
                 row.push(opt(rep.involuntary_switches));
                 row.push(opt(rep.involuntary_switches.map(|n| n > 0)));
+                // The code layout this rep ran in, and the arm's spread
+                // across layouts (the same on each of its rows).
+                row.push(opt(a.build_variants.get(&rep.epoch)));
+                row.push(opt(a.layout_spread.as_ref().map(|l| l.sd_pct)));
                 w.write_record(&row).map_err(err)?;
             }
         }

@@ -327,6 +327,9 @@ fn shape_section(o: &mut String, s: &Session, r: &ShapeResult) {
         ));
     }
     o.push_str(&Syntax.table_end());
+    if let Some(note) = super::table::spread_note(r) {
+        let _ = write!(o, "<p class=\"meta\">The {}.</p>", esc(&note));
+    }
     counters_table(o, r);
 }
 

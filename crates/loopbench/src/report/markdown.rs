@@ -200,6 +200,9 @@ fn shape(o: &mut String, r: &ShapeResult, level: f64) {
         o.push_str(&MD.table_row(&columns, &[&a.arm, &per_op, &per_iter, &change, &verdict]));
     }
     o.push_str(&MD.table_end());
+    if let Some(note) = super::table::spread_note(r) {
+        let _ = writeln!(o, "\nThe {}.", cell(&note));
+    }
     if let Some((reference, ratios)) = super::anchored_ratios(r) {
         let _ = writeln!(
             o,

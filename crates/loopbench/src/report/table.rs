@@ -3,7 +3,7 @@
 
 use super::markup::{Column, Markup, Text};
 use super::{Exporter, ReportError};
-use crate::results::{Document, Layout, Role, Session, ShapeResult};
+use crate::results::{Comparison, Document, Layout, Role, Session, ShapeResult};
 use crate::units::{interval, significant as num};
 use std::fmt::Write;
 
@@ -232,16 +232,42 @@ pub(super) fn builds_line(report: &Session) -> String {
 }
 
 /// A change with its interval, and the layout spread when it has one
-/// (`L`), and for a candidate whether it is inside the build spread (`B`).
-fn change_text(median: f64, ci: [f64; 2], l: &Layout, role: Role) -> String {
-    let mut t = interval(median, ci);
-    if l.layout_sensitive {
+/// (`L`), and for a candidate whether it is inside the spread that moving
+/// code alone makes (`B`).
+fn change_text(r: &ShapeResult, c: &Comparison, role: Role) -> String {
+    let mut t = interval(c.median_pct, c.ci_pct);
+    if c.layout.layout_sensitive {
         t.push_str(" L");
     }
-    if role == Role::Candidate && inside_build_spread(median, l) {
+    if role == Role::Candidate && inside_spread(r, c) {
         t.push_str(" B");
     }
     t
+}
+
+/// Each arm's spread across code layouts, in one line (every report).
+pub(super) fn spread_note(r: &ShapeResult) -> Option<String> {
+    let spreads = r.layout_spreads();
+    let each: Vec<String> = spreads
+        .iter()
+        .map(|(arm, s)| {
+            format!(
+                "{arm} ±{:.1}% [{:.1}%, {:.1}%]",
+                s.sd_pct, s.ci_pct[0], s.ci_pct[1]
+            )
+        })
+        .collect();
+    Some(format!(
+        "layout spread (SD of time across {} code layouts, 95% CI): {}",
+        spreads.first()?.1.variants,
+        each.join(", ")
+    ))
+}
+
+/// `B`: the change is inside the build-layout spread of its interval or
+/// either engine's own spread across code layouts.
+fn inside_spread(r: &ShapeResult, c: &Comparison) -> bool {
+    inside_build_spread(c.median_pct, &c.layout) || r.inside_layout_spread(c)
 }
 
 /// The change is no larger than what the build layout alone moves (twice
@@ -324,17 +350,17 @@ fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
             (Role::Baseline, _) => ("1".to_string(), "baseline".to_string(), String::new()),
             (Role::Null | Role::BuildNull, Some(c)) => (
                 format!("{:.3}", c.ratio),
-                change_text(c.median_pct, c.ci_pct, &c.layout, a.role),
+                change_text(r, c, a.role),
                 a.role.floor_name().into(),
             ),
             (Role::Reference, Some(c)) => (
                 format!("{:.3}", c.ratio),
-                change_text(c.median_pct, c.ci_pct, &c.layout, a.role),
+                change_text(r, c, a.role),
                 "reference".into(),
             ),
             (_, Some(c)) => (
                 format!("{:.3}", c.ratio),
-                change_text(c.median_pct, c.ci_pct, &c.layout, a.role),
+                change_text(r, c, a.role),
                 c.verdict_text(),
             ),
             (_, None) => ("-".into(), "-".into(), String::new()),
@@ -401,16 +427,20 @@ fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
             )
         })
         .collect();
+    if let Some(note) = spread_note(r) {
+        row(out, &["", &note]);
+    }
     let inside: Vec<String> = r
         .comparisons
         .iter()
         .filter(|c| !crate::results::is_null_label(&c.arm))
-        .filter(|c| inside_build_spread(c.median_pct, &c.layout))
+        .filter(|c| inside_spread(r, c))
         .map(|c| c.arm.clone())
         .collect();
     if !inside.is_empty() {
         let note = format!(
-            "B inside the build-layout spread (a rebuild that only moves code moves this much): {}",
+            "B inside the layout spread (a link that only moves code moves this much, \
+             or either engine's own spread is wider): {}",
             inside.join(", ")
         );
         row(out, &["", &note]);

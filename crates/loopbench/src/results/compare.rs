@@ -694,13 +694,9 @@ impl SessionComparison {
 /// the medians of the epochs that ran it); empty for a fixed build.
 fn by_variant(arm: &super::ArmResult) -> Vec<f64> {
     let mut logs: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
-    for (epoch, samples) in arm.samples_by_epoch() {
-        let (Some(v), false) = (arm.build_variants.get(&epoch), samples.is_empty()) else {
-            continue;
-        };
-        logs.entry(*v)
-            .or_default()
-            .push(stats::median(&samples).ln());
+    let (log_medians, variants) = arm.variant_epochs();
+    for (l, v) in log_medians.into_iter().zip(variants) {
+        logs.entry(v).or_default().push(l);
     }
     logs.values()
         .map(|l| (l.iter().sum::<f64>() / l.len() as f64).exp())

@@ -58,6 +58,35 @@ impl Role {
 }
 
 impl ShapeResult {
+    /// Each measured arm's spread across code layouts (null arms left out:
+    /// they are the baseline's), in arm order.
+    pub fn layout_spreads(&self) -> Vec<(&str, &crate::stats::builds::LayoutSpread)> {
+        self.arms
+            .iter()
+            .filter(|a| !crate::results::is_null_label(&a.arm))
+            .filter_map(|a| Some((a.arm.as_str(), a.layout_spread.as_ref()?)))
+            .collect()
+    }
+
+    /// Whether comparison `c` moves less than the code layout alone moves
+    /// either of its two arms (the larger SD of the two): a difference an
+    /// engine's alignment sensitivity could make, so no ranking.
+    pub fn inside_layout_spread(&self, c: &Comparison) -> bool {
+        let spread = |label: &str| {
+            self.arms
+                .iter()
+                .find(|a| a.arm == label)
+                .and_then(|a| a.layout_spread.as_ref())
+                .map(|s| s.sd_pct)
+        };
+        let widest = spread(&c.arm)
+            .into_iter()
+            .chain(spread(&c.vs))
+            .fold(0.0, f64::max);
+        // The spread is an SD of log time in percent; so is the change's log.
+        widest > 0.0 && (100.0 * (1.0 + c.median_pct / 100.0).ln()).abs() < widest
+    }
+
     /// The noise floor of the verdicts, percent: the widest end of the
     /// null control's interval and, with one, the build-layout null's.
     pub fn floor_pct(&self) -> Option<f64> {
@@ -181,6 +210,10 @@ pub struct ArmResult {
     /// each epoch ran.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub build_variants: BTreeMap<u32, u32>,
+    /// Its spread across those variants (SD of time between code layouts,
+    /// with its interval), when a variant ran in two epochs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_spread: Option<crate::stats::builds::LayoutSpread>,
     /// Extra counters (TSC, perf events, callgrind), per iteration and per op.
     #[serde(default, skip_serializing_if = "ArmCounters::is_empty")]
     pub counters: ArmCounters,
@@ -504,6 +537,25 @@ impl ArmResult {
         group_by_epoch(&self.samples_ns_per_iter, &self.reps)
     }
 
+    /// For an arm run in layout variants: the log of each epoch's median
+    /// and the variant that epoch ran (parallel, in epoch order).
+    pub fn variant_epochs(&self) -> (Vec<f64>, Vec<u32>) {
+        self.samples_by_epoch()
+            .into_iter()
+            .filter(|(_, samples)| !samples.is_empty())
+            .filter_map(|(epoch, samples)| {
+                let variant = *self.build_variants.get(&epoch)?;
+                Some((crate::stats::median(&samples).ln(), variant))
+            })
+            .unzip()
+    }
+
+    /// Its spread across the layout variants it ran in, at `level`.
+    pub fn spread_across_layouts(&self, level: f64) -> Option<crate::stats::builds::LayoutSpread> {
+        let (log_medians, variants) = self.variant_epochs();
+        crate::stats::builds::layout_spread(&log_medians, &variants, level)
+    }
+
     /// [`ArmResult::samples_by_epoch`] of the reps that pair with `other`
     /// ([`reps_against`]).
     pub fn samples_against(&self, other: &str) -> BTreeMap<u32, Vec<f64>> {
@@ -571,4 +623,61 @@ pub fn paired_epochs(
         .iter()
         .filter_map(|(e, c)| Some((c.clone(), baseline.get(e)?.clone())))
         .unzip()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shape of arms `a` and `b` with the given spreads (percent), and a
+    /// comparison of `b` against `a` moving by `change_pct`.
+    fn shape(spreads: [Option<f64>; 2], change_pct: f64) -> (ShapeResult, Comparison) {
+        let arm = |label: &str, spread: Option<f64>| {
+            serde_json::json!({
+                "arm": label, "role": "candidate", "version": "v", "verified_reps": 0,
+                "samples_ns_per_iter": [],
+                "layout_spread": spread.map(|sd| serde_json::json!(
+                    {"variants": 8, "sd_pct": sd, "ci_pct": [sd / 2.0, sd * 2.0]})),
+            })
+        };
+        let r: ShapeResult = serde_json::from_value(serde_json::json!({
+            "shape": "s", "prices": "wall", "iters": 1, "bytes_per_iter": 0.0,
+            "arms": [arm("a", spreads[0]), arm("b", spreads[1])],
+            "comparisons": [], "null_control": null,
+        }))
+        .unwrap();
+        let c: Comparison = serde_json::from_value(serde_json::json!({
+            "arm": "b", "vs": "a", "median_pct": change_pct, "ci_pct": [change_pct, change_pct],
+            "confidence": 0.95, "ratio": 1.0 + change_pct / 100.0, "verdict": "slower",
+        }))
+        .unwrap();
+        (r, c)
+    }
+
+    #[test]
+    fn a_change_inside_either_arms_layout_spread_is_marked() {
+        // exp(0.09) - 1 = +9.4%: inside a 10% spread of either arm.
+        let inside = (0.09f64.exp() - 1.0) * 100.0;
+        for spreads in [
+            [Some(10.0), None],
+            [None, Some(10.0)],
+            [Some(2.0), Some(10.0)],
+        ] {
+            let (r, c) = shape(spreads, inside);
+            assert!(r.inside_layout_spread(&c), "{spreads:?}");
+            let (r, c) = shape(spreads, -inside / 2.0);
+            assert!(r.inside_layout_spread(&c), "faster too: {spreads:?}");
+        }
+        // Outside the wider spread, or no spread known: not marked.
+        let (r, c) = shape([Some(5.0), Some(8.0)], inside);
+        assert!(!r.inside_layout_spread(&c));
+        let (r, c) = shape([None, None], 0.1);
+        assert!(!r.inside_layout_spread(&c));
+        assert_eq!(r.layout_spreads().len(), 0);
+        let (r, _) = shape([Some(5.0), None], 0.0);
+        assert_eq!(
+            r.layout_spreads(),
+            [("a", r.arms[0].layout_spread.as_ref().unwrap())]
+        );
+    }
 }

@@ -97,8 +97,12 @@ pub(super) fn summarise(
                 .iter()
                 .filter_map(|r| Some((r.epoch, a.variant(r.epoch as usize)? as u32)))
                 .collect(),
+            layout_spread: None,
             reps: records,
         });
+        if let Some(r) = results.last_mut() {
+            r.layout_spread = r.spread_across_layouts(LEVEL);
+        }
     }
     let base_arm = results.iter().find(|r| r.role == Role::Baseline);
     // `r` against `other` across their paired epochs.

@@ -66,58 +66,112 @@ pub fn cluster_interval(
     clusters: &[u32],
     level: f64,
 ) -> Option<(f64, (f64, f64), BuildLevel)> {
-    if meds.len() != clusters.len() {
-        return None;
-    }
-    let mut keys: Vec<u32> = clusters.to_vec();
-    keys.sort_unstable();
-    keys.dedup();
-    if keys.len() < 2 {
-        return None;
-    }
-    let groups: Vec<Vec<f64>> = keys
-        .iter()
-        .map(|k| {
-            meds.iter()
-                .zip(clusters)
-                .filter(|(_, c)| *c == k)
-                .map(|(m, _)| *m)
-                .collect()
-        })
-        .collect();
-    let means: Vec<f64> = groups.iter().map(|g| mean(g)).collect();
-    let est = mean(&means);
-    let (lo, hi) = t_interval(&means, level);
-    // Pooled within-cluster variance of epoch medians.
-    let (ss, df) = groups
-        .iter()
-        .filter(|g| g.len() >= 2)
-        .fold((0.0, 0usize), |(ss, df), g| {
-            let m = mean(g);
-            (
-                ss + g.iter().map(|x| (x - m) * (x - m)).sum::<f64>(),
-                df + g.len() - 1,
-            )
-        });
-    let build_sd_pct = (df > 0).then(|| {
-        let within = ss / df as f64;
-        let inv_n = mean(
-            &groups
-                .iter()
-                .map(|g| 1.0 / g.len() as f64)
-                .collect::<Vec<_>>(),
-        );
-        100.0 * (variance(&means) - within * inv_n).max(0.0).sqrt()
-    });
+    let c = Clusters::of(meds, clusters)?;
+    let est = mean(&c.means);
+    let (lo, hi) = t_interval(&c.means, level);
+    let build_sd_pct = c.between_var().map(|v| 100.0 * v.max(0.0).sqrt());
+    let means = c.means;
     Some((
         est,
         (lo, hi),
         BuildLevel {
-            clusters: keys.len(),
+            clusters: means.len(),
             build_sd_pct,
             cluster_mean_pct: means.iter().map(|m| (m.exp() - 1.0) * 100.0).collect(),
         },
     ))
+}
+
+/// Epoch medians grouped by the cluster (variant or pair of variants) they
+/// ran in.
+struct Clusters {
+    groups: Vec<Vec<f64>>,
+    means: Vec<f64>,
+}
+
+impl Clusters {
+    /// `None` unless there are two clusters (and one value per epoch).
+    fn of(meds: &[f64], clusters: &[u32]) -> Option<Clusters> {
+        if meds.len() != clusters.len() {
+            return None;
+        }
+        let mut keys: Vec<u32> = clusters.to_vec();
+        keys.sort_unstable();
+        keys.dedup();
+        if keys.len() < 2 {
+            return None;
+        }
+        let groups: Vec<Vec<f64>> = keys
+            .iter()
+            .map(|k| {
+                meds.iter()
+                    .zip(clusters)
+                    .filter(|(_, c)| *c == k)
+                    .map(|(m, _)| *m)
+                    .collect()
+            })
+            .collect();
+        let means = groups.iter().map(|g| mean(g)).collect();
+        Some(Clusters { groups, means })
+    }
+
+    /// What epoch noise adds to the variance of cluster means: the pooled
+    /// within-cluster variance times the mean of `1 / n`; `None` when no
+    /// cluster has two epochs.
+    fn epoch_share(&self) -> Option<f64> {
+        let (ss, df) =
+            self.groups
+                .iter()
+                .filter(|g| g.len() >= 2)
+                .fold((0.0, 0usize), |(ss, df), g| {
+                    let m = mean(g);
+                    (
+                        ss + g.iter().map(|x| (x - m) * (x - m)).sum::<f64>(),
+                        df + g.len() - 1,
+                    )
+                });
+        let inv_n: Vec<f64> = self.groups.iter().map(|g| 1.0 / g.len() as f64).collect();
+        (df > 0).then(|| ss / df as f64 * mean(&inv_n))
+    }
+
+    /// The between-cluster variance (may be negative: noise exceeded it).
+    fn between_var(&self) -> Option<f64> {
+        Some(variance(&self.means) - self.epoch_share()?)
+    }
+}
+
+/// One arm's spread across the code layouts it ran in: how far a link
+/// that only moves its code moves its time. An engine whose dispatch loop
+/// is sensitive to alignment shows it here, whatever it is compared with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LayoutSpread {
+    /// Layout variants it ran in.
+    pub variants: usize,
+    /// 100 x the SD of log time between variants, epoch noise removed.
+    pub sd_pct: f64,
+    /// The interval of `sd_pct` (chi-square on the variance of the
+    /// variants' means, less the epoch noise's share).
+    pub ci_pct: [f64; 2],
+}
+
+/// [`LayoutSpread`] from an arm's epoch medians of log time and the variant
+/// each epoch ran (parallel); `None` with fewer than two variants or no
+/// variant run twice (nothing separates layout from epoch noise).
+pub fn layout_spread(log_meds: &[f64], variants: &[u32], level: f64) -> Option<LayoutSpread> {
+    let c = Clusters::of(log_meds, variants)?;
+    let noise = c.epoch_share()?;
+    let var = variance(&c.means);
+    let df = (c.means.len() - 1) as f64;
+    let sd = |v: f64| 100.0 * (v - noise).max(0.0).sqrt();
+    let tail = (1.0 - level) / 2.0;
+    Some(LayoutSpread {
+        variants: c.means.len(),
+        sd_pct: sd(var),
+        ci_pct: [
+            sd(df * var / super::dist::chi2_quantile(1.0 - tail, df)),
+            sd(df * var / super::dist::chi2_quantile(tail, df)),
+        ],
+    })
 }
 
 #[cfg(test)]
@@ -138,5 +192,31 @@ mod tests {
         assert!(cluster_interval(&[0.1, 0.2], &[3, 3], 0.95).is_none());
         let (_, _, one_each) = cluster_interval(&[0.1, 0.2, 0.3], &[0, 1, 2], 0.95).unwrap();
         assert_eq!(one_each.build_sd_pct, None);
+    }
+
+    #[test]
+    fn an_arms_layout_spread_is_its_variants_offsets_less_epoch_noise() {
+        // Four variants 10% apart in log time, each run twice with +-1%.
+        let offsets = [0.0, 0.1, -0.1, 0.2];
+        let (mut meds, mut variants) = (Vec::new(), Vec::new());
+        for (v, o) in offsets.iter().enumerate() {
+            for noise in [-0.01, 0.01] {
+                meds.push(o + noise);
+                variants.push(v as u32);
+            }
+        }
+        let s = layout_spread(&meds, &variants, 0.95).unwrap();
+        assert_eq!(s.variants, 4);
+        // var(means) = var(offsets); the epoch share is 0.0002 * 0.5.
+        let expected = 100.0 * (variance(&offsets) - 0.0001).sqrt();
+        assert!((s.sd_pct - expected).abs() < 1e-9, "{s:?}");
+        assert!(s.ci_pct[0] < s.sd_pct && s.sd_pct < s.ci_pct[1], "{s:?}");
+        // No variant run twice, or one variant: no spread.
+        assert!(layout_spread(&[0.0, 0.1], &[0, 1], 0.95).is_none());
+        assert!(layout_spread(&[0.0, 0.1], &[2, 2], 0.95).is_none());
+        // Identical variants: no spread, an interval from zero.
+        let flat = layout_spread(&[0.0, 0.01, 0.0, 0.01], &[0, 0, 1, 1], 0.95).unwrap();
+        assert_eq!(flat.sd_pct, 0.0);
+        assert_eq!(flat.ci_pct[0], 0.0);
     }
 }

@@ -260,6 +260,27 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
+/// The `p` quantile of chi-square(df): bisection on [`chi2_sf`].
+pub fn chi2_quantile(p: f64, df: f64) -> f64 {
+    let target = 1.0 - p;
+    let (mut lo, mut hi) = (0.0, df.max(1.0));
+    while chi2_sf(hi, df) > target {
+        hi *= 2.0;
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if chi2_sf(mid, df) > target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo < 1e-12 * hi.max(1.0) {
+            break;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
 /// Mean of a non-empty slice.
 pub fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
@@ -297,5 +318,8 @@ mod tests {
         assert!((chi2_sf(21.665_994, 9.0) - 0.01).abs() < 1e-6);
         assert!((chi2_sf(3.841_459, 1.0) - 0.05).abs() < 1e-6);
         assert!((chi2_sf(2.0, 2.0) - (-1.0f64).exp()).abs() < 1e-10);
+        assert!((chi2_quantile(0.99, 9.0) - 21.665_994).abs() < 1e-5);
+        assert!((chi2_quantile(0.95, 1.0) - 3.841_459).abs() < 1e-5);
+        assert!((chi2_quantile(0.025, 7.0) - 1.689_869).abs() < 1e-5);
     }
 }
