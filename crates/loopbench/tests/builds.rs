@@ -274,7 +274,8 @@ fn a_path_without_a_crate_is_refused_before_any_work() {
 
     for (arg, needle) in [
         ("wasmi@0.40", "wasmi 0.40.0 is outside every adapter family"),
-        ("wasm3@0.3", "wasm3 cannot run from a build"),
+        ("wasm3@0.2", "wasm3 0.2.0 is outside every adapter family"),
+        ("wasmtime@48", "wasmtime cannot run from a build"),
         ("wasmi@0.31:eager", "takes no option `eager`"),
         ("wasmi=path:/no/such/dir", "no such directory"),
     ] {

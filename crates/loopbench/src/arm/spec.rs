@@ -94,7 +94,9 @@ impl ArmSpec {
                 engines::tinywasm::engine(options, version).map_err(EngineError::Config)
             }
             #[cfg(feature = "wasm3")]
-            EngineKind::Wasm3 => Ok(Box::new(engines::wasm3::Wasm3Engine)),
+            EngineKind::Wasm3 => {
+                engines::wasm3::engine(options, version).map_err(EngineError::Config)
+            }
             #[cfg(feature = "wasmtime")]
             EngineKind::Wasmtime => Ok(Box::new(engines::wasmtime::WasmtimeEngine::new(options)?)),
             #[cfg(feature = "wasmer")]

@@ -11,7 +11,7 @@
 //! (the names, options and arm syntax are [`crate::arm::spec`]'s; an adapter
 //! takes only its list of options).
 //!
-//! The wasmi (1.x and 2.x) and tinywasm 0.10 adapters are also the source of
+//! The wasmi (1.x and 2.x), tinywasm 0.10 and wasm3 0.3 adapters are also the source of
 //! the worker of the same API family ([`crate::workers::family`]): the file is
 //! included verbatim into the generated worker project, so it names this
 //! library as `loopbench::...` (which `extern crate self as loopbench` makes

@@ -4,21 +4,38 @@
 //! crashes the process. The session checks every module's proposals against
 //! [`Engine::supports`] before it reaches this adapter, so wasm3 only ever
 //! sees MVP modules plus the extensions listed here.
+//!
+//! This file is also the worker adapter of the `wasm3_03` family
+//! ([`crate::workers::family`]): a generated worker project compiles it
+//! verbatim against the requested wasm3 0.3.x (its C core compiled by cc
+//! with one section per function, so layout variants move the op
+//! handlers), so it names this library only as `loopbench::...` and gets
+//! the engine's version as an argument.
 
-use super::{support, Compiled, Engine, Instance};
-use crate::engines::EngineError;
-use crate::measure::{timed, Meter};
-use crate::proposals::Proposals;
+use loopbench::engines::{check_options, support, Compiled, Engine, EngineError, Instance};
+use loopbench::measure::{timed, Meter};
+use loopbench::proposals::Proposals;
 use wasm3::{Environment, Runtime};
 
 /// Stack for the wasm3 runtime, in bytes.
 const STACK: u32 = 1 << 20;
 
-pub struct Wasm3Engine;
+/// The engine (wasm3 takes no options); `version` is the wasm3 crate's,
+/// for reports.
+pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {
+    check_options("wasm3", version, options, &[])?;
+    Ok(Box::new(Wasm3Engine {
+        version: version.to_string(),
+    }))
+}
+
+struct Wasm3Engine {
+    version: String,
+}
 
 impl Engine for Wasm3Engine {
     fn version(&self) -> String {
-        format!("wasm3 {} (C wasm3 0.4.7)", crate::versions::WASM3)
+        format!("wasm3 {} (C wasm3 0.4.7)", self.version)
     }
     fn supports(&self) -> Proposals {
         support(&[])
