@@ -239,8 +239,14 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     if p < 0.5 {
         return -t_quantile(1.0 - p, df);
     }
-    let (mut lo, mut hi) = (0.0, 1.0);
-    while t_cdf(hi, df) < p {
+    invert_cdf(|x| t_cdf(x, df), p, 1.0)
+}
+
+/// The `x >= 0` where the increasing `cdf` reaches `p`: doubling from
+/// `start`, then bisection; infinite past 1e12.
+fn invert_cdf(cdf: impl Fn(f64) -> f64, p: f64, start: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, start);
+    while cdf(hi) < p {
         hi *= 2.0;
         if hi > 1e12 {
             return f64::INFINITY;
@@ -248,7 +254,7 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     }
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
-        if t_cdf(mid, df) < p {
+        if cdf(mid) < p {
             lo = mid;
         } else {
             hi = mid;
@@ -260,25 +266,9 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     0.5 * (lo + hi)
 }
 
-/// The `p` quantile of chi-square(df): bisection on [`chi2_sf`].
+/// The `p` quantile of chi-square(df).
 pub fn chi2_quantile(p: f64, df: f64) -> f64 {
-    let target = 1.0 - p;
-    let (mut lo, mut hi) = (0.0, df.max(1.0));
-    while chi2_sf(hi, df) > target {
-        hi *= 2.0;
-    }
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if chi2_sf(mid, df) > target {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi - lo < 1e-12 * hi.max(1.0) {
-            break;
-        }
-    }
-    0.5 * (lo + hi)
+    invert_cdf(|x| 1.0 - chi2_sf(x, df), p, df.max(1.0))
 }
 
 /// Mean of a non-empty slice.

@@ -132,11 +132,8 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
         .join("own")
         .join(crate::versions::binary_id());
     std::fs::create_dir_all(&dir).map_err(|e| WorkerError::io(&dir, e))?;
-    // One session relinks at a time: cargo's output path is shared by all
-    // seeds, so its link and the copy out belong together.
-    let lock_path = dir.join(".lock");
-    let lock = std::fs::File::create(&lock_path).map_err(|e| WorkerError::io(&lock_path, e))?;
-    lock.lock().map_err(|e| WorkerError::io(&lock_path, e))?;
+    // One session fills this cache at a time.
+    let _cache = exclusive(&dir.join(".lock"))?;
     let seeds: Vec<u64> = (0..count)
         .map(|i| super::layout::seed(session_seed, i))
         .collect();
@@ -164,6 +161,10 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
                 workspace.display()
             )));
         }
+        // Cargo's output path is shared by every relink from this target
+        // directory, whichever cache asked for it: a link and its copy out
+        // belong together.
+        let _target = exclusive(&host.target.join(".loopbench-relink.lock"))?;
         crate::diag!(
             "relinking this binary's engines in {} code-layout variants (about 0.5 s each, cached for later sessions)",
             missing.len()
@@ -183,6 +184,13 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
         seconds: started.elapsed().as_secs_f64(),
         dir,
     })
+}
+
+/// An exclusive lock on `path` (created if need be), held until dropped.
+fn exclusive(path: &Path) -> Result<std::fs::File, WorkerError> {
+    let file = std::fs::File::create(path).map_err(|e| WorkerError::io(path, e))?;
+    file.lock().map_err(|e| WorkerError::io(path, e))?;
+    Ok(file)
 }
 
 /// Link the worker crate with function order `seed` and keep it at `out`.
