@@ -169,9 +169,12 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
             "relinking this binary's engines in {} code-layout variants (about 0.5 s each, cached for later sessions)",
             missing.len()
         );
+        let bar = relink_bar(missing.len());
         for &i in &missing {
             relink(&host, &workspace, seeds[i], &bins[i])?;
+            bar.inc(1);
         }
+        bar.finish_and_clear();
         crate::diag!(
             "relinked {} variants in {:.1} s",
             missing.len(),
@@ -184,6 +187,22 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
         seconds: started.elapsed().as_secs_f64(),
         dir,
     })
+}
+
+/// On a terminal, variant i of N with the time left; hidden otherwise.
+fn relink_bar(len: usize) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{pos} of {len} variants relinked [{bar:20}] {eta} left",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
 }
 
 /// An exclusive lock on `path` (created if need be), held until dropped.
