@@ -39,6 +39,8 @@ pub(super) struct Planned {
     pub(super) own: Vec<PathBuf>,
     /// Why the compiled-in engines run one code layout, when they do.
     pub(super) one_layout: Option<String>,
+    /// Held for the session: the relinks are in use (not pruned).
+    pub(super) own_in_use: Option<std::fs::File>,
 }
 
 /// Whether an arm is an engine compiled into this binary (not a build, not
@@ -60,8 +62,9 @@ pub(super) fn plan_variants(plan: &Plan, arms: &mut Vec<ArmPlan>) -> Result<Plan
     }
     if arms.iter().any(compiled_in) {
         match relinked(arms, k, plan.variant_seed) {
-            Ok((bins, layouts)) => {
-                planned.own = bins;
+            Ok((own, layouts)) => {
+                planned.own = own.bins;
+                planned.own_in_use = Some(own.in_use);
                 planned.layouts = layouts;
             }
             Err(why) => {
@@ -130,7 +133,7 @@ fn relinked(
     arms: &[ArmPlan],
     k: usize,
     seed: u64,
-) -> Result<(Vec<PathBuf>, Vec<Option<Variants>>), String> {
+) -> Result<(own_build::OwnVariants, Vec<Option<Variants>>), String> {
     let own = own_build::ensure(k, seed).map_err(|e| e.to_string())?;
     let paths: Vec<&std::path::Path> = own.bins.iter().map(PathBuf::as_path).collect();
     let mut moved_by_engine = std::collections::HashMap::new();
@@ -141,13 +144,9 @@ fn relinked(
             continue;
         }
         let engine = a.spec.engine;
-        let moved = match moved_by_engine.get(&engine) {
-            Some(m) => m,
-            None => {
-                let m = workers::layout::differ(&paths, engine).map_err(|e| e.to_string())?;
-                moved_by_engine.entry(engine).or_insert(m)
-            }
-        };
+        if let std::collections::hash_map::Entry::Vacant(e) = moved_by_engine.entry(engine) {
+            e.insert(workers::layout::differ(&paths, engine).map_err(|e| e.to_string())?);
+        }
         layouts.push(Some(Variants {
             variants: own
                 .seeds
@@ -156,14 +155,14 @@ fn relinked(
                 .map(|(index, &seed)| Variant {
                     index,
                     seed,
-                    key: format!("own/{}", crate::versions::binary_id()),
+                    key: format!("own/{}/{seed}", crate::versions::binary_id()),
                 })
                 .collect(),
-            moved: moved.clone(),
+            moved: moved_by_engine[&engine].clone(),
             seconds: own.seconds,
         }));
     }
-    Ok((own.bins, layouts))
+    Ok((own, layouts))
 }
 
 /// In-process arms of buildable engines become their worker builds (this

@@ -28,7 +28,7 @@ use std::time::Instant;
 pub const CRATE: &str = "loopbench-worker";
 
 /// The variants made for a session: binaries by variant index, their seeds.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct OwnVariants {
     pub bins: Vec<PathBuf>,
     pub seeds: Vec<u64>,
@@ -36,7 +36,20 @@ pub struct OwnVariants {
     pub seconds: f64,
     /// Where they are cached (one directory per host binary).
     pub dir: PathBuf,
+    /// A shared lock on the directory held while the session uses it, so
+    /// that no other session prunes it (see [`prune`]).
+    pub in_use: std::fs::File,
 }
+
+/// The newest directories of other loopbench builds' variants kept beside
+/// this build's (a user switching between two checkouts relinks nothing);
+/// older ones, about 100-450 MB each, are removed once no session uses
+/// them.
+const KEEP_OTHER_BUILDS: usize = 1;
+
+/// The file whose shared locks mark a variants directory in use, and
+/// whose modification time says when a session last used it.
+const IN_USE: &str = ".in-use";
 
 /// Why variants of this binary cannot be made, in one line.
 fn cannot(why: impl Into<String>) -> WorkerError {
@@ -132,8 +145,18 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
         .join("own")
         .join(crate::versions::binary_id());
     std::fs::create_dir_all(&dir).map_err(|e| WorkerError::io(&dir, e))?;
+    let in_use_path = dir.join(IN_USE);
+    let in_use =
+        std::fs::File::create(&in_use_path).map_err(|e| WorkerError::io(&in_use_path, e))?;
+    in_use
+        .lock_shared()
+        .and_then(|()| in_use.set_modified(std::time::SystemTime::now()))
+        .map_err(|e| WorkerError::io(&in_use_path, e))?;
     // One session fills this cache at a time.
     let _cache = exclusive(&dir.join(".lock"))?;
+    if let Some(root) = dir.parent() {
+        prune(root, &dir);
+    }
     let seeds: Vec<u64> = (0..count)
         .map(|i| super::layout::seed(session_seed, i))
         .collect();
@@ -186,7 +209,76 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
         seeds,
         seconds: started.elapsed().as_secs_f64(),
         dir,
+        in_use,
     })
+}
+
+/// Remove the variants of other loopbench builds under `root` but the
+/// [`KEEP_OTHER_BUILDS`] most recently used and those a session holds,
+/// and say so in one line. Best effort: what cannot be read or removed
+/// stays.
+fn prune(root: &Path, current: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    let mut others: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && p != current)
+        .map(|p| {
+            let used = std::fs::metadata(p.join(IN_USE))
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            (used, p)
+        })
+        .collect();
+    others.sort_by_key(|(used, _)| std::cmp::Reverse(*used));
+    let (mut removed, mut bytes) = (0, 0u64);
+    for (_, dir) in others.into_iter().skip(KEEP_OTHER_BUILDS) {
+        // Opened as it is: a truncation would make it look just used.
+        let Ok(lock) = open_in_use(&dir.join(IN_USE)) else {
+            continue;
+        };
+        if lock.try_lock().is_err() {
+            continue; // a session runs from it
+        }
+        let size = dir_size(&dir);
+        if std::fs::remove_dir_all(&dir).is_ok() {
+            removed += 1;
+            bytes += size;
+        }
+    }
+    if removed > 0 {
+        crate::diag!(
+            "removed the layout variants of {removed} older loopbench build{} ({}) from {}",
+            if removed == 1 { "" } else { "s" },
+            crate::units::format_bytes(bytes),
+            root.display()
+        );
+    }
+}
+
+/// `path` opened for locking, created if missing, its contents and
+/// modification time untouched.
+fn open_in_use(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+}
+
+/// The bytes of the files directly in `dir`.
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
 }
 
 /// On a terminal, variant i of N with the time left; hidden otherwise.
@@ -331,6 +423,37 @@ mod tests {
         assert!(!cached(&out));
         std::fs::remove_file(hash_file(&out)).unwrap();
         assert!(!cached(&out), "no recorded hash, no trust");
+    }
+
+    #[test]
+    fn older_builds_variants_are_pruned_unless_in_use_or_recent() {
+        let root = tempfile::tempdir().unwrap();
+        let at = |name: &str, age_s: u64| {
+            let dir = root.path().join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("loopbench-worker-1"), vec![0u8; 1000]).unwrap();
+            let f = std::fs::File::create(dir.join(IN_USE)).unwrap();
+            let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_s);
+            f.set_modified(when).unwrap();
+            dir
+        };
+        let current = at("current", 0);
+        let recent = at("recent", 10);
+        let old = at("old", 100);
+        let older_in_use = at("older-in-use", 200);
+        let oldest = at("oldest", 300);
+        let held = std::fs::File::open(older_in_use.join(IN_USE)).unwrap();
+        held.lock_shared().unwrap();
+        prune(root.path(), &current);
+        assert!(
+            current.is_dir() && recent.is_dir(),
+            "this build and the newest other stay"
+        );
+        assert!(older_in_use.is_dir(), "a session runs from it");
+        assert!(!old.exists() && !oldest.exists());
+        drop(held);
+        prune(root.path(), &current);
+        assert!(!older_in_use.exists() && recent.is_dir());
     }
 
     #[test]
