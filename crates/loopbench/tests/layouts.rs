@@ -76,6 +76,30 @@ fn reports<'f>(json: &Value, formats: &[Option<&'f str>]) -> Vec<(Option<&'f str
         .collect()
 }
 
+/// The session `json` recorded in a new history, and its leaderboard as
+/// Markdown.
+fn leaderboard_of(json: &Value) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let (saved, db) = (dir.path().join("s.json"), dir.path().join("h.sqlite"));
+    std::fs::write(&saved, serde_json::to_vec(json).unwrap()).unwrap();
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = Command::cargo_bin("loopbench")
+            .unwrap()
+            .env("LOOPBENCH_DB", &db)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    run(&["history".as_ref(), "import".as_ref(), saved.as_os_str()]);
+    run(&["leaderboard".as_ref(), "--markdown".as_ref(), "-".as_ref()])
+}
+
 fn comparisons(json: &Value) -> &Vec<Value> {
     json["results"][0]["comparisons"].as_array().unwrap()
 }
@@ -154,6 +178,16 @@ fn compiled_in_engines_run_in_relinked_layout_variants() {
                 "{format:?}: {text}"
             );
         }
+    }
+
+    // Recorded, the leaderboard carries each engine's spread.
+    let board = leaderboard_of(&json);
+    for arm in ["wasmi", "wasm3"] {
+        let row = board
+            .lines()
+            .find(|l| l.contains(&format!("| add_chain | {arm} |")))
+            .unwrap_or_else(|| panic!("no {arm}: {board}"));
+        assert!(row.contains(" over 2 |"), "{row}");
     }
 
     // A second session finds every variant in the cache.

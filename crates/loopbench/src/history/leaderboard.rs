@@ -5,6 +5,7 @@
 use super::store::{Sql, StoreError};
 use crate::report::html::{page, verdict_color, verdict_legend};
 use crate::report::svg::{self, DotChart, Row};
+use crate::stats::builds::LayoutSpread;
 use crate::stats::Verdict;
 use std::fmt::Write;
 
@@ -31,6 +32,10 @@ pub struct Entry {
     pub reference: Option<String>,
     pub ref_change_pct: Option<f64>,
     pub ref_ci_pct: Option<[f64; 2]>,
+    /// Its spread across code layouts (an arm run in layout variants).
+    pub layout_spread: Option<LayoutSpread>,
+    /// Its change moves less than its own or the baseline's layout spread.
+    pub inside_layout_spread: bool,
 }
 
 /// The latest result of every (machine, shape, arm), by machine, shape and
@@ -44,17 +49,23 @@ pub fn entries(db: &mut dyn Sql) -> Result<Vec<Entry>, StoreError> {
     } else {
         "NULL, NULL, NULL, NULL"
     };
+    let layouts = if super::store::version(db)? >= 9 {
+        "x.layout_variants, x.layout_sd_pct, x.layout_sd_low_pct, x.layout_sd_high_pct, \
+         x.inside_layout_spread"
+    } else {
+        "NULL, NULL, NULL, NULL, NULL"
+    };
     let rows = db.query(
         &d.sql(&format!(
             "SELECT COALESCE(s.label, m.hostname || ' (' || m.cpu || ')') AS machine, h.name, a.label, a.version, a.commit_id,
                     x.median_ns, x.min_ns, x.vs_arm, x.change_pct, x.ci_low_pct, x.ci_high_pct,
-                    x.verdict, x.epochs, s.id, {}, {anchored}
+                    x.verdict, x.epochs, s.id, {}, {anchored}, {layouts}
              FROM summaries x
              JOIN sessions s ON s.id = x.session_id
              JOIN machines m ON m.id = s.machine_id
              JOIN shapes h ON h.id = x.shape_id
              JOIN arms a ON a.id = x.arm_id
-             WHERE x.median_ns IS NOT NULL AND x.role <> 'null'
+             WHERE x.median_ns IS NOT NULL AND x.role NOT IN ('null', 'build_null')
                AND s.id = (SELECT max(s2.id) FROM summaries x2
                            JOIN sessions s2 ON s2.id = x2.session_id
                            JOIN machines m2 ON m2.id = s2.machine_id
@@ -89,6 +100,18 @@ pub fn entries(db: &mut dyn Sql) -> Result<Vec<Entry>, StoreError> {
                 reference: r.opt_text(15)?,
                 ref_change_pct: r.opt_real(16)?,
                 ref_ci_pct: r.opt_real(17)?.zip(r.opt_real(18)?).map(|(l, h)| [l, h]),
+                layout_spread: match (r.opt_int(19)?, r.opt_real(20)?) {
+                    (Some(variants), Some(sd_pct)) => Some(LayoutSpread {
+                        variants: variants.max(0) as usize,
+                        sd_pct,
+                        ci_pct: [
+                            r.opt_real(21)?.unwrap_or(f64::NAN),
+                            r.opt_real(22)?.unwrap_or(f64::NAN),
+                        ],
+                    }),
+                    _ => None,
+                },
+                inside_layout_spread: r.opt_int(23)? == Some(1),
             })
         })
         .collect()
@@ -114,11 +137,35 @@ fn anchored(e: &Entry) -> String {
     }
 }
 
+/// The arm's SD across code layouts with its interval and how many ran.
+fn spread(e: &Entry) -> String {
+    e.layout_spread
+        .as_ref()
+        .map(|l| {
+            format!(
+                "±{:.1}% [{:.1}, {:.1}] over {}",
+                l.sd_pct, l.ci_pct[0], l.ci_pct[1], l.variants
+            )
+        })
+        .unwrap_or_default()
+}
+
+/// The stored verdict, and when the change is smaller than what a
+/// relink alone moves either arm, that no ranking follows from it.
+fn verdict_cell(e: &Entry) -> String {
+    let v = e.verdict.clone().unwrap_or_default();
+    if e.inside_layout_spread {
+        format!("{v}, inside layout spread")
+    } else {
+        v
+    }
+}
+
 fn build(e: &Entry) -> String {
     super::builds::build_label(&e.version, e.commit.as_deref())
 }
 
-const HEADER: [&str; 10] = [
+const HEADER: [&str; 11] = [
     "machine",
     "shape",
     "arm",
@@ -127,11 +174,12 @@ const HEADER: [&str; 10] = [
     "ns/iter (min)",
     "change (95% interval)",
     "verdict",
+    "spread across code layouts (95% interval)",
     "ratio to reference (95% interval)",
     "session",
 ];
 
-fn cells(e: &Entry) -> [String; 10] {
+fn cells(e: &Entry) -> [String; 11] {
     [
         e.machine.clone(),
         e.shape.clone(),
@@ -140,7 +188,8 @@ fn cells(e: &Entry) -> [String; 10] {
         format!("{:.3}", e.median_ns),
         e.min_ns.map(|m| format!("{m:.3}")).unwrap_or_default(),
         change(e),
-        e.verdict.clone().unwrap_or_default(),
+        verdict_cell(e),
+        spread(e),
         anchored(e),
         format!("{} ({})", e.session_id, e.recorded),
     ]
@@ -153,7 +202,10 @@ pub fn markdown(entries: &[Entry]) -> String {
     let mut out = Markdown.heading(1, "loopbench leaderboard");
     out.push_str(
         "Each arm's latest session per machine and shape; the change is against that \
-         session's baseline, with its interval across epochs.\n\n",
+         session's baseline, with its interval across epochs. The spread across code \
+         layouts is how much relinking the arm's engine alone moves it (SD of time \
+         between its layout variants); a change smaller than either arm's spread is \
+         marked, and ranks nothing.\n\n",
     );
     let columns: Vec<Column> = HEADER
         .iter()
@@ -186,7 +238,10 @@ fn verdict(text: &str) -> Option<Verdict> {
 pub fn html(entries: &[Entry]) -> String {
     let mut body = String::from(
         "<p class=\"meta\">Each arm's latest session per machine and shape; the change is \
-         against that session's baseline, with its interval across epochs.</p>\n",
+         against that session's baseline, with its interval across epochs. The shaded band \
+         is ±1 SD of the arm's time across code layouts (how much relinking its engine \
+         alone moves it); a change smaller than either arm's spread is marked, and ranks \
+         nothing.</p>\n",
     );
     let mut shapes: Vec<&str> = entries.iter().map(|e| e.shape.as_str()).collect();
     shapes.dedup();
@@ -201,6 +256,11 @@ pub fn html(entries: &[Entry]) -> String {
                 label: format!("{} / {}", e.machine, e.arm),
                 point: Some(e.median_ns),
                 marker: e.min_ns,
+                // How far a relink alone moves it: +-1 SD of log time.
+                band: e.layout_spread.as_ref().map(|l| {
+                    let f = (l.sd_pct / 100.0).exp();
+                    [e.median_ns / f, e.median_ns * f]
+                }),
                 color: svg::BLUE,
                 ..Default::default()
             })
@@ -211,6 +271,7 @@ pub fn html(entries: &[Entry]) -> String {
                 x_label: "ns per iteration".into(),
                 rows,
                 marker_label: Some("minimum".into()),
+                band_label: "±1 SD across code layouts".into(),
                 ..Default::default()
             }
             .svg(),

@@ -215,14 +215,23 @@ fn insert_shape(
                 .or(Some(a.samples_by_epoch().len() as i64))
         });
         let role = a.role.name();
+        // Its spread across code layouts, and whether its change against
+        // the baseline moves less than that spread (or the baseline's).
+        let spread = a.layout_spread.as_ref();
+        let inside_spread = r
+            .comparisons
+            .iter()
+            .find(|c| c.arm == a.arm && !a.role.is_null())
+            .map(|c| r.inside_layout_spread(c));
         let summary_id = id_of(db.query(
             &d.sql(
                 "INSERT INTO summaries (session_id, shape_id, arm_id, role, iters, verified_reps,
                     median_ns, min_ns, ns_per_op, vs_arm, change_pct, ci_low_pct, ci_high_pct,
                     verdict, epochs, skipped, error, ref_change_pct, ref_ci_low_pct, ref_ci_high_pct,
-                    instructions_per_iter)
+                    instructions_per_iter, layout_variants, layout_sd_pct, layout_sd_low_pct,
+                    layout_sd_high_pct, inside_layout_spread)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                    $18, $19, $20, $21)
+                    $18, $19, $20, $21, $22, $23, $24, $25, $26)
                  RETURNING id",
             ),
             &[
@@ -251,6 +260,11 @@ fn insert_shape(
                     .get(crate::measure::callgrind::NAME)
                     .map(|c| c.per_iter.median)
                     .into(),
+                spread.map(|l| l.variants as i64).into(),
+                spread.map(|l| l.sd_pct).into(),
+                spread.map(|l| l.ci_pct[0]).into(),
+                spread.map(|l| l.ci_pct[1]).into(),
+                inside_spread.map(i64::from).into(),
             ],
         )?)?;
         insert_reps(db, summary_id, r.iters, a)?;

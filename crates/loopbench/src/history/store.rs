@@ -436,6 +436,14 @@ pub const MIGRATIONS: &[&str] = &[
     // 8: and its estimator (`noise --record` replays its own reps through
     // each); absent: the median.
     "ALTER TABLE machine_settings ADD COLUMN estimator TEXT;",
+    // 9: an arm's spread across code layouts (the SD of its time between
+    // layout variants of its build, with its interval, and how many ran),
+    // and whether its change moves less than that spread.
+    "ALTER TABLE summaries ADD COLUMN layout_variants BIGINT;
+    ALTER TABLE summaries ADD COLUMN layout_sd_pct DOUBLE PRECISION;
+    ALTER TABLE summaries ADD COLUMN layout_sd_low_pct DOUBLE PRECISION;
+    ALTER TABLE summaries ADD COLUMN layout_sd_high_pct DOUBLE PRECISION;
+    ALTER TABLE summaries ADD COLUMN inside_layout_spread BIGINT;",
 ];
 
 /// The PostgreSQL advisory lock that serialises migrations ("loop").

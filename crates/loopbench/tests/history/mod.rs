@@ -17,6 +17,9 @@ mod fleet;
 /// Issue 26's hostile and broken inputs on the history and the fleet:
 /// FIFOs, devices, read-only directories, odd job rows and stored names.
 mod hostile;
+/// The leaderboard's layout spread per arm, and the mark on a change
+/// smaller than it, on SQLite and PostgreSQL.
+mod leaderboard;
 /// A private PostgreSQL server.
 mod pg;
 /// The same store tests on SQLite and on PostgreSQL.
