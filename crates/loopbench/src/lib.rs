@@ -45,53 +45,27 @@
 //! print!("{}", String::from_utf8_lossy(&table));
 //! ```
 
-// The engine adapters shared with worker templates name this library as
-// `loopbench::...` (see `engines`), in this crate as in a worker.
-extern crate self as loopbench;
+// The timed path is its own crate (worker builds link it and nothing
+// else); its modules are this library's, under the same names.
+pub use loopbench_worker::{
+    arm, children, diag, diag_part, engines, hash, measure, phases, proposals, shapes, units,
+    versions,
+};
 
 pub mod apps;
-/// `eprintln!` for diagnostics: a closed stderr (e.g. `2>&1 | head`) is
-/// ignored instead of panicking; the exit code still tells what happened.
-#[macro_export]
-macro_rules! diag {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
-    }};
-}
-
-/// `eprint!` for diagnostics; see [`diag!`].
-#[macro_export]
-macro_rules! diag_part {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stderr().lock(), $($arg)*);
-    }};
-}
-
-pub mod arm;
 pub mod bisect;
 pub mod calibrate;
-pub mod children;
 pub mod cli;
 pub mod count;
-pub mod engines;
 pub mod error;
-pub mod hash;
 #[cfg(feature = "history")]
 pub mod history;
 pub mod machine;
-pub mod measure;
 pub mod model;
-pub mod phases;
-pub mod proposals;
 pub mod replay;
 pub mod report;
 pub mod results;
 pub mod schedule;
 pub mod session;
-pub mod shapes;
 pub mod stats;
-pub mod units;
-pub mod versions;
 pub mod workers;

@@ -153,7 +153,7 @@ impl Machine {
             governor: read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
             boost: boost(),
             kernel: read("/proc/sys/kernel/version"),
-            rustc: Some(env!("LOOPBENCH_RUSTC").to_string()).filter(|v| !v.is_empty()),
+            rustc: Some(crate::versions::RUSTC.to_string()).filter(|v| !v.is_empty()),
             loopbench: Some(env!("CARGO_PKG_VERSION").to_string()),
         }
     }

@@ -38,6 +38,9 @@ pub use crate::stats::LEVEL;
 pub use crate::workers::Isolation;
 
 mod builds;
+/// Counter readings reduced like times, per arm and per comparison (the
+/// reports and calibration read their names and sign checks).
+pub mod counters;
 mod counts;
 mod pilot;
 mod plan;

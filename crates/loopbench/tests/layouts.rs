@@ -1,5 +1,5 @@
 //! The engines compiled into loopbench, measured in code-layout variants by
-//! default: relinks of this binary's own engines (`loopbench-worker`, its
+//! default: relinks of this binary's own engines (`loopbench-relink`, its
 //! function order shuffled), wasm3's C core included, and the one-line
 //! fallback when the relinks cannot be made.
 //!

@@ -81,7 +81,7 @@ fn fuel_toggle(
             arm: fuel.to_string(),
         })?;
     debug_assert!(result.arms.iter().any(|a| a.role == Role::Null));
-    let check = crate::measure::summary::sign_check(result, &c.arm);
+    let check = crate::session::counters::sign_check(result, &c.arm);
     Ok(Some(ToggleRow {
         shape: name.to_string(),
         arm: c.arm.clone(),

@@ -6,9 +6,9 @@
 //! request ("load_stream -3.2% instructions, +1.9% TSC cycles; ...").
 
 use super::markup::{Column, Markup, Text};
-use crate::measure::summary::{metric, METRICS};
 use crate::results::CounterComparison;
 use crate::results::{Role, Session, ShapeResult};
+use crate::session::counters::{metric, METRICS};
 use crate::stats::Verdict;
 use crate::units::{percent, significant as num};
 use std::fmt::Write;
@@ -189,7 +189,7 @@ pub fn render_footer(out: &mut String, report: &Session) {
     }
     for r in &report.results {
         for c in &r.comparisons {
-            let Some(check) = crate::measure::summary::sign_check(r, &c.arm) else {
+            let Some(check) = crate::session::counters::sign_check(r, &c.arm) else {
                 continue;
             };
             if check.agrees == Some(false) {

@@ -8,8 +8,8 @@
 //! repetition, a comparison one row per shape and arm.
 
 use super::{Exporter, ReportError};
-use crate::measure::summary::METRICS;
 use crate::results::{Document, Session};
+use crate::session::counters::METRICS;
 
 pub struct Csv;
 

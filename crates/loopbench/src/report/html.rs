@@ -16,11 +16,11 @@
 use super::markup::{escape_html as esc, Column, Html as Syntax, Markup};
 use super::svg::{self, Bars, DotChart, Row};
 use super::{Exporter, ReportError};
-use crate::measure::summary::{metric, METRICS};
 use crate::results::app::{AppProfile, AppProjection};
 use crate::results::calibration::Calibration;
 use crate::results::compare::SessionComparison;
 use crate::results::{paired_epochs, Document, Role, Session, ShapeResult};
+use crate::session::counters::{metric, METRICS};
 use crate::stats::outcome::Outcome;
 use crate::stats::Verdict;
 use crate::units::{interval, significant as num};

@@ -260,21 +260,7 @@ pub fn shell_quote(s: &str) -> String {
     }
 }
 
-/// One counter's availability, as reported in the table and the JSON
-/// `counters` section.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct CounterStatus {
-    pub counter: String,
-    pub available: bool,
-    /// Why it is unavailable (set exactly when `available` is false).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// What it measures and how it was calibrated (when available).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    /// The readings it produces.
-    pub metrics: Vec<String>,
-}
+pub use crate::measure::counters::CounterStatus;
 
 /// When arms run relative to each other.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -83,7 +83,10 @@ fn check_duet(plan: &Plan, arms: usize) -> Result<crate::workers::barrier::Barri
             crate::workers::barrier::SLOTS
         ));
     }
-    Ok(crate::workers::barrier::BarrierFile::create()?)
+    Ok(
+        crate::workers::barrier::BarrierFile::create()
+            .map_err(crate::workers::WorkerError::from)?,
+    )
 }
 
 impl Setup {

@@ -3,11 +3,11 @@
 //! null control compared with the baseline across epochs
 //! ([`crate::stats::compare`]), and the counters compared the same way.
 
+use super::counters as counter_summary;
 use super::{ArmPlan, ShapeRun, LEVEL};
 use crate::arm::Arm;
 use crate::measure::cpu::THREAD_CPU;
 use crate::measure::rusage::INVOLUNTARY;
-use crate::measure::summary as counter_summary;
 use crate::results::{
     paired_epochs, ArmCounters, ArmResult, Comparison, Metric, MinMedian, NullControl, RepRecord,
     Role, ShapeResult,

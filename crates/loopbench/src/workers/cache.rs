@@ -33,17 +33,19 @@ fn cache_root(overridden: Option<PathBuf>, user_cache: Option<PathBuf>) -> PathB
     }
 }
 
-/// Overrides where loopbench's source is (the `crates/loopbench` directory).
+/// Overrides where the timed path's source is (the `crates/loopbench-worker`
+/// directory).
 pub const SOURCE_VAR: &str = "LOOPBENCH_SOURCE";
 
-/// This crate's source directory, which workers depend on by path: the
-/// checkout this binary was built from (the one build-time path: a worker
-/// must link the same library), or `$LOOPBENCH_SOURCE`.
+/// The timed path's source directory (`loopbench-worker`), which workers
+/// depend on by path: the checkout this binary was built from (the one
+/// build-time path: a worker must link the same timed path), or
+/// `$LOOPBENCH_SOURCE`.
 pub fn source_dir() -> PathBuf {
     std::env::var_os(SOURCE_VAR)
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|| PathBuf::from(loopbench_worker::SOURCE_DIR))
 }
 
 /// [`source_dir`], or a one-line error when it no longer holds the crate.

@@ -286,17 +286,17 @@ mod tests {
 
     #[test]
     fn a_relink_stops_at_the_first_other_crate() {
-        let only = "loopbench-worker";
+        let only = "loopbench-relink";
         assert_eq!(
             compiling_other("   Compiling loopbench v0.1.0 (/w/crates/loopbench)", only),
             Some("loopbench")
         );
         assert_eq!(
-            compiling_other("   Compiling loopbench-worker v0.1.0 (/w)", only),
+            compiling_other("   Compiling loopbench-relink v0.1.0 (/w)", only),
             None
         );
         assert_eq!(
-            compiling_other("   Compiling loopbench_worker v0.1.0", only),
+            compiling_other("   Compiling loopbench_relink v0.1.0", only),
             None
         );
         assert_eq!(

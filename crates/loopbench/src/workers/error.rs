@@ -34,10 +34,9 @@ pub enum FamilyError {
 /// Checking, building or starting a worker.
 #[derive(Debug, Error, Clone)]
 pub enum WorkerError {
-    /// The duet barrier's shared page could not be made.
-    #[error("{0}")]
-    Barrier(String),
-    #[error("worker builds need loopbench's source, which is not at {} any more; set {var} to a checkout's crates/loopbench directory", dir.display())]
+    #[error(transparent)]
+    Barrier(#[from] super::barrier::BarrierError),
+    #[error("worker builds need loopbench's source, which is not at {} any more; set {var} to a checkout's crates/loopbench-worker directory", dir.display())]
     SourceGone { dir: PathBuf, var: &'static str },
     #[error(transparent)]
     Requirement(#[from] RequirementError),

@@ -29,22 +29,20 @@
 //! parsed with the rest of the arm, in [`crate::arm::build`]; whether it can
 //! be built is [`check`]. `loopbench list` prints a summary of the syntax.
 
-pub mod barrier;
 pub mod cache;
 mod cargo;
 pub mod client;
 pub mod error;
 pub mod family;
 pub mod git;
-pub mod heap;
 pub mod layout;
 pub mod locate;
 pub mod mock_source;
 pub mod own_build;
 pub mod project;
-pub mod protocol;
-pub mod server;
 pub mod supervise;
+// The worker's end of the pipe, in the timed path's crate.
+pub use loopbench_worker::workers::{barrier, heap, protocol, server};
 
 use crate::arm::build::{self as spec, BuildSpec, Source};
 use crate::arm::{Arm, ArmSpec, CounterFactory, EngineKind, InProcessArm};
@@ -432,7 +430,7 @@ fn own_worker(spec: &ArmSpec) -> Result<project::Built, WorkerError> {
 }
 
 /// A relink of this binary's engines ([`own_build`]) as the worker of one
-/// of them (`loopbench-worker ENGINE`).
+/// of them (`loopbench-relink ENGINE`).
 fn own_variant(spec: &ArmSpec, bin: &std::path::Path) -> Result<project::Built, WorkerError> {
     Ok(project::Built {
         bin: bin.to_path_buf(),

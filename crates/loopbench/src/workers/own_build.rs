@@ -1,5 +1,5 @@
 //! Code-layout variants of the engines compiled into this binary: the
-//! `loopbench-worker` crate (this library and nothing else) relinked with
+//! `loopbench-relink` crate (this library and nothing else) relinked with
 //! lld's `--shuffle-sections=*=SEED`, so every engine's functions, wasm3's
 //! C included (cc-rs compiles one section per function), land elsewhere.
 //!
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The workspace member that is relinked.
-pub const CRATE: &str = "loopbench-worker";
+pub const CRATE: &str = "loopbench-relink";
 
 /// The variants made for a session: binaries by variant index, their seeds.
 #[derive(Debug)]
@@ -315,7 +315,7 @@ fn relink(host: &HostBuild, workspace: &Path, seed: u64, out: &Path) -> Result<(
         .args(["--features", &features().join(",")])
         .env("CARGO_TARGET_DIR", &host.target);
     // This binary's own flags, so cargo finds its library fresh.
-    let flags = env!("LOOPBENCH_BUILT_RUSTFLAGS");
+    let flags = crate::versions::BUILT_RUSTFLAGS;
     if !flags.is_empty() {
         cmd.env("CARGO_ENCODED_RUSTFLAGS", flags);
     }
@@ -415,7 +415,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let built = t.path().join("built");
         std::fs::write(&built, b"\x7fELF variant").unwrap();
-        let out = t.path().join("loopbench-worker-7");
+        let out = t.path().join("loopbench-relink-7");
         keep(&built, &out).unwrap();
         assert!(cached(&out));
         // Truncated in the cache: rebuilt, not run.
@@ -431,7 +431,7 @@ mod tests {
         let at = |name: &str, age_s: u64| {
             let dir = root.path().join(name);
             std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join("loopbench-worker-1"), vec![0u8; 1000]).unwrap();
+            std::fs::write(dir.join("loopbench-relink-1"), vec![0u8; 1000]).unwrap();
             let f = std::fs::File::create(dir.join(IN_USE)).unwrap();
             let when = std::time::SystemTime::now() - std::time::Duration::from_secs(age_s);
             f.set_modified(when).unwrap();

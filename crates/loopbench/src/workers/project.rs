@@ -53,7 +53,7 @@ mod adapter;
 const ENGINE_VERSION: &str = \"@VERSION@\";
 
 fn main() {
-    std::process::exit(loopbench::workers::server::main(|options: &[String]| {
+    std::process::exit(loopbench_worker::workers::server::main(|options: &[String]| {
         adapter::engine(options, ENGINE_VERSION)
     }))
 }
@@ -157,7 +157,7 @@ fn manifest(
          name = \"lbw-{key}\"\n\
          path = \"src/main.rs\"\n\n\
          [dependencies]\n\
-         loopbench = {{ path = {lb}, default-features = false }}\n\
+         loopbench-worker = {{ path = {lb}, default-features = false }}\n\
          {engine} = {{ {source}, default-features = {df}, features = [{features}] }}\n\n\
          [workspace]\n\
          resolver = \"3\"\n\n\

@@ -6,10 +6,10 @@
 //! writes into a result slice sized from the function's type, and
 //! instantiation takes imports by reference.
 
-use loopbench::engines::{check_options, Compiled, Engine, Instance};
-use loopbench::engines::EngineError;
-use loopbench::measure::{timed, Meter};
-use loopbench::proposals::{Proposal, Proposals};
+use loopbench_worker::engines::{check_options, Compiled, Engine, Instance};
+use loopbench_worker::engines::EngineError;
+use loopbench_worker::measure::{timed, Meter};
+use loopbench_worker::proposals::{Proposal, Proposals};
 use tinywasm::WasmValue;
 use tinywasm::{Module, ModuleInstance, Store};
 

@@ -8,10 +8,10 @@
 //! apart from plain ones (`memory_shared`, accessed under a lock), so the
 //! host-side hooks try both.
 
-use loopbench::engines::{check_options, Compiled, Engine, Instance};
-use loopbench::engines::EngineError;
-use loopbench::measure::{timed, Meter};
-use loopbench::proposals::{Proposal, Proposals};
+use loopbench_worker::engines::{check_options, Compiled, Engine, Instance};
+use loopbench_worker::engines::EngineError;
+use loopbench_worker::measure::{timed, Meter};
+use loopbench_worker::proposals::{Proposal, Proposals};
 use tinywasm::WasmValue;
 use tinywasm::{Module, ModuleInstance, Store};
 

@@ -6,10 +6,10 @@
 //! 0.31 translates eagerly (there is no lazy mode) and needs tail calls
 //! switched on in its `Config`.
 
-use loopbench::engines::{check_options, Compiled, Engine, Instance};
-use loopbench::engines::EngineError;
-use loopbench::measure::{timed, Meter};
-use loopbench::proposals::{Proposal, Proposals};
+use loopbench_worker::engines::{check_options, Compiled, Engine, Instance};
+use loopbench_worker::engines::EngineError;
+use loopbench_worker::measure::{timed, Meter};
+use loopbench_worker::proposals::{Proposal, Proposals};
 use wasmi::{Config, Linker, Module, Store, Value};
 
 pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {

@@ -11,6 +11,7 @@ use super::callgrind::{self, CallgrindCounter, CallgrindSetup};
 use super::perf::{self, PerfCounter};
 use super::tsc::{self, TscCounter, TscInfo};
 use super::{ChoiceError, Counter, MeasureError};
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
@@ -123,7 +124,21 @@ impl FromStr for CounterChoice {
 
 // What a counter's availability looks like in results (plain data, kept
 // with the results model).
-pub use crate::results::CounterStatus;
+/// One counter's availability, as reported in the table and the JSON
+/// `counters` section.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CounterStatus {
+    pub counter: String,
+    pub available: bool,
+    /// Why it is unavailable (set exactly when `available` is false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What it measures and how it was calibrated (when available).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// The readings it produces.
+    pub metrics: Vec<String>,
+}
 
 /// The resolved counters of a session: what works, and a factory for the
 /// counters of each prepared arm.

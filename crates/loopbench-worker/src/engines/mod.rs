@@ -12,11 +12,11 @@
 //! takes only its list of options).
 //!
 //! The wasmi (1.x and 2.x), tinywasm 0.10 and wasm3 0.3 adapters are also the source of
-//! the worker of the same API family ([`crate::workers::family`]): the file is
-//! included verbatim into the generated worker project, so it names this
-//! library as `loopbench::...` (which `extern crate self as loopbench` makes
-//! valid here too), takes the engine's version as an argument, and uses
-//! nothing private to this crate.
+//! the worker of the same API family (the host's `workers::family`): the
+//! file is included verbatim into the generated worker project, so it names
+//! this crate as `loopbench_worker::...` (which `extern crate self as
+//! loopbench_worker` makes valid here too), takes the engine's version as
+//! an argument, and uses nothing private to this crate.
 
 pub mod error;
 mod kind;
@@ -36,6 +36,14 @@ pub mod wasmer;
 pub mod wasmi;
 #[cfg(feature = "wasmtime")]
 pub mod wasmtime;
+
+/// The in-process adapters' own text, which a worker project of the same
+/// API family compiles as its adapter (the host's `workers::family`).
+pub mod source {
+    pub const WASMI: &str = include_str!("wasmi.rs");
+    pub const TINYWASM: &str = include_str!("tinywasm.rs");
+    pub const WASM3: &str = include_str!("wasm3.rs");
+}
 
 /// A compiled module, ready to be instantiated any number of times.
 pub trait Compiled {

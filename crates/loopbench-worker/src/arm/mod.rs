@@ -403,7 +403,7 @@ impl PreparedArm for InProcessPrepared<'_> {
 /// shape's verify of that count (untimed). `explain` says why a failed
 /// call failed, when the module can tell. Returns the reading and what the
 /// call returned.
-pub(crate) fn timed_rep(
+pub fn timed_rep(
     s: &crate::shapes::ShapeRef,
     arm: &str,
     rep: usize,

@@ -5,7 +5,7 @@
 //! This file is also the worker adapter of the `wasmi_1x` family
 //! ([`crate::workers::family`]): a generated worker project compiles it
 //! verbatim against the requested wasmi 1.x or 2.x, so it names this library
-//! only as `loopbench::...` and gets the engine's version as an argument.
+//! only as `loopbench_worker::...` and gets the engine's version as an argument.
 //!
 //! wasmi translates lazily by default, so the first call of a function pays
 //! its translation; the session's warm-up rounds absorb that. `eager`
@@ -13,10 +13,10 @@
 //! feature: whether this build has it is asked of the engine itself (a tiny
 //! SIMD module must compile), and a worker's startup probe runs it too.
 
-use loopbench::engines::EngineError;
-use loopbench::engines::{check_options, Compiled, Engine, Instance};
-use loopbench::measure::{timed, Meter};
-use loopbench::proposals::{Proposal, Proposals};
+use loopbench_worker::engines::EngineError;
+use loopbench_worker::engines::{check_options, Compiled, Engine, Instance};
+use loopbench_worker::measure::{timed, Meter};
+use loopbench_worker::proposals::{Proposal, Proposals};
 use wasmi::{CompilationMode, Config, Linker, Module, Store, Val};
 
 /// The engine for the arm's `options` (`fuel`, `eager`); `version` is the
@@ -116,9 +116,9 @@ impl Compiled for WasmiModule {
 }
 
 /// A live instance (also the core of the counting run's instance).
-pub(crate) struct WasmiInstance {
-    pub(crate) store: Store<()>,
-    pub(crate) instance: wasmi::Instance,
+pub struct WasmiInstance {
+    pub store: Store<()>,
+    pub instance: wasmi::Instance,
 }
 
 impl WasmiInstance {

@@ -8,7 +8,7 @@
 //! call) is left out of that counter's statistics and pairs; it is never
 //! read as zero.
 
-use super::{callgrind, perf, tsc, Reading};
+use crate::measure::{callgrind, perf, tsc, Reading};
 use crate::results::{
     group_by_epoch, reps_against, ArmCounters, Comparison, CounterComparison, CounterSummary,
     MedianMin, NullControl, RepRecord, Role, ShapeResult,

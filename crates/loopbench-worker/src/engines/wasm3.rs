@@ -9,12 +9,12 @@
 //! ([`crate::workers::family`]): a generated worker project compiles it
 //! verbatim against the requested wasm3 0.3.x (its C core compiled by cc
 //! with one section per function, so layout variants move the op
-//! handlers), so it names this library only as `loopbench::...` and gets
+//! handlers), so it names this library only as `loopbench_worker::...` and gets
 //! the engine's version as an argument.
 
-use loopbench::engines::{check_options, support, Compiled, Engine, EngineError, Instance};
-use loopbench::measure::{timed, Meter};
-use loopbench::proposals::Proposals;
+use loopbench_worker::engines::{check_options, support, Compiled, Engine, EngineError, Instance};
+use loopbench_worker::measure::{timed, Meter};
+use loopbench_worker::proposals::Proposals;
 use wasm3::{Environment, Runtime};
 
 /// Stack for the wasm3 runtime, in bytes.

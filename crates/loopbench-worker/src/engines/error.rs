@@ -1,7 +1,7 @@
 //! What an engine adapter can fail with. A leaf: the adapters, the shapes'
 //! hooks and the worker protocol all name it, so it depends on nothing of
 //! the crate (and a worker template that includes an adapter verbatim finds
-//! it at `loopbench::engines::EngineError`).
+//! it at `loopbench_worker::engines::EngineError`).
 
 use thiserror::Error;
 

@@ -23,7 +23,10 @@
 //! the orchestrator can also release a waiting worker itself
 //! ([`BarrierFile::arrive`]) when it knows the partner will not come.
 
-use super::error::WorkerError;
+/// The duet barrier's shared page could not be made.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct BarrierError(pub String);
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -107,7 +110,7 @@ pub struct BarrierFile {
 
 impl BarrierFile {
     /// A fresh zeroed page in shared memory (`/dev/shm` where there is one).
-    pub fn create() -> Result<Self, WorkerError> {
+    pub fn create() -> Result<Self, BarrierError> {
         let shm = Path::new("/dev/shm");
         let dir = if shm.is_dir() {
             tempfile::Builder::new()
@@ -116,7 +119,7 @@ impl BarrierFile {
         } else {
             tempfile::Builder::new().prefix("loopbench-duet").tempdir()
         }
-        .map_err(|e| WorkerError::Barrier(format!("creating the duet barrier: {e}")))?;
+        .map_err(|e| BarrierError(format!("creating the duet barrier: {e}")))?;
         let path = dir.path().join("barrier");
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -124,9 +127,9 @@ impl BarrierFile {
             .create_new(true)
             .open(&path)
             .and_then(|f| f.set_len(PAGE as u64).map(|_| f))
-            .map_err(|e| WorkerError::Barrier(format!("{}: {e}", path.display())))?;
+            .map_err(|e| BarrierError(format!("{}: {e}", path.display())))?;
         let mapped = Mapped::map(&file)
-            .map_err(|e| WorkerError::Barrier(format!("mapping {}: {e}", path.display())))?;
+            .map_err(|e| BarrierError(format!("mapping {}: {e}", path.display())))?;
         Ok(BarrierFile {
             _dir: dir,
             path,

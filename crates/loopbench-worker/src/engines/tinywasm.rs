@@ -6,12 +6,12 @@
 //! This file is also the worker adapter of the `tinywasm_010` family
 //! ([`crate::workers::family`]): a generated worker project compiles it
 //! verbatim against the requested tinywasm 0.10.x, so it names this library
-//! only as `loopbench::...` and gets the engine's version as an argument.
+//! only as `loopbench_worker::...` and gets the engine's version as an argument.
 
-use loopbench::engines::EngineError;
-use loopbench::engines::{check_options, Compiled, Engine, Instance};
-use loopbench::measure::{timed, Meter};
-use loopbench::proposals::{Proposal, Proposals};
+use loopbench_worker::engines::EngineError;
+use loopbench_worker::engines::{check_options, Compiled, Engine, Instance};
+use loopbench_worker::measure::{timed, Meter};
+use loopbench_worker::proposals::{Proposal, Proposals};
 use tinywasm::types::WasmValue;
 use tinywasm::{Module, ModuleInstance, Store};
 

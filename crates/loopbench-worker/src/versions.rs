@@ -10,6 +10,12 @@ pub const WASMER: &str = env!("LOOPBENCH_VERSION_WASMER");
 /// depends on it (wasmi 0.31 moved by a quarter with fat LTO), so every
 /// result states it.
 pub const BUILD_PROFILE: &str = env!("LOOPBENCH_BUILD_PROFILE");
+/// The compiler that built this binary (`rustc --version`), empty if it
+/// could not say: part of the machine's fingerprint.
+pub const RUSTC: &str = env!("LOOPBENCH_RUSTC");
+/// This binary's RUSTFLAGS (cargo's encoding), which a relink of its own
+/// engines in layout variants must repeat to find its library fresh.
+pub const BUILT_RUSTFLAGS: &str = env!("LOOPBENCH_BUILT_RUSTFLAGS");
 
 /// This binary's build id: 12 hex digits of its GNU build id (the linker's
 /// hash of the code as laid out), else of a hash of the whole file.

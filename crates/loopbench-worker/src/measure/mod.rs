@@ -14,7 +14,6 @@ pub mod error;
 pub mod load;
 pub mod perf;
 pub mod rusage;
-pub mod summary;
 pub mod tsc;
 
 pub use error::{ChoiceError, DumpError, MeasureError};

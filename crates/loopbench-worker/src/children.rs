@@ -50,7 +50,7 @@ pub fn die_with_parent(cmd: &mut Command) -> &mut Command {
 /// exits at once with 130 (SIGINT) or 143 (SIGTERM). Installed once per
 /// process. Without a handler (it could not be installed) the flag stays 0
 /// and the signal keeps its default action.
-pub(crate) fn interrupt_flag() -> Arc<AtomicUsize> {
+pub fn interrupt_flag() -> Arc<AtomicUsize> {
     static FLAG: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
     Arc::clone(FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicUsize::new(0));
