@@ -290,13 +290,118 @@ fn a_path_without_a_crate_is_refused_before_any_work() {
     }
 }
 
+/// The worker builds' identity in a session's JSON (`loopbench-worker
+/// ID` in its version).
+fn identity(json: &Value, label: &str) -> String {
+    let version = json["session"]["engines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["arm"] == label)
+        .unwrap()["version"]
+        .as_str()
+        .unwrap();
+    let at = version
+        .find("loopbench-worker ")
+        .unwrap_or_else(|| panic!("{version}"));
+    version[at..at + "loopbench-worker ".len() + 12].to_string()
+}
+
+#[test]
+fn a_worker_build_follows_the_timed_path_and_not_the_host() {
+    let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    // A checkout of the workspace to edit: the timed path's crates, the
+    // root manifest and lock, and a file of the host's.
+    let live = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let copy = tempfile::tempdir().unwrap();
+    let root = copy.path();
+    for c in ["loopbench-worker", "loopbench-count", "loopbench-probe"] {
+        std::fs::create_dir_all(root.join("crates")).unwrap();
+        let status = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(live.join("crates").join(c))
+            .arg(root.join("crates"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    for f in ["Cargo.toml", "Cargo.lock"] {
+        std::fs::copy(live.join(f), root.join(f)).unwrap();
+    }
+    let host_file = root.join("crates/loopbench/src/report.rs");
+    std::fs::create_dir_all(host_file.parent().unwrap()).unwrap();
+    std::fs::write(&host_file, "// a report\n").unwrap();
+    let source = root.join("crates/loopbench-worker");
+    let env = [("LOOPBENCH_SOURCE", source.to_str().unwrap())];
+
+    let (ok, json, stderr) = session(NEW, &env);
+    assert!(ok, "{stderr}");
+    let first = identity(&json, NEW);
+
+    // The host edited: the same build, found, under the same identity
+    // (a rebuild of loopbench continues the same series).
+    std::fs::write(&host_file, "// a report, reworded\n").unwrap();
+    let (ok, json, stderr) = session(NEW, &env);
+    assert!(ok, "{stderr}");
+    assert!(!stderr.contains("built worker"), "rebuilt: {stderr}");
+    assert_eq!(identity(&json, NEW), first);
+
+    // The timed path edited: built anew, from a snapshot, saying why.
+    let units = source.join("src/units.rs");
+    let mut text = std::fs::read_to_string(&units).unwrap();
+    text.push_str("// edited by a test\n");
+    std::fs::write(&units, text).unwrap();
+    let (ok, json, stderr) = session(NEW, &env);
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{NEW}: building anew: the timed path's source changed since its last build"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("built worker"), "{stderr}");
+    let edited = identity(&json, NEW);
+    assert_ne!(edited, first);
+    // A cached worker binary that changed since it was built (truncated:
+    // the one just built) is built again, in one line, and runs.
+    let bins = std::fs::read_dir(format!("{CACHE}/target/debug")).unwrap();
+    let newest = bins
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().unwrap().to_string_lossy().starts_with("lbw-") && p.extension().is_none()
+        })
+        .max_by_key(|p| p.metadata().unwrap().modified().unwrap())
+        .unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&newest)
+        .unwrap()
+        .set_len(1000)
+        .unwrap();
+    let (ok, json, stderr) = session(NEW, &env);
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains("changed since it was built (hash differs): building it again"),
+        "{stderr}"
+    );
+    assert_eq!(json["errors"].as_array().unwrap().len(), 0, "{stderr}");
+}
+
 #[test]
 fn the_cache_key_changes_with_the_features() {
     let key = |s: &str| {
         let p = spec::parse(s).unwrap();
         let build = p.build.unwrap();
         let (dep, _) = locate::locate(EngineKind::Wasmi, &build).unwrap();
-        project::cache_key(EngineKind::Wasmi, &build, &dep, None)
+        project::cache_key(&project::inputs(
+            EngineKind::Wasmi,
+            &build,
+            &dep,
+            None,
+            "timed path",
+            "rustc",
+        ))
     };
     let plain = key("wasmi@2");
     assert_eq!(plain, key("wasmi@2"));

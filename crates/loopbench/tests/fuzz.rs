@@ -183,6 +183,7 @@ fn fake_worker(script: &str) -> String {
         version: "fake".into(),
         family: "test",
         key: String::new(),
+        identity: None,
         seconds: 0.0,
         compiled: false,
     };

@@ -34,8 +34,9 @@ pub fn build_label(version: &str, commit: Option<&str>) -> String {
 /// Whether a session brought a new build of an arm, from the stored
 /// builds (version and commit) of the session before and its own:
 /// `Some(true)` when they differ, `Some(false)` when they agree and both
-/// name the loopbench binary that hosted or built them (`loopbench ID`,
-/// recorded since 2026-12-04), `None` otherwise: an older version string
+/// name the loopbench binary that hosted them (`loopbench ID`, recorded
+/// since 2026-12-04) or the timed path that built them (`loopbench-worker
+/// ID`, since 2026-12-06), `None` otherwise: an older version string
 /// says `this binary` whichever binary it was, and two loopbench binaries
 /// are two builds of a compiled-in engine (tinywasm 0.10.0's
 /// locals_traffic ran at 3.6x and 2.6x wasm3 in two binaries that differed
@@ -45,9 +46,11 @@ pub fn new_build(before: (&str, Option<&str>), at: (&str, Option<&str>)) -> Opti
         return Some(true);
     }
     let names_binary = |v: &str| {
-        v.match_indices("loopbench ").any(|(i, m)| {
-            let id = &v[i + m.len()..];
-            id.len() >= 12 && id.bytes().take(12).all(|b| b.is_ascii_hexdigit())
+        ["loopbench ", "loopbench-worker "].iter().any(|by| {
+            v.match_indices(by).any(|(i, m)| {
+                let id = &v[i + m.len()..];
+                id.len() >= 12 && id.bytes().take(12).all(|b| b.is_ascii_hexdigit())
+            })
         })
     };
     names_binary(at.0).then_some(false)
@@ -109,6 +112,12 @@ mod tests {
             None,
             "not an id"
         );
+        // A worker build names the timed path that built it, not the
+        // host: two loopbench binaries, one build.
+        let built = "wasmi 2.0.0 [worker: crates.io =2.0.0, profile release, adapter wasmi_1x, loopbench-worker 166d3ae1d031]";
+        let rebuilt = "wasmi 2.0.0 [worker: crates.io =2.0.0, profile release, adapter wasmi_1x, loopbench-worker 4992372ae973]";
+        assert_eq!(new_build((built, None), (built, None)), Some(false));
+        assert_eq!(new_build((built, None), (rebuilt, None)), Some(true));
     }
 
     #[test]

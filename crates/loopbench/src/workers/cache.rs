@@ -4,7 +4,7 @@
 //! checkout and the cargo runs all ask here, so none of them asks another.
 
 use super::error::WorkerError;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Overrides the worker cache directory (tests point it at a scratch
 /// directory so they never write into the user's cache).
@@ -59,6 +59,40 @@ pub fn check_source() -> Result<PathBuf, WorkerError> {
             var: SOURCE_VAR,
         })
     }
+}
+
+/// The file a built worker's hash is kept in, beside it.
+pub fn hash_file(bin: &Path) -> PathBuf {
+    bin.with_extension("fnv1a")
+}
+
+/// A file's FNV-1a hash, hex.
+pub fn hash_of(path: &Path) -> Result<String, WorkerError> {
+    let bytes = std::fs::read(path).map_err(|e| WorkerError::io(path, e))?;
+    Ok(format!("{:016x}", crate::hash::fnv1a(&[&bytes])))
+}
+
+/// Record `bin`'s hash as the one it was built with.
+pub fn record_hash(bin: &Path) -> Result<(), WorkerError> {
+    let hash = hash_of(bin)?;
+    let path = hash_file(bin);
+    std::fs::write(&path, hash).map_err(|e| WorkerError::io(&path, e))
+}
+
+/// Whether the cached `bin` is unchanged since its hash was recorded:
+/// `Some(true)`; `Some(false)` when it changed (truncated, overwritten,
+/// gone), said in one line naming `what` it is and what happens `next`;
+/// `None` when no hash was recorded.
+pub fn verify(bin: &Path, what: &str, next: &str) -> Option<bool> {
+    let recorded = std::fs::read_to_string(hash_file(bin)).ok()?;
+    let same = hash_of(bin).is_ok_and(|h| h == recorded.trim());
+    if !same {
+        crate::diag!(
+            "{what} {} changed since it was built (hash differs): {next}",
+            bin.display()
+        );
+    }
+    Some(same)
 }
 
 /// Where `commit`'s worktree of a git arm lives.

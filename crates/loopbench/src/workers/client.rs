@@ -245,11 +245,15 @@ impl Arm for WorkerArm {
     fn version(&self) -> String {
         let s = self.state.borrow();
         match (&s.version, &s.broken) {
-            (Some(v), _) => format!(
-                "{v} [worker: {}, loopbench {}]",
-                self.described,
-                crate::versions::binary_id()
-            ),
+            (Some(v), _) => {
+                // A worker build names what built it; this binary's own
+                // engines (in process or relinked) name this binary.
+                let by = match self.built.as_ref().ok().and_then(|b| b.identity.clone()) {
+                    Some(identity) => identity,
+                    None => format!("loopbench {}", crate::versions::binary_id()),
+                };
+                format!("{v} [worker: {}, {by}]", self.described)
+            }
             (None, _) => format!("{} [worker unavailable: {}]", self.spec, self.described),
         }
     }

@@ -40,6 +40,7 @@ pub mod locate;
 pub mod mock_source;
 pub mod own_build;
 pub mod project;
+pub mod snapshot;
 pub mod supervise;
 // The worker's end of the pipe, in the timed path's crate.
 pub use loopbench_worker::workers::{barrier, heap, protocol, server};
@@ -424,6 +425,7 @@ fn own_worker(spec: &ArmSpec) -> Result<project::Built, WorkerError> {
         version: spec.engine.version().to_string(),
         family: "compiled in",
         key: String::new(),
+        identity: None,
         seconds: 0.0,
         compiled: false,
     })
@@ -438,6 +440,7 @@ fn own_variant(spec: &ArmSpec, bin: &std::path::Path) -> Result<project::Built, 
         version: spec.engine.version().to_string(),
         family: "compiled in",
         key: String::new(),
+        identity: None,
         seconds: 0.0,
         compiled: false,
     })

@@ -18,7 +18,7 @@
 //! Variants are cached under [`workers_root`]`/own/BINARY_ID/` by seed,
 //! each with the FNV-1a hash it had when built, checked before reuse.
 
-use super::cache::{source_dir, workers_root};
+use super::cache::{hash_file, source_dir, verify, workers_root};
 use super::error::WorkerError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -105,34 +105,10 @@ fn features() -> Vec<&'static str> {
     .collect()
 }
 
-/// The file a variant's hash is kept in.
-fn hash_file(bin: &Path) -> PathBuf {
-    bin.with_extension("fnv1a")
-}
-
-/// A file's FNV-1a hash, hex.
-fn hash_of(path: &Path) -> Result<String, WorkerError> {
-    let bytes = std::fs::read(path).map_err(|e| WorkerError::io(path, e))?;
-    Ok(format!("{:016x}", crate::hash::fnv1a(&[&bytes])))
-}
-
 /// Whether the cached variant `bin` is there and unchanged since it was
-/// built; a changed one is said in one line (and then rebuilt).
+/// built; a changed one is said in one line (and then relinked).
 fn cached(bin: &Path) -> bool {
-    let Ok(recorded) = std::fs::read_to_string(hash_file(bin)) else {
-        return false;
-    };
-    match hash_of(bin) {
-        Ok(h) if h == recorded.trim() => true,
-        Ok(_) => {
-            crate::diag!(
-                "cached layout variant {} changed since it was built (hash differs): relinking it",
-                bin.display()
-            );
-            false
-        }
-        Err(_) => false,
-    }
+    verify(bin, "cached layout variant", "relinking it") == Some(true)
 }
 
 /// Make (or find) `count` variants of this binary's engines for a

@@ -3,31 +3,34 @@
 //!
 //! The project lives in the user's cache directory ([`super::cache::workers_root`]:
 //! `$LOOPBENCH_CACHE_DIR`, else `$XDG_CACHE_HOME/loopbench/workers`, else
-//! `~/.cache/loopbench/workers`), in `<key>/`, where `<key>`
-//! hashes every input that changes the binary: engine, source (requirement
+//! `~/.cache/loopbench/workers`), in `<key>/`, where `<key>` hashes every
+//! input that changes the binary ([`inputs`]): engine, source (requirement
 //! or canonical path), features, profile, RUSTFLAGS, the rust-version
-//! override, this crate's version, the protocol number and the adapter
-//! texts. It depends on this library by path (default features off: the
-//! shapes, their hooks, the meter and the worker loop) and on the engine
+//! override, the timed path's source, the protocol number, the adapter
+//! texts, the toolchain. It depends on the timed path (`loopbench-worker`,
+//! from a snapshot of its source, [`super::snapshot`]) and on the engine
 //! crate, and compiles the adapter family picked for the resolved version.
+//! Nothing of the host binary is an input: a rebuild or upgrade of
+//! loopbench that leaves the timed path alone finds every build as it was,
+//! and a build made anew says which input changed.
 //!
 //! A second run finds the project and its recorded resolution and only asks
 //! cargo to confirm the binary is fresh (well under a second when nothing
-//! changed; a changed local checkout or loopbench source is rebuilt, which is
-//! what a user comparing branches wants). All workers share one cargo target
-//! directory per RUSTFLAGS value, so the common dependencies (this library,
-//! serde, wasmi 2 of the counting pass) compile once.
+//! changed; a changed local engine checkout is rebuilt, which is what a
+//! user comparing branches wants). All workers share one cargo target
+//! directory per RUSTFLAGS value, so the common dependencies (the timed
+//! path, serde, wasmi 2 of the counting pass) compile once.
 //!
-//! The one path that comes from the build machine is this crate's source
-//! ([`super::cache::source_dir`]), which a worker links: it is the checkout the running
-//! binary was built from, overridable with `LOOPBENCH_SOURCE`, and a worker
-//! build refuses in one line when it is gone. Nothing is written there.
+//! The one path from the build machine is the timed path's source
+//! ([`super::cache::source_dir`]: the checkout this binary was built from,
+//! or `LOOPBENCH_SOURCE`); a build refuses in one line when it is gone.
+//! Nothing is written there: it is copied into the cache first.
 //!
 //! Where the source is and which adapter family suits it is
 //! [`super::locate`]; running cargo is [`super::cargo`]; where the cache is,
 //! [`super::cache`].
 
-use super::cache::{check_source, source_dir, workers_root};
+use super::cache::{check_source, record_hash, verify, workers_root};
 use super::cargo::{cargo_build, metadata};
 use super::error::WorkerError;
 use super::family::{self, Family};
@@ -71,47 +74,120 @@ pub struct Built {
     pub family: &'static str,
     /// The cache key (the project directory's name).
     pub key: String,
+    /// What built it, named in its version (the history tells builds apart
+    /// by it): `loopbench-worker ID` for a worker build (the timed path's
+    /// source and the toolchain, so a rebuild of loopbench that leaves
+    /// them alone is the same build); `None` for this binary's own engines,
+    /// which name this binary.
+    pub identity: Option<String>,
     /// Wall time of this ensure (resolution and cargo).
     pub seconds: f64,
     /// Whether cargo compiled anything.
     pub compiled: bool,
 }
 
-/// The cache key of a build: a hash of every input that changes the binary.
-pub fn cache_key(
+/// Every input that changes a worker binary, by name: what the user asked
+/// for (engine, source, profile, features, RUSTFLAGS), what loopbench puts
+/// in (the timed path's source snapshot, the protocol, the adapter, the
+/// generated `main`), the toolchain and, for a layout variant, its link
+/// script. Not loopbench's own binary: a rebuild that leaves these alone
+/// finds the build as it was.
+pub fn inputs(
     engine: EngineKind,
     build: &BuildSpec,
     dep: &Dependency,
     layout: Option<u64>,
-) -> String {
+    timed_path: &str,
+    toolchain: &str,
+) -> Vec<(&'static str, String)> {
     let source = match dep {
         Dependency::Registry(req) => format!("registry {req}"),
         Dependency::Path(p, _) => format!("path {}", p.display()),
     };
-    let mut text = vec![
-        engine.name().to_string(),
-        source,
-        build.profile.clone(),
-        build.rustflags.clone().unwrap_or_default(),
-        build.ignore_rust_version.to_string(),
-        env!("CARGO_PKG_VERSION").to_string(),
-        super::protocol::PROTOCOL.to_string(),
-        source_dir().display().to_string(),
-        MAIN_TEMPLATE.to_string(),
-    ];
-    text.extend(build.features.iter().cloned());
-    if let Some(seed) = layout {
-        text.push(super::layout::build_script(seed));
-    }
-    for f in family::of(engine) {
-        text.push(format!(
-            "{} {} {:?}",
-            f.name, f.default_features, f.base_features
-        ));
-        text.push(f.adapter.to_string());
-    }
-    let parts: Vec<&[u8]> = text.iter().map(|t| t.as_bytes()).collect();
-    format!("{:016x}", crate::hash::fnv1a(&parts))
+    let text_hash = |t: &str| format!("{:016x}", crate::hash::fnv1a(&[t.as_bytes()]));
+    let adapters: Vec<String> = family::of(engine)
+        .map(|f| {
+            format!(
+                "{} {} {:?} {}",
+                f.name,
+                f.default_features,
+                f.base_features,
+                text_hash(f.adapter)
+            )
+        })
+        .collect();
+    vec![
+        ("engine", engine.name().to_string()),
+        ("source", source),
+        ("profile", build.profile.clone()),
+        ("features", build.features.join(" ")),
+        ("RUSTFLAGS", build.rustflags.clone().unwrap_or_default()),
+        (
+            "rust-version check",
+            (!build.ignore_rust_version).to_string(),
+        ),
+        ("the timed path's source", timed_path.to_string()),
+        ("the worker protocol", super::protocol::PROTOCOL.to_string()),
+        ("the adapter", adapters.join("; ")),
+        ("the generated main", text_hash(MAIN_TEMPLATE)),
+        ("the toolchain", toolchain.to_string()),
+        (
+            "the layout script",
+            layout.map(super::layout::build_script).unwrap_or_default(),
+        ),
+    ]
+}
+
+/// The cache key of a build: a hash of its [`inputs`].
+pub fn cache_key(inputs: &[(&str, String)]) -> String {
+    let parts: Vec<Vec<u8>> = inputs
+        .iter()
+        .map(|(name, value)| format!("{name}={value}").into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    format!("{:016x}", crate::hash::fnv1a(&refs))
+}
+
+/// The toolchain cargo builds workers with (`rustc --version` of `$RUSTC`,
+/// else `rustc`), asked once; empty when it cannot say (cargo will).
+fn toolchain() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| {
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        std::process::Command::new(rustc)
+            .arg("--version")
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default()
+    })
+}
+
+/// Where the inputs of the last plain build of `engine` from `source` are
+/// kept: the build a new key is told apart from.
+fn last_build_record(root: &Path, inputs: &[(&str, String)]) -> PathBuf {
+    let of = |name: &str| {
+        inputs
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or("", |(_, v)| v.as_str())
+    };
+    let id = crate::hash::fnv1a(&[of("engine").as_bytes(), of("source").as_bytes()]);
+    root.join("last").join(format!("{id:016x}.json"))
+}
+
+/// The names of the inputs that differ between `before` and `now`.
+fn changed(before: &[(String, String)], now: &[(&str, String)]) -> Vec<String> {
+    now.iter()
+        .filter(|(name, value)| {
+            before
+                .iter()
+                .find(|(n, _)| n == name)
+                .is_none_or(|(_, v)| v != value)
+        })
+        .map(|(name, _)| name.to_string())
+        .collect()
 }
 
 fn toml_str(s: &str) -> String {
@@ -134,6 +210,7 @@ fn manifest(
     fam: &Family,
     key: &str,
     layout: Option<u64>,
+    timed_path: &Path,
 ) -> String {
     let mut features: Vec<String> = fam.base_features.iter().map(|f| f.to_string()).collect();
     features.extend(build.features.iter().cloned());
@@ -177,7 +254,7 @@ fn manifest(
         } else {
             ""
         },
-        lb = toml_str(&source_dir().display().to_string()),
+        lb = toml_str(&timed_path.display().to_string()),
         engine = engine.name(),
         df = fam.default_features,
         features = features.join(", "),
@@ -229,9 +306,29 @@ pub fn ensure(
 ) -> Result<Built, WorkerError> {
     let started = Instant::now();
     let (dep, fam) = locate(engine, build)?;
-    let key = cache_key(engine, build, &dep, layout);
+    let snapshot = super::snapshot::current()?;
+    let inputs = inputs(engine, build, &dep, layout, &snapshot.hash, toolchain());
+    let key = cache_key(&inputs);
     let root = workers_root();
     let dir = root.join(&key);
+    let last = last_build_record(&root, &inputs);
+    if layout.is_none() && !dir.join("inputs.json").is_file() {
+        // A build made anew: say which of its inputs changed since the
+        // last build of this engine from this source (a rebuild that
+        // nobody can explain is the worst kind of wait).
+        let before: Option<Vec<(String, String)>> = std::fs::read(&last)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        if let Some(before) = before {
+            let what = changed(&before, &inputs);
+            if !what.is_empty() {
+                crate::diag!(
+                    "{label}: building anew: {} changed since its last build",
+                    what.join(", ")
+                );
+            }
+        }
+    }
     let target = match &build.rustflags {
         None => root.join("target"),
         Some(f) => root.join(format!(
@@ -242,7 +339,15 @@ pub fn ensure(
     let source = check_source()?;
     write_if_changed(
         &dir.join("Cargo.toml"),
-        &manifest(engine, build, &dep, fam, &key, layout),
+        &manifest(
+            engine,
+            build,
+            &dep,
+            fam,
+            &key,
+            layout,
+            &snapshot.worker_crate,
+        ),
     )?;
     write_if_changed(&dir.join("src/adapter.rs"), fam.adapter)?;
     if let Some(seed) = layout {
@@ -298,22 +403,72 @@ pub fn ensure(
         None => format!("{engine} {version}, {}", build.profile),
         Some(seed) => format!("{engine} {version}, {}, layout {seed}", build.profile),
     };
-    let compiled = cargo_build(&dir, &target, build, label, &what, started)?;
+    let mut compiled = cargo_build(&dir, &target, build, label, &what, started)?;
     let bin = target
         .join(profile_dir(&build.profile))
         .join(format!("lbw-{key}"));
+    // Cargo trusts a binary it made (a truncated one too): its hash, kept
+    // when it was built, is checked before every use. One without a hash
+    // (built before hashes were kept) is linked again, once.
+    if !compiled && verify(&bin, "cached worker", "building it again") != Some(true) {
+        forget(&target.join(profile_dir(&build.profile)), &key);
+        compiled = cargo_build(&dir, &target, build, label, &what, started)?;
+    }
     if !bin.is_file() {
         return Err(WorkerError::NoBinary { bin });
+    }
+    if compiled {
+        record_hash(&bin)?;
+    }
+    if layout.is_none() {
+        let text = serde_json::to_string(&inputs).map_err(|e| WorkerError::Json(Arc::new(e)))?;
+        write_if_changed(&dir.join("inputs.json"), &text)?;
+        write_if_changed(&last, &text)?;
     }
     Ok(Built {
         bin,
         args: Vec::new(),
         version,
         family: fam.name,
+        identity: Some(identity(&snapshot.hash, toolchain())),
         key,
         seconds: started.elapsed().as_secs_f64(),
         compiled,
     })
+}
+
+/// Remove the worker binary of `key` from cargo's output directory `out`
+/// so that cargo links it again: the binary, the file in `deps/` it is a
+/// hard link of, and the unit's fingerprint (cargo would otherwise copy
+/// the same bytes back). Its dependencies stay compiled.
+fn forget(out: &Path, key: &str) {
+    let _ = std::fs::remove_file(out.join(format!("lbw-{key}")));
+    let units = [
+        (out.join("deps"), format!("lbw_{key}-")),
+        (out.join(".fingerprint"), format!("loopbench-worker-{key}-")),
+    ];
+    for (dir, prefix) in units {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for path in entries.flatten().map(|e| e.path()) {
+            let ours = path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix));
+            if ours && path.is_dir() {
+                let _ = std::fs::remove_dir_all(&path);
+            } else if ours {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+}
+
+/// `loopbench-worker ID`: 12 hex digits of the timed path's snapshot and
+/// the toolchain, the same for every layout variant of a build.
+fn identity(timed_path: &str, toolchain: &str) -> String {
+    let id = crate::hash::fnv1a(&[timed_path.as_bytes(), toolchain.as_bytes()]);
+    format!("loopbench-worker {:012x}", id & 0xffff_ffff_ffff)
 }
 
 /// Resolve the project (writing Cargo.lock) and return the engine's version.
@@ -359,10 +514,14 @@ mod tests {
         (p.engine.parse().unwrap(), p.build.unwrap())
     }
 
-    fn key(s: &str) -> String {
+    fn key_of(s: &str, layout: Option<u64>) -> String {
         let (e, b) = spec(s);
         let (dep, _) = locate(e, &b).unwrap();
-        cache_key(e, &b, &dep, None)
+        cache_key(&inputs(e, &b, &dep, layout, "timed", "rustc 1.95.0"))
+    }
+
+    fn key(s: &str) -> String {
+        key_of(s, None)
     }
 
     #[test]
@@ -382,20 +541,37 @@ mod tests {
         // Options are runtime settings of one binary: same key.
         assert_eq!(base, key("wasmi@0.31:fuel"));
         // Each layout variant is a build of its own.
+        let v1 = key_of("wasmi@0.31", Some(1));
+        assert_ne!(v1, base);
+        assert_ne!(v1, key_of("wasmi@0.31", Some(2)));
+        assert_eq!(v1, key_of("wasmi@0.31", Some(1)));
+        // What loopbench puts in and the toolchain are inputs too; the
+        // change is named.
         let (e, b) = spec("wasmi@0.31");
         let (dep, _) = locate(e, &b).unwrap();
-        let v1 = cache_key(e, &b, &dep, Some(1));
-        assert_ne!(v1, base);
-        assert_ne!(v1, cache_key(e, &b, &dep, Some(2)));
-        assert_eq!(v1, cache_key(e, &b, &dep, Some(1)));
+        let now = inputs(e, &b, &dep, None, "timed", "rustc 1.95.0");
+        for (timed, rustc, what) in [
+            ("edited", "rustc 1.95.0", "the timed path's source"),
+            ("timed", "rustc 1.96.0", "the toolchain"),
+        ] {
+            let other = inputs(e, &b, &dep, None, timed, rustc);
+            assert_ne!(cache_key(&other), cache_key(&now));
+            let before: Vec<(String, String)> = other
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.clone()))
+                .collect();
+            assert_eq!(changed(&before, &now), [what]);
+        }
+        assert_ne!(identity("timed", "a"), identity("edited", "a"));
+        assert_eq!(identity("timed", "a").len(), "loopbench-worker ".len() + 12);
     }
 
     #[test]
     fn a_layout_variant_links_through_its_build_script() {
         let (e, b) = spec("wasmi@0.31");
         let (dep, fam) = locate(e, &b).unwrap();
-        let plain = manifest(e, &b, &dep, fam, "k", None);
-        let variant = manifest(e, &b, &dep, fam, "k", Some(3));
+        let plain = manifest(e, &b, &dep, fam, "k", None, Path::new("/w"));
+        let variant = manifest(e, &b, &dep, fam, "k", Some(3), Path::new("/w"));
         assert!(!plain.contains("build.rs"), "{plain}");
         assert!(variant.contains("build = \"build.rs\""), "{variant}");
         assert!(super::super::layout::build_script(3).contains("--shuffle-sections=*=3"));
@@ -405,7 +581,7 @@ mod tests {
     fn manifests_name_the_source_and_features() {
         let (e, b) = spec("tinywasm@=0.12.0-beta.0+feature:simd-intrinsics");
         let (dep, fam) = locate(e, &b).unwrap();
-        let m = manifest(e, &b, &dep, fam, "k", None);
+        let m = manifest(e, &b, &dep, fam, "k", None, Path::new("/w"));
         assert!(m.contains(
             r#"tinywasm = { version = "=0.12.0-beta.0", default-features = false, features = ["std", "parser", "validate", "simd-intrinsics"] }"#
         ), "{m}");
