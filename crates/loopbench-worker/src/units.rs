@@ -70,6 +70,7 @@ pub fn format_bytes(b: u64) -> String {
         b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
         b if b >= 1 << 30 => format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64),
         b if b >= 1 << 20 => format!("{:.2} MiB", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.2} KiB", b as f64 / (1u64 << 10) as f64),
         b => format!("{b} B"),
     }
 }
@@ -118,8 +119,71 @@ pub fn interval(median: f64, ci: [f64; 2]) -> String {
     )
 }
 
+/// Parse a period: `24h`, `30m`, `90s`, `2d`, `1h30m`; seconds.
+pub fn parse_period(text: &str) -> Result<f64, String> {
+    let bad = || {
+        format!(
+            "`{}`: expected a period such as 24h, 30m, 90s or 1h30m",
+            text.escape_default()
+        )
+    };
+    let mut total = 0.0;
+    let mut number = String::new();
+    for c in text.trim().chars() {
+        if c.is_ascii_digit() || c == '.' {
+            number.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1.0,
+            'm' => 60.0,
+            'h' => 3600.0,
+            'd' => 86400.0,
+            _ => return Err(bad()),
+        };
+        let n: f64 = number.parse().map_err(|_| bad())?;
+        total += n * unit;
+        number.clear();
+    }
+    if !(number.is_empty() && total >= 1.0 && total.is_finite()) {
+        return Err(bad());
+    }
+    Ok(total)
+}
+
+/// A period as [`parse_period`] reads it.
+pub fn show_period(seconds: f64) -> String {
+    let s = seconds.round() as u64;
+    let mut out = String::new();
+    let (d, h, m, sec) = (s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60);
+    for (v, u) in [(d, "d"), (h, "h"), (m, "m"), (sec, "s")] {
+        if v > 0 {
+            out.push_str(&format!("{v}{u}"));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("0s");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn periods_parse_and_show() {
+        assert_eq!(super::parse_period("24h"), Ok(86400.0));
+        assert_eq!(super::parse_period("30m"), Ok(1800.0));
+        assert_eq!(super::parse_period("90s"), Ok(90.0));
+        assert_eq!(super::parse_period("1h30m"), Ok(5400.0));
+        assert_eq!(super::parse_period("2d"), Ok(172800.0));
+        for bad in ["", "24", "h", "0s", "-1h", "1x", "1h 30m", "1..5h"] {
+            assert!(super::parse_period(bad).is_err(), "{bad}");
+        }
+        assert_eq!(super::show_period(86400.0), "1d");
+        assert_eq!(super::show_period(5400.0), "1h30m");
+        assert_eq!(super::show_period(90.0), "1m30s");
+    }
+
     #[test]
     fn measured_values_keep_four_significant_digits() {
         use super::significant;
@@ -168,5 +232,7 @@ mod tests {
         assert!(working_set("1k").is_err());
         assert_eq!(working_set("1m"), Ok(1 << 20));
         assert_eq!(format_bytes(8 << 20), "8 MiB");
+        assert_eq!(format_bytes(693185), "676.94 KiB");
+        assert_eq!(format_bytes(1000), "1000 B");
     }
 }

@@ -178,6 +178,8 @@ pub fn run(mut plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
     }
     publish(&mut report, &runs, started);
     report.complete = !interrupted;
+    // What this session ran from is the most recently used now.
+    crate::workers::inventory::auto_prune();
     Ok(report)
 }
 

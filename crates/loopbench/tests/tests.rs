@@ -9,6 +9,9 @@
 mod apps;
 /// Build arms: two registry versions of wasmi in worker processes.
 mod builds;
+/// The worker cache: `loopbench cache` lists and prunes, a session keeps
+/// it under its limit, a full disk is one line.
+mod cache;
 /// `loopbench calibrate`: effect arms do exactly their work; the command end to end.
 mod calibrate;
 /// The binary's behaviour, end to end: counters, errors, JSON, reliability, reports.

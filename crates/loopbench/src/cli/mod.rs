@@ -10,6 +10,7 @@ mod alerts;
 mod app;
 #[cfg(feature = "history")]
 mod bisect;
+mod cache;
 mod calibrate;
 mod compare;
 mod count;
@@ -156,6 +157,11 @@ pub enum Command {
     /// Example: loopbench alerts --track wasmi-main --markdown
     #[cfg(feature = "history")]
     Alerts(alerts::AlertsArgs),
+    /// The worker cache: its size, its builds and relinks and when each was
+    /// last used; prune it by age, count or size.
+    ///
+    /// Example: loopbench cache --max-size 2g
+    Cache(cache::CacheArgs),
     /// Serve an engine of this binary to a session (started by `run`).
     #[command(hide = true)]
     Worker(worker::WorkerArgs),
@@ -285,6 +291,7 @@ impl Cli {
             Command::Track(a) => a.execute(),
             #[cfg(feature = "history")]
             Command::Alerts(a) => a.execute(),
+            Command::Cache(a) => a.execute(),
             Command::Worker(a) => a.execute(),
         }
     }

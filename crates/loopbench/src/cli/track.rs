@@ -121,7 +121,7 @@ impl AddArgs {
         let every_s = self
             .every
             .as_deref()
-            .map(track::parse_every)
+            .map(crate::units::parse_period)
             .transpose()
             .map_err(|e| Error::Usage(format!("--every {e}")))?;
         match (every_s.is_some(), self.labels.is_empty()) {
@@ -198,7 +198,7 @@ fn schedule(t: &Track) -> String {
         Some(e) => format!(
             "; agents of {} queue it every {}",
             Text.escape(&t.labels.join(",")),
-            track::show_every(e)
+            crate::units::show_period(e)
         ),
         None => String::new(),
     }

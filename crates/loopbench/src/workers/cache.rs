@@ -95,6 +95,45 @@ pub fn verify(bin: &Path, what: &str, next: &str) -> Option<bool> {
     Some(same)
 }
 
+/// The bytes an unprivileged writer may still use on the disk that holds
+/// `path` (or its nearest existing ancestor); `None` if it cannot say.
+#[cfg(target_os = "linux")]
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let mut at = path;
+    while !at.exists() {
+        at = at.parent()?;
+    }
+    let c = std::ffi::CString::new(at.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: `c` is a valid C string and `stat` a zeroed out-parameter
+    // statvfs fills in.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut stat) } != 0 {
+        return None;
+    }
+    Some((stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn free_bytes(_: &Path) -> Option<u64> {
+    None
+}
+
+/// Refuse `what` before it starts when the disk of the worker cache has
+/// less than `need` bytes free (a full disk otherwise ends in a linker's
+/// crash report half way through).
+pub fn check_space(what: &str, need: u64) -> Result<(), WorkerError> {
+    let root = workers_root();
+    match free_bytes(&root) {
+        Some(free) if free < need => Err(WorkerError::NoSpace {
+            what: what.to_string(),
+            root,
+            free,
+            need,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Where `commit`'s worktree of a git arm lives.
 pub fn worktree_dir(commit: &str) -> PathBuf {
     workers_root().join("git").join(commit)

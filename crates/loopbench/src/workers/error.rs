@@ -135,6 +135,13 @@ pub enum WorkerError {
     /// `cargo build` failed; the detail holds the tail of its output.
     #[error("{0}")]
     Build(String),
+    #[error("not enough disk space for {what}: {} free where the worker cache is ({}), and it needs about {}; `loopbench cache --max-size SIZE` frees some", crate::units::format_bytes(*free), root.display(), crate::units::format_bytes(*need))]
+    NoSpace {
+        what: String,
+        root: PathBuf,
+        free: u64,
+        need: u64,
+    },
     #[error("cargo reported success but {} does not exist", bin.display())]
     NoBinary { bin: PathBuf },
     #[error("layout variants: {detail}")]

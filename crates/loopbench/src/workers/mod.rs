@@ -35,6 +35,7 @@ pub mod client;
 pub mod error;
 pub mod family;
 pub mod git;
+pub mod inventory;
 pub mod layout;
 pub mod locate;
 pub mod mock_source;

@@ -49,7 +49,7 @@ const KEEP_OTHER_BUILDS: usize = 1;
 
 /// The file whose shared locks mark a variants directory in use, and
 /// whose modification time says when a session last used it.
-const IN_USE: &str = ".in-use";
+use super::inventory::IN_USE;
 
 /// Why variants of this binary cannot be made, in one line.
 fn cannot(why: impl Into<String>) -> WorkerError {
@@ -128,6 +128,7 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
         .lock_shared()
         .and_then(|()| in_use.set_modified(std::time::SystemTime::now()))
         .map_err(|e| WorkerError::io(&in_use_path, e))?;
+    super::inventory::hold(&dir);
     // One session fills this cache at a time.
     let _cache = exclusive(&dir.join(".lock"))?;
     if let Some(root) = dir.parent() {
@@ -160,6 +161,13 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
                 workspace.display()
             )));
         }
+        // Each variant is about a third of this binary, kept in the cache
+        // after cargo links it in the target directory.
+        let each = std::fs::metadata(&exe).map_or(64 << 20, |m| m.len() / 3);
+        super::cache::check_space(
+            &format!("relinking {} layout variants", missing.len()),
+            each * missing.len() as u64,
+        )?;
         // Cargo's output path is shared by every relink from this target
         // directory, whichever cache asked for it: a link and its copy out
         // belong together.

@@ -285,6 +285,11 @@ fn profile_dir(profile: &str) -> &str {
     }
 }
 
+/// Disk a worker build needs before it starts: compiling an engine with
+/// its dependencies, and linking one more binary beside them.
+const NEED_TO_COMPILE: u64 = 1 << 30;
+const NEED_TO_LINK: u64 = 128 << 20;
+
 /// What the second run reads instead of resolving again.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Resolution {
@@ -349,6 +354,8 @@ pub fn ensure(
             &snapshot.worker_crate,
         ),
     )?;
+    // In use by this session from here on: no prune removes it.
+    super::inventory::hold(&dir);
     write_if_changed(&dir.join("src/adapter.rs"), fam.adapter)?;
     if let Some(seed) = layout {
         write_if_changed(&dir.join("build.rs"), &super::layout::build_script(seed))?;
@@ -403,10 +410,20 @@ pub fn ensure(
         None => format!("{engine} {version}, {}", build.profile),
         Some(seed) => format!("{engine} {version}, {}, layout {seed}", build.profile),
     };
-    let mut compiled = cargo_build(&dir, &target, build, label, &what, started)?;
     let bin = target
         .join(profile_dir(&build.profile))
         .join(format!("lbw-{key}"));
+    if !bin.is_file() {
+        // A first build compiles the engine and its dependencies (415 MiB
+        // for wasmi 2 in release); a build beside them links one binary.
+        let need = if target.join(profile_dir(&build.profile)).is_dir() {
+            NEED_TO_LINK
+        } else {
+            NEED_TO_COMPILE
+        };
+        super::cache::check_space(&format!("building worker {label}"), need)?;
+    }
+    let mut compiled = cargo_build(&dir, &target, build, label, &what, started)?;
     // Cargo trusts a binary it made (a truncated one too): its hash, kept
     // when it was built, is checked before every use. One without a hash
     // (built before hashes were kept) is linked again, once.
@@ -420,9 +437,9 @@ pub fn ensure(
     if compiled {
         record_hash(&bin)?;
     }
+    let text = serde_json::to_string(&inputs).map_err(|e| WorkerError::Json(Arc::new(e)))?;
+    write_if_changed(&dir.join("inputs.json"), &text)?;
     if layout.is_none() {
-        let text = serde_json::to_string(&inputs).map_err(|e| WorkerError::Json(Arc::new(e)))?;
-        write_if_changed(&dir.join("inputs.json"), &text)?;
         write_if_changed(&last, &text)?;
     }
     Ok(Built {

@@ -135,6 +135,7 @@ fn make(root: &Path, under: &Path) -> Result<Snapshot, WorkerError> {
         hash,
     };
     if dir.join("Cargo.toml").is_file() {
+        super::inventory::hold(&dir);
         return Ok(snapshot);
     }
     std::fs::create_dir_all(under).map_err(|e| WorkerError::io(under, e))?;
@@ -157,6 +158,7 @@ fn make(root: &Path, under: &Path) -> Result<Snapshot, WorkerError> {
             return Err(WorkerError::io(&dir, e));
         }
     }
+    super::inventory::hold(&dir);
     Ok(snapshot)
 }
 
