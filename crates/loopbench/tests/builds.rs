@@ -28,6 +28,10 @@ const CACHE: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/loopbench-workers");
 fn loopbench() -> Command {
     let mut cmd = Command::cargo_bin("loopbench").unwrap();
     cmd.env("LOOPBENCH_CACHE_DIR", CACHE);
+    // The suite's cache holds every build its tests make (several GiB of
+    // dev builds): a session pruning it mid-suite would make the next test
+    // build again. Pruning has tests of its own (tests/cache.rs).
+    cmd.env("LOOPBENCH_CACHE_LIMIT", "1024g");
     cmd.env(
         "LOOPBENCH_DB",
         concat!(env!("CARGO_TARGET_TMPDIR"), "/history.sqlite"),
@@ -349,7 +353,13 @@ fn a_worker_build_follows_the_timed_path_and_not_the_host() {
     // The timed path edited: built anew, from a snapshot, saying why.
     let units = source.join("src/units.rs");
     let mut text = std::fs::read_to_string(&units).unwrap();
-    text.push_str("// edited by a test\n");
+    // Unique per run: the suite's cache outlives it, and an edit made
+    // before would be found built.
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    text.push_str(&format!("// edited by a test at {nonce}\n"));
     std::fs::write(&units, text).unwrap();
     let (ok, json, stderr) = session(NEW, &env);
     assert!(ok, "{stderr}");
