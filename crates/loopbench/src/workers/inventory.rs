@@ -186,7 +186,8 @@ pub fn list(root: &Path) -> Vec<Part> {
         .map(|t| (t.clone(), build_files(t)))
         .collect();
     // Builds: a plain build and its layout variants are one part.
-    let mut builds: BTreeMap<String, Part> = BTreeMap::new();
+    // Each build's part and how many layout variants it has.
+    let mut builds: BTreeMap<String, (Part, usize)> = BTreeMap::new();
     for dir in entries.iter().filter(|p| {
         p.is_dir()
             && is_key(&p.file_name().unwrap_or_default().to_string_lossy())
@@ -231,20 +232,26 @@ pub fn list(root: &Path) -> Vec<Part> {
         }
         let bytes = paths.iter().map(|p| size(p, &mut seen)).sum::<u64>();
         let used = modified(&dir.join(IN_USE)).max(modified(dir));
-        let part = builds.entry(group).or_insert_with(|| Part {
-            kind: Kind::Build,
-            what: String::new(),
-            bytes: 0,
-            used: SystemTime::UNIX_EPOCH,
-            paths: Vec::new(),
-            locks: Vec::new(),
-            target: target.clone(),
+        let (part, variants) = builds.entry(group).or_insert_with(|| {
+            let part = Part {
+                kind: Kind::Build,
+                what: String::new(),
+                bytes: 0,
+                used: SystemTime::UNIX_EPOCH,
+                paths: Vec::new(),
+                locks: Vec::new(),
+                target: target.clone(),
+            };
+            (part, 0)
         });
         part.bytes += bytes;
         part.used = part.used.max(used);
         part.paths.extend(paths);
         part.locks.push(dir.join(IN_USE));
-        if !variant {
+        *variants += usize::from(variant);
+        // Any of its directories describes the build (a session in layout
+        // variants makes no plain one).
+        if part.what.is_empty() {
             part.what = match recorded {
                 Some(_) => format!(
                     "{} {version} ({}, {}{}{})",
@@ -264,20 +271,12 @@ pub fn list(root: &Path) -> Vec<Part> {
             };
         }
     }
-    for part in builds.values_mut() {
-        let variants = part
-            .paths
-            .iter()
-            .filter(|p| p.parent() == Some(root))
-            .count();
-        if part.what.is_empty() {
-            part.what = "layout variants of a build no longer cached".into();
-        }
-        if variants > 1 {
-            part.what = format!("{}, {}", part.what, layout_variants(variants - 1));
+    for (part, variants) in builds.values_mut() {
+        if *variants > 0 {
+            part.what = format!("{}, {}", part.what, layout_variants(*variants));
         }
     }
-    parts.extend(builds.into_values());
+    parts.extend(builds.into_values().map(|(part, _)| part));
     // This binary's (and older binaries') relinks.
     for dir in dirs_in(&root.join("own")) {
         let id = dir
@@ -291,6 +290,9 @@ pub fn list(root: &Path) -> Vec<Part> {
             .flatten()
             .filter(|e| e.path().extension().is_some_and(|x| x == "fnv1a"))
             .count();
+        if variants == 0 && size(&dir, &mut HashSet::new()) == 0 {
+            continue; // made for a session that relinked nothing
+        }
         parts.push(Part {
             kind: Kind::Relinks,
             what: format!("relinks of loopbench {id}, {}", layout_variants(variants)),
@@ -580,6 +582,16 @@ mod tests {
         assert_eq!(deps.bytes, 5000);
         let own = parts.iter().find(|p| p.kind == Kind::Relinks).unwrap();
         assert!(own.what.ends_with(", 1 layout variant"), "{own:?}");
+        // A session in layout variants makes no plain build: the variants
+        // describe it.
+        std::fs::remove_dir_all(root.path().join("aaaaaaaaaaaaaaaa")).unwrap();
+        let parts = list(root.path());
+        assert!(
+            parts
+                .iter()
+                .any(|p| p.what == "wasmi 2.0.0 (registry =2.0.0, release), 1 layout variant"),
+            "{parts:#?}"
+        );
     }
 
     #[test]

@@ -164,8 +164,8 @@ fn toolchain() -> &'static str {
     })
 }
 
-/// Where the inputs of the last plain build of `engine` from `source` are
-/// kept: the build a new key is told apart from.
+/// Where the inputs of the last build of `engine` from `source` are kept:
+/// the build a new key is told apart from.
 fn last_build_record(root: &Path, inputs: &[(&str, String)]) -> PathBuf {
     let of = |name: &str| {
         inputs
@@ -177,9 +177,11 @@ fn last_build_record(root: &Path, inputs: &[(&str, String)]) -> PathBuf {
     root.join("last").join(format!("{id:016x}.json"))
 }
 
-/// The names of the inputs that differ between `before` and `now`.
+/// The names of the inputs that differ between `before` and `now` (the
+/// layout script aside: each variant has its own).
 fn changed(before: &[(String, String)], now: &[(&str, String)]) -> Vec<String> {
     now.iter()
+        .filter(|(name, _)| *name != "the layout script")
         .filter(|(name, value)| {
             before
                 .iter()
@@ -317,21 +319,26 @@ pub fn ensure(
     let root = workers_root();
     let dir = root.join(&key);
     let last = last_build_record(&root, &inputs);
-    if layout.is_none() && !dir.join("inputs.json").is_file() {
+    if !dir.join("inputs.json").is_file() {
         // A build made anew: say which of its inputs changed since the
         // last build of this engine from this source (a rebuild that
-        // nobody can explain is the worst kind of wait).
+        // nobody can explain is the worst kind of wait), once for all its
+        // layout variants.
+        static TOLD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
         let before: Option<Vec<(String, String)>> = std::fs::read(&last)
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok());
-        if let Some(before) = before {
-            let what = changed(&before, &inputs);
-            if !what.is_empty() {
-                crate::diag!(
-                    "{label}: building anew: {} changed since its last build",
-                    what.join(", ")
-                );
-            }
+        let what = before.map(|b| changed(&b, &inputs)).unwrap_or_default();
+        let first = TOLD.lock().is_ok_and(|mut told| {
+            let new = !told.contains(&last);
+            told.push(last.clone());
+            new
+        });
+        if !what.is_empty() && first {
+            crate::diag!(
+                "{label}: building anew: {} changed since its last build",
+                what.join(", ")
+            );
         }
     }
     let target = match &build.rustflags {
@@ -439,9 +446,7 @@ pub fn ensure(
     }
     let text = serde_json::to_string(&inputs).map_err(|e| WorkerError::Json(Arc::new(e)))?;
     write_if_changed(&dir.join("inputs.json"), &text)?;
-    if layout.is_none() {
-        write_if_changed(&last, &text)?;
-    }
+    write_if_changed(&last, &text)?;
     Ok(Built {
         bin,
         args: Vec::new(),
