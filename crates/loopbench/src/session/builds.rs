@@ -39,8 +39,6 @@ pub(super) struct Planned {
     pub(super) own: Vec<PathBuf>,
     /// Why the compiled-in engines run one code layout, when they do.
     pub(super) one_layout: Option<String>,
-    /// Held for the session: the relinks are in use (not pruned).
-    pub(super) own_in_use: Option<std::fs::File>,
 }
 
 /// Whether an arm is an engine compiled into this binary (not a build, not
@@ -64,7 +62,6 @@ pub(super) fn plan_variants(plan: &Plan, arms: &mut Vec<ArmPlan>) -> Result<Plan
         match relinked(arms, k, plan.variant_seed) {
             Ok((own, layouts)) => {
                 planned.own = own.bins;
-                planned.own_in_use = Some(own.in_use);
                 planned.layouts = layouts;
             }
             Err(why) => {

@@ -46,8 +46,6 @@ pub(super) struct Setup {
     pub(super) duet: Option<crate::workers::barrier::BarrierFile>,
     /// Why the compiled-in engines run one code layout, when they do.
     pub(super) one_layout: Option<String>,
-    /// The relinks' shared lock, held while the session runs from them.
-    _own_in_use: Option<std::fs::File>,
 }
 
 /// A duet session runs every arm in a worker process pinned per rep, on
@@ -169,7 +167,6 @@ impl Setup {
             rounds,
             duet,
             one_layout: planned.one_layout,
-            _own_in_use: planned.own_in_use,
         })
     }
 

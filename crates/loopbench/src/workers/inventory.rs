@@ -79,11 +79,11 @@ pub fn hold(dir: &Path) {
     }
 }
 
-/// The part's locks, taken exclusively (and kept while it is removed);
-/// `None` when a session holds one of them.
-fn free(part: &Part) -> Option<Vec<std::fs::File>> {
+/// In-use locks taken exclusively (kept while what they guard is
+/// removed); `None` when a session holds one of them.
+pub fn take_unused(locks: &[PathBuf]) -> Option<Vec<std::fs::File>> {
     let mut taken = Vec::new();
-    for path in &part.locks {
+    for path in locks {
         // No lock file: nothing ever held it.
         let Ok(f) = std::fs::OpenOptions::new().write(true).open(path) else {
             continue;
@@ -94,7 +94,12 @@ fn free(part: &Part) -> Option<Vec<std::fs::File>> {
     Some(taken)
 }
 
-/// The bytes under `path` (a file or a directory), each inode once.
+/// The bytes under `path` (a file or a directory), hard links once.
+pub fn bytes(path: &Path) -> u64 {
+    size(path, &mut HashSet::new())
+}
+
+/// The bytes under `path`, each inode not in `seen` once.
 fn size(path: &Path, seen: &mut HashSet<(u64, u64)>) -> u64 {
     use std::os::unix::fs::MetadataExt;
     let Ok(meta) = std::fs::symlink_metadata(path) else {
@@ -154,6 +159,20 @@ fn build_files(target: &Path) -> BTreeMap<String, Vec<PathBuf>> {
         }
     }
     out
+}
+
+/// Remove every file cargo keeps for the build `key` in the target
+/// directory `target` (its binary, the `deps/` file it is a hard link of,
+/// its fingerprint and build-script output), so that cargo builds it
+/// again; the dependencies stay compiled.
+pub fn remove_build_files(target: &Path, key: &str) {
+    for path in build_files(target).remove(key).unwrap_or_default() {
+        if path.is_dir() {
+            let _ = std::fs::remove_dir_all(&path);
+        } else {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 /// The inputs a build recorded (`inputs.json`), by name.
@@ -290,7 +309,7 @@ pub fn list(root: &Path) -> Vec<Part> {
             .flatten()
             .filter(|e| e.path().extension().is_some_and(|x| x == "fnv1a"))
             .count();
-        if variants == 0 && size(&dir, &mut HashSet::new()) == 0 {
+        if variants == 0 && bytes(&dir) == 0 {
             continue; // made for a session that relinked nothing
         }
         parts.push(Part {
@@ -427,7 +446,7 @@ pub fn prune(root: &Path, policy: &Policy, now: SystemTime) -> Pruned {
         if !(old || beyond_last || too_big) {
             continue;
         }
-        let Some(_lock) = free(part) else {
+        let Some(_lock) = take_unused(&part.locks) else {
             pruned.in_use += 1;
             continue;
         };

@@ -34,11 +34,9 @@ pub struct OwnVariants {
     pub seeds: Vec<u64>,
     /// Wall time to build or find them all.
     pub seconds: f64,
-    /// Where they are cached (one directory per host binary).
+    /// Where they are cached (one directory per host binary; in use by
+    /// this process, so that no other session prunes it, see [`prune`]).
     pub dir: PathBuf,
-    /// A shared lock on the directory held while the session uses it, so
-    /// that no other session prunes it (see [`prune`]).
-    pub in_use: std::fs::File,
 }
 
 /// The newest directories of other loopbench builds' variants kept beside
@@ -47,8 +45,8 @@ pub struct OwnVariants {
 /// them.
 const KEEP_OTHER_BUILDS: usize = 1;
 
-/// The file whose shared locks mark a variants directory in use, and
-/// whose modification time says when a session last used it.
+// The file whose shared locks mark a variants directory in use, and whose
+// modification time says when a session last used it.
 use super::inventory::IN_USE;
 
 /// Why variants of this binary cannot be made, in one line.
@@ -121,13 +119,6 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
         .join("own")
         .join(crate::versions::binary_id());
     std::fs::create_dir_all(&dir).map_err(|e| WorkerError::io(&dir, e))?;
-    let in_use_path = dir.join(IN_USE);
-    let in_use =
-        std::fs::File::create(&in_use_path).map_err(|e| WorkerError::io(&in_use_path, e))?;
-    in_use
-        .lock_shared()
-        .and_then(|()| in_use.set_modified(std::time::SystemTime::now()))
-        .map_err(|e| WorkerError::io(&in_use_path, e))?;
     super::inventory::hold(&dir);
     // One session fills this cache at a time.
     let _cache = exclusive(&dir.join(".lock"))?;
@@ -193,7 +184,6 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
         seeds,
         seconds: started.elapsed().as_secs_f64(),
         dir,
-        in_use,
     })
 }
 
@@ -219,14 +209,10 @@ fn prune(root: &Path, current: &Path) {
     others.sort_by_key(|(used, _)| std::cmp::Reverse(*used));
     let (mut removed, mut bytes) = (0, 0u64);
     for (_, dir) in others.into_iter().skip(KEEP_OTHER_BUILDS) {
-        // Opened as it is: a truncation would make it look just used.
-        let Ok(lock) = open_in_use(&dir.join(IN_USE)) else {
-            continue;
-        };
-        if lock.try_lock().is_err() {
+        let Some(_lock) = super::inventory::take_unused(&[dir.join(IN_USE)]) else {
             continue; // a session runs from it
-        }
-        let size = dir_size(&dir);
+        };
+        let size = super::inventory::bytes(&dir);
         if std::fs::remove_dir_all(&dir).is_ok() {
             removed += 1;
             bytes += size;
@@ -240,29 +226,6 @@ fn prune(root: &Path, current: &Path) {
             root.display()
         );
     }
-}
-
-/// `path` opened for locking, created if missing, its contents and
-/// modification time untouched.
-fn open_in_use(path: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-}
-
-/// The bytes of the files directly in `dir`.
-fn dir_size(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter_map(|e| e.metadata().ok())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 /// On a terminal, variant i of N with the time left; hidden otherwise.

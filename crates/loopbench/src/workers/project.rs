@@ -435,7 +435,7 @@ pub fn ensure(
     // when it was built, is checked before every use. One without a hash
     // (built before hashes were kept) is linked again, once.
     if !compiled && verify(&bin, "cached worker", "building it again") != Some(true) {
-        forget(&target.join(profile_dir(&build.profile)), &key);
+        super::inventory::remove_build_files(&target, &key);
         compiled = cargo_build(&dir, &target, build, label, &what, started)?;
     }
     if !bin.is_file() {
@@ -457,33 +457,6 @@ pub fn ensure(
         seconds: started.elapsed().as_secs_f64(),
         compiled,
     })
-}
-
-/// Remove the worker binary of `key` from cargo's output directory `out`
-/// so that cargo links it again: the binary, the file in `deps/` it is a
-/// hard link of, and the unit's fingerprint (cargo would otherwise copy
-/// the same bytes back). Its dependencies stay compiled.
-fn forget(out: &Path, key: &str) {
-    let _ = std::fs::remove_file(out.join(format!("lbw-{key}")));
-    let units = [
-        (out.join("deps"), format!("lbw_{key}-")),
-        (out.join(".fingerprint"), format!("loopbench-worker-{key}-")),
-    ];
-    for (dir, prefix) in units {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for path in entries.flatten().map(|e| e.path()) {
-            let ours = path
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(&prefix));
-            if ours && path.is_dir() {
-                let _ = std::fs::remove_dir_all(&path);
-            } else if ours {
-                let _ = std::fs::remove_file(&path);
-            }
-        }
-    }
 }
 
 /// `loopbench-worker ID`: 12 hex digits of the timed path's snapshot and
