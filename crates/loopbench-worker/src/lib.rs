@@ -22,6 +22,7 @@
 //! | child processes that die with their parent, stop signals | [`children`] |
 //! | engine versions and this binary's build id | [`versions`] |
 //! | the one stable hash (cache keys, module identity, seeds) | [`hash`] |
+//! | the WASI host a user's own workload runs against | [`wasi`] |
 
 // The engine adapters shared with worker templates name this crate as
 // `loopbench_worker::...` (see `engines`), here as in a worker project.
@@ -60,4 +61,5 @@ pub mod proposals;
 pub mod shapes;
 pub mod units;
 pub mod versions;
+pub mod wasi;
 pub mod workers;

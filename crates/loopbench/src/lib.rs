@@ -49,7 +49,7 @@
 // else); its modules are this library's, under the same names.
 pub use loopbench_worker::{
     arm, children, diag, diag_part, engines, hash, measure, phases, proposals, shapes, units,
-    versions,
+    versions, wasi,
 };
 
 pub mod apps;

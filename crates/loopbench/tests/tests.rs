@@ -40,3 +40,5 @@ mod optional_engines;
 mod replay;
 /// Every built-in shape verifies on every engine, and fails with its body disabled.
 mod shapes;
+/// Your own workload: WASI commands run, verified and refused in one line.
+mod workload;

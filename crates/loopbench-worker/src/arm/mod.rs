@@ -196,6 +196,9 @@ impl Iters {
 pub struct InProcessArm {
     label: String,
     engine: Box<dyn Engine>,
+    /// What the engine was built from; WASI commands build their own
+    /// routing from it. None for an engine made elsewhere.
+    spec: Option<ArmSpec>,
     /// Makes the extra counters for each prepared instance.
     counters: CounterFactory,
     iters: Iters,
@@ -211,6 +214,7 @@ impl InProcessArm {
         Ok(InProcessArm {
             label,
             engine: spec.build()?,
+            spec: Some(spec.clone()),
             counters: std::sync::Arc::new(Vec::new),
             iters: Iters::Shape,
         })
@@ -221,6 +225,7 @@ impl InProcessArm {
         InProcessArm {
             label,
             engine,
+            spec: None,
             counters: std::sync::Arc::new(Vec::new),
             iters: Iters::Shape,
         }
@@ -271,10 +276,27 @@ impl InProcessArm {
             source,
         };
         use crate::phases::{time, Phase};
-        let compiled =
-            time(Phase::Compile, || self.engine.compile(&shape.wasm)).map_err(engine_err)?;
-        let mut instance =
-            time(Phase::Instantiate, || compiled.instantiate()).map_err(engine_err)?;
+        let (compiled, mut instance) = match shape.shape.wasi() {
+            Some(setup) => {
+                let runner = time(Phase::Compile, || match &self.spec {
+                    Some(spec) => spec.wasi(&shape.wasm),
+                    None => Err(EngineError::Config(format!(
+                        "{} runs WASI commands only in this process",
+                        self.label
+                    ))),
+                })
+                .map_err(engine_err)?;
+                let process = crate::wasi::Process::new(runner, setup);
+                (None, Box::new(process) as Box<dyn Instance>)
+            }
+            None => {
+                let compiled = time(Phase::Compile, || self.engine.compile(&shape.wasm))
+                    .map_err(engine_err)?;
+                let instance =
+                    time(Phase::Instantiate, || compiled.instantiate()).map_err(engine_err)?;
+                (Some(compiled), instance)
+            }
+        };
         time(Phase::Setup, || {
             shape.shape.init(&shape.params, instance.as_mut())
         })
@@ -337,7 +359,9 @@ pub struct InProcessPrepared<'a> {
     /// How the arm scales a shape's count, and the shape's group size.
     arm_iters: Iters,
     per: u64,
-    _compiled: Box<dyn Compiled>,
+    /// Kept alive with its instance (none for a WASI command, whose
+    /// process holds its own).
+    _compiled: Option<Box<dyn Compiled>>,
     instance: Box<dyn Instance>,
     meter: Meter,
     last_return: Option<i32>,
@@ -385,7 +409,7 @@ impl PreparedArm for InProcessPrepared<'_> {
             &s,
             &self.arm,
             rep,
-            ("run", self.iters),
+            (s.shape.entry(), self.iters),
             self.instance.as_mut(),
             &mut self.meter,
             &explain,

@@ -108,6 +108,21 @@ impl ArmSpec {
     }
 }
 
+impl ArmSpec {
+    /// This arm's engine running the WASI command `wasm`, its imports
+    /// served by the one WASI host; or why this arm cannot.
+    pub fn wasi(&self, wasm: &[u8]) -> Result<Box<dyn crate::wasi::Runner>, EngineError> {
+        self.build()?;
+        let version = self.engine.version();
+        match self.engine {
+            EngineKind::Wasmi => crate::wasi::wasmi::runner(&self.options, version, wasm),
+            _ => Err(EngineError::Config(format!(
+                "{self} does not run WASI commands yet (wasmi does)"
+            ))),
+        }
+    }
+}
+
 impl fmt::Display for ArmSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.engine.name())?;

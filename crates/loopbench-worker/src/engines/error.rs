@@ -27,6 +27,9 @@ pub enum EngineError {
     Memory(String),
     #[error("{0}")]
     Config(String),
+    /// A WASI command that failed as a process: exit code, broken protocol.
+    #[error("{0}")]
+    Process(String),
 }
 
 impl EngineError {

@@ -64,6 +64,10 @@ pub trait Instance {
     ) -> Result<Option<i32>, EngineError>;
     fn write_memory(&mut self, offset: u64, data: &[u8]) -> Result<(), EngineError>;
     fn read_memory(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, EngineError>;
+    /// For a WASI command: its last run's host (output, markers, exit).
+    fn wasi_host(&self) -> Option<&crate::wasi::Host> {
+        None
+    }
 }
 
 /// One engine with one configuration.

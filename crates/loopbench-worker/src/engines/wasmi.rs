@@ -22,14 +22,7 @@ use wasmi::{CompilationMode, Config, Linker, Module, Store, Val};
 /// The engine for the arm's `options` (`fuel`, `eager`); `version` is the
 /// wasmi crate's, for reports.
 pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, String> {
-    check_options("wasmi", version, options, &["fuel", "eager"])?;
-    let has = |name: &str| options.iter().any(|o| o == name);
-    let mut config = Config::default();
-    let fuel = has("fuel");
-    config.consume_fuel(fuel);
-    if has("eager") {
-        config.compilation_mode(CompilationMode::Eager);
-    }
+    let (config, fuel) = config(options, version)?;
     let engine = wasmi::Engine::new(&config);
     let simd = Module::new(&engine, SIMD_PROBE).is_ok();
     Ok(Box::new(WasmiEngine {
@@ -38,6 +31,20 @@ pub fn engine(options: &[String], version: &str) -> Result<Box<dyn Engine>, Stri
         simd,
         version: version.to_string(),
     }))
+}
+
+/// The engine configuration of the arm's `options`, and whether it meters
+/// fuel (the store then needs some).
+pub fn config(options: &[String], version: &str) -> Result<(Config, bool), String> {
+    check_options("wasmi", version, options, &["fuel", "eager"])?;
+    let has = |name: &str| options.iter().any(|o| o == name);
+    let mut config = Config::default();
+    let fuel = has("fuel");
+    config.consume_fuel(fuel);
+    if has("eager") {
+        config.compilation_mode(CompilationMode::Eager);
+    }
+    Ok((config, fuel))
 }
 
 /// `(module (func (result i32) v128.const i32x4 1 2 3 4 i32x4.extract_lane 0))`:
@@ -54,7 +61,7 @@ const SIMD_PROBE: &[u8] = &[
 
 /// Fuel given to a fuel-metered store: far more than any shape uses, so the
 /// metering cost is paid but never ends a run.
-const FUEL: u64 = u64::MAX / 2;
+pub const FUEL: u64 = u64::MAX / 2;
 
 struct WasmiEngine {
     engine: wasmi::Engine,

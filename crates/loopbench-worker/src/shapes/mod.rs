@@ -177,6 +177,16 @@ pub trait Shape: Sync + Send {
     fn explain_failure(&self, _inst: &mut dyn Instance) -> Option<String> {
         None
     }
+    /// The export each rep calls: `run(iters)` for every shape but a WASI
+    /// command's `_start`.
+    fn entry(&self) -> &'static str {
+        "run"
+    }
+    /// For a WASI command: what its process sees. The arm then runs every
+    /// rep as a fresh process on the WASI host ([`crate::wasi`]).
+    fn wasi(&self) -> Option<std::sync::Arc<crate::wasi::Setup>> {
+        None
+    }
     /// The module bytes; built-in shapes assemble their WAT.
     fn wasm(&self, p: &Params) -> Result<Vec<u8>, String> {
         wat::parse_str(self.wat(p, Body::Enabled))

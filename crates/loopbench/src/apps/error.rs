@@ -115,6 +115,9 @@ pub enum AppError {
     ZstdType { sig: Sig },
     #[error("the zstd inputs are empty")]
     EmptyZstdInputs,
+    /// A user's WASI command that cannot run, in one line.
+    #[error("{}: {why}", path.display())]
+    Workload { path: PathBuf, why: String },
     /// Warm mode: what keeps the shape from being injected into the app.
     #[error("{0}")]
     NotInjectable(&'static str),

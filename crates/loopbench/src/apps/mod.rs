@@ -32,8 +32,10 @@ pub mod rewrite;
 pub mod shape;
 pub mod stub;
 pub mod warm;
+pub mod workload;
 
 pub use catalog::{artifact, artifacts_dir, find, names, root, AppSpec, Driver, APPS, HASH_CHUNK};
 pub use error::AppError;
 pub use prepare::{prepare, zstd_checksum, Injector, Inputs, Prepared, GET_DST, SET_DST, SET_SRC};
 pub use shape::AppShape;
+pub use workload::{Invocation, Workload};

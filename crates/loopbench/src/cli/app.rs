@@ -3,7 +3,7 @@
 
 use crate::apps::project::project_app;
 use crate::apps::warm;
-use crate::apps::{self, AppShape, AppSpec, APPS};
+use crate::apps::{self, workload, AppShape, AppSpec, Invocation, Workload, APPS};
 
 use super::model::check_price_in;
 use super::run::{count_with, rerun_under_callgrind};
@@ -29,9 +29,12 @@ pub struct AppArgs {
 pub enum AppCommand {
     /// List the app recipes: source, version pin, license, workload.
     List,
-    /// Whole-app A/B: interleaved rounds, null control, every rep verified.
+    /// Whole-app A/B: interleaved rounds, null control, every rep verified;
+    /// the recipes, or your own WASI command modules.
     ///
     /// Example: loopbench app run zlib,lua --engines wasmi,tinywasm,wasm3
+    ///
+    /// Example: loopbench app run sightglass/benchmarks/bz2/benchmark.wasm
     Run(AppRunArgs),
     /// The app's exact op mix (counting run): each class's share, transfers,
     /// hottest functions and loops, and which shapes price the hot classes.
@@ -90,9 +93,19 @@ impl ArmArgs {
 
 #[derive(Args, Debug)]
 pub struct AppRunArgs {
-    /// Apps, comma-separated, or `all`.
+    /// Apps, comma-separated: recipe names, `all`, or your own WASI
+    /// command modules (FILE.wasm, or a directory of them, or of
+    /// directories that hold them, as Sightglass's benchmarks/).
     #[arg(value_delimiter = ',', required = true)]
     pub apps: Vec<String>,
+    /// An argument for every WASI command, after its program name
+    /// (repeat for more).
+    #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
+    pub args: Vec<String>,
+    /// An environment variable for every WASI command, NAME=value
+    /// (repeat for more); the commands see no other.
+    #[arg(long = "env", value_name = "NAME=value")]
+    pub env: Vec<String>,
     #[command(flatten)]
     pub arms: ArmArgs,
     #[command(flatten)]
@@ -234,17 +247,22 @@ fn list() -> Result<bool, Error> {
     Ok(true)
 }
 
-fn app_plan(
-    apps: &[&'static AppSpec],
-    arms: Vec<ArmSpec>,
-    rounds: usize,
-    warmup: usize,
-) -> Result<Plan, Error> {
+/// The recipes' shapes.
+fn recipe_shapes(apps: &[&'static AppSpec]) -> Result<Vec<Box<dyn shapes::Shape>>, Error> {
     let mut shapes: Vec<Box<dyn shapes::Shape>> = Vec::new();
     for a in apps {
         shapes.push(Box::new(AppShape::load(a)?));
     }
-    Ok(Plan {
+    Ok(shapes)
+}
+
+fn app_plan(
+    shapes: Vec<Box<dyn shapes::Shape>>,
+    arms: Vec<ArmSpec>,
+    rounds: usize,
+    warmup: usize,
+) -> Plan {
+    Plan {
         shapes,
         arms,
         params: Params::default(),
@@ -255,14 +273,32 @@ fn app_plan(
         isolation: crate::session::Isolation::InProcess,
         rep_target: None,
         ..Default::default()
-    })
+    }
 }
 
 impl AppRunArgs {
     pub fn execute(&self) -> Result<bool, Error> {
-        let apps = select(&self.apps)?;
+        let invocation = Invocation {
+            args: self.args.clone(),
+            env: self.env.clone(),
+        };
+        if let Some(bad) = invocation.env.iter().find(|e| !e.contains('=')) {
+            return Err(Error::Usage(format!("--env {bad}: expected NAME=value")));
+        }
+        let mut shapes: Vec<Box<dyn shapes::Shape>> = Vec::new();
+        let (files, names): (Vec<&String>, Vec<&String>) =
+            self.apps.iter().partition(|a| workload::is_path(a));
+        let names: Vec<String> = names.into_iter().cloned().collect();
+        if !names.is_empty() {
+            shapes.extend(recipe_shapes(&select(&names)?)?);
+        }
+        for f in files {
+            for module in workload::modules(std::path::Path::new(f))? {
+                shapes.push(Box::new(Workload::load(&module, &invocation)?));
+            }
+        }
         let arms = self.arms.arms(ArmSpec::defaults())?;
-        let plan = app_plan(&apps, arms, self.arms.rounds, self.arms.warmup)?;
+        let plan = app_plan(shapes, arms, self.arms.rounds, self.arms.warmup);
         let exports = self.output.exports()?;
         let planned = plan.shapes.len();
         // The terminal sink stops the session on SIGINT or SIGTERM and
@@ -417,7 +453,12 @@ impl AppProjectArgs {
             "measuring apps: {}",
             apps.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
         );
-        let mut plan = app_plan(&apps, arms.clone(), self.rounds, self.warmup)?;
+        let mut plan = app_plan(
+            recipe_shapes(&apps)?,
+            arms.clone(),
+            self.rounds,
+            self.warmup,
+        );
         plan.stop = stop;
         count_with(&mut plan, &self.counters);
         let report = session::run(plan, &mut ())?;

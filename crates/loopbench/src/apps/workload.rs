@@ -1,0 +1,365 @@
+//! A user's own workload: a WASI command module (Sightglass's benchmark
+//! protocol or a plain command) as a shape. Each rep is one run of the
+//! command as a fresh process on the WASI host (`loopbench_worker::wasi`),
+//! timed between its `bench.start` and `bench.end` (or over the whole
+//! `_start`), and verified: it must exit with 0 and print exactly what
+//! `<name>.stdout.expected` and `<name>.stderr.expected` beside it hold,
+//! or, with no such files, exactly what the session's first run printed.
+//!
+//! The module's directory is its working directory, read-only and loaded
+//! into memory before any timing. Its arguments, environment and files are
+//! part of its identity: the shape's description carries their hash.
+
+use super::AppError;
+use crate::engines::Instance;
+use crate::shapes::{Body, Declared, HookError, Mismatch, Params, Shape};
+use crate::wasi::{self, Region, Setup};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The most bytes of stdout and stderr a run may write together.
+pub const OUTPUT_CAP: usize = 64 << 20;
+/// The most bytes the module's directory may hold (all loaded in memory).
+pub const DIRECTORY_CAP: u64 = 1 << 30;
+
+/// What a workload is given besides its module.
+#[derive(Clone, Debug, Default)]
+pub struct Invocation {
+    /// Arguments after the program name.
+    pub args: Vec<String>,
+    /// `NAME=value`.
+    pub env: Vec<String>,
+}
+
+/// What every run must print.
+#[derive(Debug, Default)]
+enum Expected {
+    /// From `<name>.stdout.expected` / `<name>.stderr.expected`; a stream
+    /// without a file must be empty only when the other has one.
+    Files { stdout: Vec<u8>, stderr: Vec<u8> },
+    /// No files: the session's first run sets it.
+    #[default]
+    FirstRun,
+}
+
+/// A WASI command module, loaded and checked, ready to run as a shape.
+pub struct Workload {
+    name: String,
+    path: PathBuf,
+    wasm: Vec<u8>,
+    setup: Arc<Setup>,
+    expected: Expected,
+    first: Mutex<Option<(Vec<u8>, Vec<u8>)>>,
+    identity: String,
+    /// One line: the file, what is timed, the identity.
+    about: String,
+}
+
+impl Workload {
+    /// Read the module at `path`, its directory and expected output; every
+    /// import must be one the host serves.
+    pub fn load(path: &Path, invocation: &Invocation) -> Result<Self, AppError> {
+        let bad = |why: String| AppError::Workload {
+            path: path.to_path_buf(),
+            why,
+        };
+        let wasm = std::fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+        let imports = wasi::imports(&wasm).map_err(|e| bad(e.to_string()))?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let files = load_directory(&dir).map_err(bad)?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let expected = expected_output(&dir, &stem).map_err(bad)?;
+        let program = path
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut args = vec![program];
+        args.extend(invocation.args.iter().cloned());
+        let identity = identity(&wasm, &args, &invocation.env, &files);
+        let setup = Setup {
+            args,
+            env: invocation.env.clone(),
+            files,
+            output_cap: OUTPUT_CAP,
+            region: Region::of(&imports),
+        };
+        let timed = match setup.region {
+            Region::Between => "bench.start to bench.end",
+            Region::FromStart => "bench.start to the end of _start",
+            Region::Whole => "the whole _start",
+        };
+        let about = format!(
+            "WASI command {}, timed {timed}, identity {identity}",
+            path.display()
+        );
+        Ok(Workload {
+            about,
+            name: name_of(path, &stem),
+            path: path.to_path_buf(),
+            wasm,
+            setup: Arc::new(setup),
+            expected,
+            first: Mutex::new(None),
+            identity,
+        })
+    }
+
+    /// The timed region the module's markers give.
+    pub fn region(&self) -> Region {
+        self.setup.region
+    }
+
+    /// Whether the output is checked against files (else the first run).
+    pub fn has_expected_files(&self) -> bool {
+        matches!(self.expected, Expected::Files { .. })
+    }
+
+    /// The hash of the module, its arguments, environment and files.
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+}
+
+/// One output stream against what it must be: lengths and the first
+/// byte that differs.
+fn check_stream(what: &str, want: &[u8], got: &[u8]) -> Result<(), HookError> {
+    if want == got {
+        return Ok(());
+    }
+    let at = want
+        .iter()
+        .zip(got)
+        .position(|(a, b)| a != b)
+        .unwrap_or(want.len().min(got.len()));
+    Err(HookError::Mismatch(Mismatch::new(
+        what,
+        format!("{} bytes", want.len()),
+        format!("{} bytes, first different at byte {at}", got.len()),
+    )))
+}
+
+/// A Sightglass module is `<suite>/<name>/benchmark.wasm`: it is known by
+/// its directory; any other by its file's stem.
+fn name_of(path: &Path, stem: &str) -> String {
+    let dir = path
+        .parent()
+        .and_then(Path::file_name)
+        .map(|d| d.to_string_lossy().into_owned());
+    match dir {
+        Some(d) if stem == "benchmark" => d,
+        _ => stem.to_string(),
+    }
+}
+
+/// Every regular file under `dir` by relative path, refusing more than
+/// [`DIRECTORY_CAP`] bytes.
+fn load_directory(dir: &Path) -> Result<BTreeMap<String, Arc<Vec<u8>>>, String> {
+    let mut files = BTreeMap::new();
+    let mut total = 0u64;
+    let mut pending = vec![PathBuf::new()];
+    while let Some(rel) = pending.pop() {
+        let here = dir.join(&rel);
+        let entries = std::fs::read_dir(&here)
+            .map_err(|e| format!("cannot list its directory {}: {e}", here.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("cannot list {}: {e}", here.display()))?;
+            let kind = entry
+                .file_type()
+                .map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?;
+            let rel = rel.join(entry.file_name());
+            if kind.is_dir() {
+                pending.push(rel);
+            } else if kind.is_file() {
+                let data = std::fs::read(entry.path())
+                    .map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?;
+                total += data.len() as u64;
+                if total > DIRECTORY_CAP {
+                    return Err(format!(
+                        "its directory {} holds more than {} (every file is loaded before timing)",
+                        dir.display(),
+                        crate::units::format_bytes(DIRECTORY_CAP)
+                    ));
+                }
+                files.insert(rel.to_string_lossy().into_owned(), Arc::new(data));
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// `<stem>.stdout.expected` and `<stem>.stderr.expected`: with either, a
+/// missing one means that stream must be empty.
+fn expected_output(dir: &Path, stem: &str) -> Result<Expected, String> {
+    let read = |stream: &str| -> Result<Option<Vec<u8>>, String> {
+        let p = dir.join(format!("{stem}.{stream}.expected"));
+        match std::fs::read(&p) {
+            Ok(d) => Ok(Some(d)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("cannot read {}: {e}", p.display())),
+        }
+    };
+    Ok(match (read("stdout")?, read("stderr")?) {
+        (None, None) => Expected::FirstRun,
+        (stdout, stderr) => Expected::Files {
+            stdout: stdout.unwrap_or_default(),
+            stderr: stderr.unwrap_or_default(),
+        },
+    })
+}
+
+fn identity(
+    wasm: &[u8],
+    args: &[String],
+    env: &[String],
+    files: &BTreeMap<String, Arc<Vec<u8>>>,
+) -> String {
+    // Lengths first: no two different invocations hash the same parts.
+    let mut parts: Vec<&[u8]> = vec![wasm];
+    let lengths: Vec<[u8; 8]> = args
+        .iter()
+        .chain(env)
+        .map(|a| (a.len() as u64).to_le_bytes())
+        .chain(files.values().map(|d| (d.len() as u64).to_le_bytes()))
+        .collect();
+    parts.extend(lengths.iter().map(|l| l.as_slice()));
+    parts.extend(args.iter().chain(env).map(|a| a.as_bytes()));
+    for (name, data) in files {
+        parts.push(name.as_bytes());
+        parts.push(data);
+    }
+    format!("{:016x}", crate::hash::fnv1a(&parts))
+}
+
+impl Shape for Workload {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn prices(&self) -> &str {
+        &self.about
+    }
+    fn default_iters(&self, _p: &Params) -> u64 {
+        1
+    }
+    fn declared(&self, _p: &Params) -> Declared {
+        Declared {
+            per: 1,
+            ..Declared::default()
+        }
+    }
+    fn has_declared_counts(&self) -> bool {
+        false
+    }
+    fn app_steps(&self) -> Option<u64> {
+        Some(1)
+    }
+    fn counted_in_session(&self) -> bool {
+        false
+    }
+    fn entry(&self) -> &'static str {
+        "_start"
+    }
+    fn wasi(&self) -> Option<Arc<Setup>> {
+        Some(self.setup.clone())
+    }
+    fn wasm(&self, _p: &Params) -> Result<Vec<u8>, String> {
+        Ok(self.wasm.clone())
+    }
+    fn wat(&self, _p: &Params, _body: Body) -> String {
+        wasmprinter::print_bytes(&self.wasm).unwrap_or_else(|e| format!(";; cannot print: {e}"))
+    }
+    fn init(&self, _p: &Params, _inst: &mut dyn Instance) -> Result<(), HookError> {
+        Ok(())
+    }
+    fn verify(
+        &self,
+        _p: &Params,
+        _iters: u64,
+        _ret: Option<i32>,
+        inst: &mut dyn Instance,
+    ) -> Result<(), HookError> {
+        let Some(host) = inst.wasi_host() else {
+            return Err(HookError::Mismatch(Mismatch::new(
+                format!("{}", self.path.display()),
+                "a WASI run",
+                "none",
+            )));
+        };
+        let name = &self.name;
+        match &self.expected {
+            Expected::Files { stdout, stderr } => {
+                let what = |s: &str| format!("{name} {s} against the expected file");
+                check_stream(&what("stdout"), stdout, &host.stdout)?;
+                check_stream(&what("stderr"), stderr, &host.stderr)
+            }
+            Expected::FirstRun => {
+                let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+                let (stdout, stderr) =
+                    first.get_or_insert_with(|| (host.stdout.clone(), host.stderr.clone()));
+                let what = |s: &str| format!("{name} {s} against the session's first run");
+                check_stream(&what("stdout"), stdout, &host.stdout)?;
+                check_stream(&what("stderr"), stderr, &host.stderr)
+            }
+        }
+    }
+}
+
+/// Whether an `app run` argument names a file or directory rather than
+/// a recipe.
+pub fn is_path(arg: &str) -> bool {
+    arg.ends_with(".wasm") || arg.contains('/') || Path::new(arg).is_dir()
+}
+
+/// The modules an argument names: the file itself; a directory's `.wasm`
+/// files; or, when it holds none, those of its subdirectories (the layout
+/// of Sightglass's `benchmarks/`), in name order.
+pub fn modules(path: &Path) -> Result<Vec<PathBuf>, AppError> {
+    let bad = |why: String| AppError::Workload {
+        path: path.to_path_buf(),
+        why,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let wasm_in = |dir: &Path| -> Result<Vec<PathBuf>, AppError> {
+        let mut found = Vec::new();
+        let entries = std::fs::read_dir(dir)
+            .map_err(|e| bad(format!("cannot list {}: {e}", dir.display())))?;
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_file() && p.extension().is_some_and(|e| e == "wasm") {
+                found.push(p);
+            }
+        }
+        found.sort();
+        Ok(found)
+    };
+    let direct = wasm_in(path)?;
+    if !direct.is_empty() {
+        return Ok(direct);
+    }
+    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| bad(format!("cannot list it: {e}")))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    subdirs.sort();
+    let mut found = Vec::new();
+    for d in subdirs {
+        found.extend(wasm_in(&d)?);
+    }
+    if found.is_empty() {
+        return Err(bad(
+            "holds no .wasm module, nor do its subdirectories".into()
+        ));
+    }
+    Ok(found)
+}

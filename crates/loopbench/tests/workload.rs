@@ -1,0 +1,220 @@
+//! Your own workload: WASI command modules written for these tests (WAT),
+//! run by `loopbench app run FILE.wasm|DIR` on the WASI host, every rep
+//! verified against the expected output files or the first run, and every
+//! way a module can go wrong one line.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// A command that opens `input.txt` by relative path, reads it between
+/// `bench.start` and `bench.end`, then prints it. `before` and `after` are
+/// WAT put before the marked region and at the end of `_start`; `imports`
+/// adds imports.
+fn command(imports: &str, before: &str, after: &str) -> String {
+    format!(
+        r#"(module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_open" (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (import "bench" "start" (func $start))
+  (import "bench" "end" (func $end))
+  {imports}
+  (memory (export "memory") 1)
+  (data (i32.const 100) "input.txt")
+  (func (export "_start")
+    (if (call $path_open (i32.const 3) (i32.const 0) (i32.const 100) (i32.const 9)
+          (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 16))
+      (then (call $proc_exit (i32.const 2))))
+    {before}
+    (call $start)
+    (i32.store (i32.const 0) (i32.const 1024))
+    (i32.store (i32.const 4) (i32.const 256))
+    (drop (call $fd_read (i32.load (i32.const 16)) (i32.const 0) (i32.const 1) (i32.const 20)))
+    (call $end)
+    (i32.store (i32.const 4) (i32.load (i32.const 20)))
+    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 24)))
+    {after}))"#
+    )
+}
+
+const INPUT: &str = "a line of input\n";
+
+/// `dir/name.wasm` from `wat`, with `input.txt` beside it; the module's path.
+fn module(dir: &Path, name: &str, wat: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("input.txt"), INPUT).unwrap();
+    let path = dir.join(format!("{name}.wasm"));
+    std::fs::write(&path, wat::parse_str(wat).unwrap()).unwrap();
+    path
+}
+
+/// `loopbench app run ARGS --json -` on wasmi, two rounds: (success,
+/// the session's JSON if any, stderr).
+fn app_run(args: &[&str]) -> (bool, Option<Value>, String) {
+    let out = Command::cargo_bin("loopbench")
+        .unwrap()
+        .args(["app", "run"])
+        .args(args)
+        .args(["--rounds", "2", "--json", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (
+        out.status.success(),
+        serde_json::from_slice(&out.stdout).ok(),
+        stderr,
+    )
+}
+
+fn results(json: &Value) -> &Vec<Value> {
+    json["results"].as_array().unwrap()
+}
+
+fn arm<'a>(shape: &'a Value, label: &str) -> &'a Value {
+    shape["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["arm"] == label)
+        .unwrap_or_else(|| panic!("no arm {label} in {shape}"))
+}
+
+#[test]
+fn a_command_reads_its_input_and_every_rep_is_verified_against_the_expected_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = module(dir.path(), "reader", &command("", "", ""));
+    std::fs::write(dir.path().join("reader.stdout.expected"), INPUT).unwrap();
+    let (ok, json, stderr) = app_run(&[path.to_str().unwrap(), "--engines", "wasmi"]);
+    assert!(ok, "{stderr}");
+    let json = json.unwrap();
+    let rows = results(&json);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["shape"], "reader");
+    let about = rows[0]["prices"].as_str().unwrap_or_default();
+    assert!(
+        about.contains("timed bench.start to bench.end"),
+        "{}",
+        rows[0]
+    );
+    for label in ["wasmi", "wasmi#null"] {
+        let a = arm(&rows[0], label);
+        assert!(a["error"].is_null(), "{a}");
+        assert!(a["verified_reps"].as_u64().unwrap() >= 2, "{a}");
+    }
+
+    // One byte more in the expected output: the run fails, in one line.
+    std::fs::write(
+        dir.path().join("reader.stdout.expected"),
+        format!("{INPUT}!"),
+    )
+    .unwrap();
+    let (ok, _, stderr) = app_run(&[path.to_str().unwrap(), "--engines", "wasmi"]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("reader stdout against the expected file: expected 17 bytes, got 16 bytes, first different at byte 16"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn arguments_and_environment_reach_the_command_and_the_first_run_is_the_reference() {
+    // Prints argv[1] (its length from args_sizes_get less the program's).
+    let imports = r#"
+  (import "wasi_snapshot_preview1" "args_sizes_get" (func $sizes (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "args_get" (func $args (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "environ_sizes_get" (func $env_sizes (param i32 i32) (result i32)))"#;
+    let after = r#"
+    (drop (call $sizes (i32.const 200) (i32.const 204)))
+    (drop (call $args (i32.const 300) (i32.const 400)))
+    ;; argv[1] starts at argv[1]'s pointer and ends before the NUL at the end.
+    (i32.store (i32.const 0) (i32.load (i32.const 304)))
+    (i32.store (i32.const 4)
+      (i32.sub (i32.sub (i32.add (i32.const 400) (i32.load (i32.const 204))) (i32.load (i32.const 304))) (i32.const 1)))
+    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 24)))
+    ;; exit with the count of environment variables
+    (drop (call $env_sizes (i32.const 200) (i32.const 204)))
+    (call $proc_exit (i32.load (i32.const 200)))"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = module(dir.path(), "echo", &command(imports, "", after));
+    let path = path.to_str().unwrap();
+    let (ok, json, stderr) = app_run(&[path, "--engines", "wasmi", "--arg", "hello"]);
+    assert!(ok, "{stderr}");
+    let json = json.unwrap();
+    assert!(arm(&results(&json)[0], "wasmi")["error"].is_null());
+    // One variable: the command exits with 1, which is a failed run.
+    let (ok, _, stderr) = app_run(&[path, "--engines", "wasmi", "--env", "A=1"]);
+    assert!(!ok);
+    assert!(stderr.contains("the module exited with code 1"), "{stderr}");
+    let (ok, _, stderr) = app_run(&[path, "--engines", "wasmi", "--env", "A"]);
+    assert!(!ok);
+    assert_eq!(stderr.trim(), "error: --env A: expected NAME=value");
+}
+
+#[test]
+fn every_broken_module_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, String, &str); 5] = [
+        (
+            "twice",
+            command("", "(call $start)", ""),
+            "the module called bench.start a second time",
+        ),
+        (
+            "exits",
+            command("", "", "(call $proc_exit (i32.const 3))"),
+            "the module exited with code 3",
+        ),
+        ("traps", command("", "", "unreachable"), "unreachable"),
+        (
+            "unserved",
+            command(r#"(import "env" "now" (func (result i64)))"#, "", ""),
+            "imports what the WASI host cannot serve: env.now",
+        ),
+        (
+            "nostart",
+            "(module (memory (export \"memory\") 1))".to_string(),
+            "exports no `_start` function",
+        ),
+    ];
+    for (name, wat, says) in cases {
+        let path = module(&dir.path().join(name), name, &wat);
+        let (ok, _, stderr) = app_run(&[path.to_str().unwrap(), "--engines", "wasmi"]);
+        assert!(!ok, "{name}");
+        assert!(stderr.contains(says), "{name}: {stderr}");
+        // One line per arm that met it (the arm and its null control), or
+        // one before any arm for a module refused on reading.
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+        assert!(!errors.is_empty() && errors.len() <= 2, "{name}: {stderr}");
+        assert!(errors.iter().all(|l| l.contains(says)), "{name}: {stderr}");
+    }
+    // A file that is not there, and a directory without modules.
+    let (ok, _, stderr) = app_run(&["no/such.wasm"]);
+    assert!(!ok);
+    assert!(stderr.contains("no/such.wasm: cannot read it"), "{stderr}");
+    let empty = tempfile::tempdir().unwrap();
+    let (ok, _, stderr) = app_run(&[empty.path().to_str().unwrap()]);
+    assert!(!ok);
+    assert!(stderr.contains("holds no .wasm module"), "{stderr}");
+}
+
+#[test]
+fn a_suite_directory_runs_each_module_as_a_row() {
+    // Sightglass's layout: <suite>/<name>/benchmark.wasm.
+    let suite = tempfile::tempdir().unwrap();
+    for name in ["alpha", "beta", "gamma"] {
+        let dir = suite.path().join(name);
+        module(&dir, "benchmark", &command("", "", ""));
+        std::fs::write(dir.join("benchmark.stdout.expected"), INPUT).unwrap();
+    }
+    let (ok, json, stderr) = app_run(&[suite.path().to_str().unwrap(), "--engines", "wasmi"]);
+    assert!(ok, "{stderr}");
+    let json = json.unwrap();
+    let names: Vec<&str> = results(&json)
+        .iter()
+        .map(|r| r["shape"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["alpha", "beta", "gamma"]);
+}
