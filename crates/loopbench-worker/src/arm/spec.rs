@@ -116,8 +116,12 @@ impl ArmSpec {
         let version = self.engine.version();
         match self.engine {
             EngineKind::Wasmi => crate::wasi::wasmi::runner(&self.options, version, wasm),
+            #[cfg(feature = "tinywasm")]
+            EngineKind::Tinywasm => crate::wasi::tinywasm::runner(wasm),
+            #[cfg(feature = "wasm3")]
+            EngineKind::Wasm3 => crate::wasi::wasm3::runner(wasm),
             _ => Err(EngineError::Config(format!(
-                "{self} does not run WASI commands yet (wasmi does)"
+                "{self} does not run WASI commands yet (wasmi, tinywasm and wasm3 do)"
             ))),
         }
     }

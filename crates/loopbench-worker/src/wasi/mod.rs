@@ -21,10 +21,14 @@
 //! | what the module sees, and what a run leaves | here |
 //! | the imports served, their types, and what each does | [`preview1`] |
 //! | one run as an engine instance: fresh per rep, the meter inside | [`process`] |
-//! | each engine's routing of the imports to the host | [`wasmi`] |
+//! | each engine's routing of the imports to the host | [`wasmi`], `tinywasm`, `wasm3` |
 
 pub mod preview1;
 pub mod process;
+#[cfg(feature = "tinywasm")]
+pub mod tinywasm;
+#[cfg(feature = "wasm3")]
+pub mod wasm3;
 pub mod wasmi;
 
 pub use preview1::{Func, Ty};
@@ -130,6 +134,13 @@ const EPOCH_NS: u64 = 1_577_836_800_000_000_000;
 const TICK_NS: u64 = 1_000;
 const RANDOM_SEED: u64 = 0x5eed_0f10_0be4_c4c4;
 
+/// A placeholder an engine's store holds between runs.
+impl Default for Host {
+    fn default() -> Self {
+        Host::new(Arc::default(), None)
+    }
+}
+
 impl Host {
     /// A fresh process: stdin empty, stdout, stderr, the directory at fd 3.
     pub fn new(setup: Arc<Setup>, meter: Option<Meter>) -> Self {
@@ -158,26 +169,41 @@ impl Host {
         &self.setup
     }
 
-    /// Start the meter (at `bench.start`, or before `_start` for a module
-    /// without markers).
-    pub fn start_meter(&mut self) {
+    /// Right before the engine calls `_start`: a module without markers
+    /// is timed from here. Every engine's routing brackets its one call of
+    /// `_start` with this and [`Host::leave`], as adapters do with
+    /// [`crate::measure::timed`].
+    #[inline(always)]
+    pub fn enter(&mut self) {
+        if self.setup.region == Region::Whole {
+            self.start_meter();
+        }
+    }
+
+    /// Right after `_start` returned or trapped: the meter stops if it
+    /// still runs (no markers, or no `bench.end`).
+    #[inline(always)]
+    pub fn leave(&mut self) {
+        if self.running {
+            self.stop_meter();
+        }
+    }
+
+    /// Start the meter (at `bench.start`, or at [`Host::enter`]).
+    fn start_meter(&mut self) {
         self.running = true;
         if let Some(m) = self.meter.as_mut() {
             m.start();
         }
     }
 
-    /// Stop the meter (at `bench.end`, or after `_start`).
-    pub fn stop_meter(&mut self) {
+    /// Stop the meter (at `bench.end`, at the import that ends the run, or
+    /// at [`Host::leave`]).
+    fn stop_meter(&mut self) {
         if let Some(m) = self.meter.as_mut() {
             m.stop();
         }
         self.running = false;
-    }
-
-    /// Hand the meter to this run.
-    pub fn give_meter(&mut self, meter: Option<Meter>) {
-        self.meter = meter;
     }
 
     /// The meter back, once the run is over.
@@ -187,9 +213,8 @@ impl Host {
 
     /// Record why the run stops; the engine then unwinds with a trap.
     fn halt(&mut self, stop: Stop) {
-        if self.running && self.setup.region != Region::Whole {
-            // A module that exits inside its timed region: the meter stops
-            // there so its reading is not left open.
+        if self.running {
+            // The process ends here: how the engine unwinds is not its time.
             self.stop_meter();
         }
         if self.stop.is_none() {

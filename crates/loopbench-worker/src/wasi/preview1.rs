@@ -105,33 +105,58 @@ const REGULAR_FILE: u8 = 4;
 /// and descriptor, not by rights, so wasi-libc never stops short of asking.
 const ALL_RIGHTS: u64 = (1 << 30) - 1;
 
-/// Linear memory as the host functions see it; out of bounds is `FAULT`.
-struct Mem<'a>(&'a mut [u8]);
+/// A module's linear memory as the host reads and writes it: a slice
+/// where the engine lends one (wasmi, wasm3), copies where it does not
+/// (tinywasm). `false`: out of bounds.
+pub trait Memory {
+    fn read(&self, at: u32, into: &mut [u8]) -> bool;
+    fn write(&mut self, at: u32, data: &[u8]) -> bool;
+}
+
+/// Memory an engine lends as a slice.
+pub struct Slice<'a>(pub &'a mut [u8]);
+
+impl Memory for Slice<'_> {
+    fn read(&self, at: u32, into: &mut [u8]) -> bool {
+        let at = at as usize;
+        match self.0.get(at..at + into.len()) {
+            Some(src) => {
+                into.copy_from_slice(src);
+                true
+            }
+            None => false,
+        }
+    }
+    fn write(&mut self, at: u32, data: &[u8]) -> bool {
+        let at = at as usize;
+        match self.0.get_mut(at..at + data.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(data);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The host functions' view of [`Memory`]; out of bounds is `FAULT`.
+struct Mem<'a>(&'a mut dyn Memory);
 
 impl Mem<'_> {
-    fn range(&self, ptr: u32, len: u32) -> Result<std::ops::Range<usize>, i32> {
-        let start = ptr as usize;
-        let end = start.checked_add(len as usize).ok_or(errno::FAULT)?;
-        if end > self.0.len() {
-            return Err(errno::FAULT);
+    fn bytes(&self, ptr: u32, len: u32) -> Result<Vec<u8>, i32> {
+        ptr.checked_add(len).ok_or(errno::FAULT)?;
+        let mut buf = vec![0; len as usize];
+        match self.0.read(ptr, &mut buf) {
+            true => Ok(buf),
+            false => Err(errno::FAULT),
         }
-        Ok(start..end)
-    }
-    fn bytes(&self, ptr: u32, len: u32) -> Result<&[u8], i32> {
-        Ok(&self.0[self.range(ptr, len)?])
-    }
-    fn bytes_mut(&mut self, ptr: u32, len: u32) -> Result<&mut [u8], i32> {
-        let r = self.range(ptr, len)?;
-        Ok(&mut self.0[r])
-    }
-    fn u32(&self, ptr: u32) -> Result<u32, i32> {
-        let b = self.bytes(ptr, 4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
     fn put(&mut self, ptr: u32, data: &[u8]) -> Result<(), i32> {
-        self.bytes_mut(ptr, data.len() as u32)?
-            .copy_from_slice(data);
-        Ok(())
+        ptr.checked_add(data.len() as u32).ok_or(errno::FAULT)?;
+        match self.0.write(ptr, data) {
+            true => Ok(()),
+            false => Err(errno::FAULT),
+        }
     }
     fn put_u32(&mut self, ptr: u32, v: u32) -> Result<(), i32> {
         self.put(ptr, &v.to_le_bytes())
@@ -141,16 +166,17 @@ impl Mem<'_> {
     }
     /// The (pointer, length) pairs of an iovec array.
     fn iovecs(&self, iovs: u32, count: u32) -> Result<Vec<(u32, u32)>, i32> {
-        (0..count)
-            .map(|i| {
-                let at = iovs.checked_add(i.checked_mul(8).ok_or(errno::FAULT)?);
-                let at = at.ok_or(errno::FAULT)?;
-                Ok((self.u32(at)?, self.u32(at + 4)?))
+        let raw = self.bytes(iovs, count.checked_mul(8).ok_or(errno::FAULT)?)?;
+        Ok(raw
+            .chunks_exact(8)
+            .map(|c| {
+                let word = |i: usize| u32::from_le_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
+                (word(0), word(4))
             })
-            .collect()
+            .collect())
     }
     fn text(&self, ptr: u32, len: u32) -> Result<String, i32> {
-        String::from_utf8(self.bytes(ptr, len)?.to_vec()).map_err(|_| errno::INVAL)
+        String::from_utf8(self.bytes(ptr, len)?).map_err(|_| errno::INVAL)
     }
 }
 
@@ -181,7 +207,7 @@ impl Host {
         &mut self,
         func: Func,
         args: &[u64],
-        memory: &mut [u8],
+        memory: &mut dyn Memory,
     ) -> Result<Option<i32>, Stopped> {
         let a = |i: usize| args.get(i).copied().unwrap_or(0) as u32;
         let wide = |i: usize| args.get(i).copied().unwrap_or(0);
@@ -329,7 +355,7 @@ impl Host {
             } else {
                 &mut self.stderr
             };
-            out.extend_from_slice(data);
+            out.extend_from_slice(&data);
             total = total.wrapping_add(len);
         }
         Ok(mem.put_u32(written, total))
@@ -479,15 +505,18 @@ impl Host {
     }
 
     fn random_get(&mut self, mem: &mut Mem, ptr: u32, len: u32) -> Result<(), i32> {
-        let buf = mem.bytes_mut(ptr, len)?;
-        for b in buf {
+        // Checked before any byte is drawn: the stream stays the same for
+        // a call that faults.
+        ptr.checked_add(len).ok_or(errno::FAULT)?;
+        let mut buf = vec![0u8; len as usize];
+        for b in &mut buf {
             // xorshift64*: the same bytes in every run of every engine.
             self.random ^= self.random >> 12;
             self.random ^= self.random << 25;
             self.random ^= self.random >> 27;
             *b = (self.random.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8;
         }
-        Ok(())
+        mem.put(ptr, &buf)
     }
 
     /// Every subscription is ready at once: a clock's timeout passes on the
@@ -504,7 +533,7 @@ impl Host {
         const SUB: u32 = 48;
         const EVENT: u32 = 32;
         for i in 0..count {
-            let sub = mem.bytes(subs + i * SUB, SUB)?.to_vec();
+            let sub = mem.bytes(subs + i * SUB, SUB)?;
             let tag = sub[8];
             if tag == 0 {
                 let timeout = u64::from_le_bytes(sub[24..32].try_into().unwrap_or([0; 8]));
@@ -575,36 +604,48 @@ mod tests {
         let mut mem = vec![0u8; 256];
         mem[100..111].copy_from_slice(b"in/data.txt");
         let open = [3, 0, 100, 11, 0, 0, 0, 0, 200];
-        assert_eq!(h.call(Func::PathOpen, &open, &mut mem), Ok(Some(0)));
+        assert_eq!(
+            h.call(Func::PathOpen, &open, &mut Slice(&mut mem)),
+            Ok(Some(0))
+        );
         let fd = u32::from_le_bytes(mem[200..204].try_into().unwrap());
         assert_eq!(fd, 4);
         // One iovec of 5 bytes at 50.
         mem[0..4].copy_from_slice(&50u32.to_le_bytes());
         mem[4..8].copy_from_slice(&5u32.to_le_bytes());
         let read = [fd as u64, 0, 1, 40];
-        assert_eq!(h.call(Func::FdRead, &read, &mut mem), Ok(Some(0)));
+        assert_eq!(
+            h.call(Func::FdRead, &read, &mut Slice(&mut mem)),
+            Ok(Some(0))
+        );
         assert_eq!(&mem[50..55], b"hello");
-        assert_eq!(h.call(Func::FdRead, &read, &mut mem), Ok(Some(0)));
+        assert_eq!(
+            h.call(Func::FdRead, &read, &mut Slice(&mut mem)),
+            Ok(Some(0))
+        );
         assert_eq!(&mem[50..55], b" worl");
         let seek = [fd as u64, (-3i64) as u64, 2, 60];
-        assert_eq!(h.call(Func::FdSeek, &seek, &mut mem), Ok(Some(0)));
+        assert_eq!(
+            h.call(Func::FdSeek, &seek, &mut Slice(&mut mem)),
+            Ok(Some(0))
+        );
         assert_eq!(mem[60], 8);
         // Writing is refused, a missing file is NOENT, escaping NOTCAPABLE.
         let create = [3, 0, 100, 11, 1, 0, 0, 0, 200];
         assert_eq!(
-            h.call(Func::PathOpen, &create, &mut mem),
+            h.call(Func::PathOpen, &create, &mut Slice(&mut mem)),
             Ok(Some(errno::ROFS))
         );
         mem[100..103].copy_from_slice(b"in/");
         let missing = [3, 0, 100, 4, 0, 0, 0, 0, 200];
         assert_eq!(
-            h.call(Func::PathOpen, &missing, &mut mem),
+            h.call(Func::PathOpen, &missing, &mut Slice(&mut mem)),
             Ok(Some(errno::NOENT))
         );
         mem[100..102].copy_from_slice(b"..");
         let out = [3, 0, 100, 2, 0, 0, 0, 0, 200];
         assert_eq!(
-            h.call(Func::PathOpen, &out, &mut mem),
+            h.call(Func::PathOpen, &out, &mut Slice(&mut mem)),
             Ok(Some(errno::NOTCAPABLE))
         );
     }
@@ -616,19 +657,31 @@ mod tests {
         mem[0..4].copy_from_slice(&16u32.to_le_bytes());
         mem[4..8].copy_from_slice(&10u32.to_le_bytes());
         let write = [1, 0, 1, 8];
-        assert_eq!(h.call(Func::FdWrite, &write, &mut mem), Ok(Some(0)));
+        assert_eq!(
+            h.call(Func::FdWrite, &write, &mut Slice(&mut mem)),
+            Ok(Some(0))
+        );
         assert_eq!(h.stdout.len(), 10);
-        assert_eq!(h.call(Func::FdWrite, &write, &mut mem), Err(Stopped));
+        assert_eq!(
+            h.call(Func::FdWrite, &write, &mut Slice(&mut mem)),
+            Err(Stopped)
+        );
         assert!(matches!(&h.stop, Some(Stop::Fault(w)) if w.contains("output cap of 16")));
     }
 
     #[test]
     fn markers_are_each_called_once_in_order() {
         let mut h = host(&[]);
-        assert_eq!(h.call(Func::BenchEnd, &[], &mut []), Err(Stopped));
+        assert_eq!(
+            h.call(Func::BenchEnd, &[], &mut Slice(&mut [])),
+            Err(Stopped)
+        );
         let mut h = host(&[]);
-        assert_eq!(h.call(Func::BenchStart, &[], &mut []), Ok(None));
-        assert_eq!(h.call(Func::BenchStart, &[], &mut []), Err(Stopped));
+        assert_eq!(h.call(Func::BenchStart, &[], &mut Slice(&mut [])), Ok(None));
+        assert_eq!(
+            h.call(Func::BenchStart, &[], &mut Slice(&mut [])),
+            Err(Stopped)
+        );
         assert!(matches!(&h.stop, Some(Stop::Fault(w)) if w.contains("bench.start a second")));
     }
 
@@ -636,9 +689,15 @@ mod tests {
     fn arguments_are_laid_out_as_wasi_libc_reads_them() {
         let mut h = host(&[]);
         let mut mem = vec![0u8; 64];
-        assert_eq!(h.call(Func::ArgsSizesGet, &[0, 4], &mut mem), Ok(Some(0)));
+        assert_eq!(
+            h.call(Func::ArgsSizesGet, &[0, 4], &mut Slice(&mut mem)),
+            Ok(Some(0))
+        );
         assert_eq!(&mem[0..8], &[2, 0, 0, 0, 8, 0, 0, 0]);
-        assert_eq!(h.call(Func::ArgsGet, &[8, 16], &mut mem), Ok(Some(0)));
+        assert_eq!(
+            h.call(Func::ArgsGet, &[8, 16], &mut Slice(&mut mem)),
+            Ok(Some(0))
+        );
         assert_eq!(&mem[8..16], &[16, 0, 0, 0, 21, 0, 0, 0]);
         assert_eq!(&mem[16..24], b"prog\0-n\0");
     }

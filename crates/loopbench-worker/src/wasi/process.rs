@@ -9,19 +9,17 @@ use crate::engines::{EngineError, Instance};
 use crate::measure::Meter;
 use std::sync::Arc;
 
-/// An engine's side of a WASI module: compiled once, instantiated per run
-/// with its imports routed to a [`Host`].
+/// An engine's side of a WASI module: compiled once, instantiated per run.
 pub trait Runner {
-    fn instantiate(&self, host: Host) -> Result<Box<dyn Started>, EngineError>;
+    fn instantiate(&self) -> Result<Box<dyn Started>, EngineError>;
 }
 
 /// A fresh instance, before its `_start`.
 pub trait Started {
-    fn host(&mut self) -> &mut Host;
-    /// Call `_start`. An import that ends the run makes the engine trap;
-    /// why is in the host's [`Host::stop`].
-    fn start(&mut self) -> Result<(), EngineError>;
-    fn into_host(self: Box<Self>) -> Host;
+    /// Call `_start` with `host` serving its imports, the call bracketed
+    /// by [`Host::enter`] and [`Host::leave`]. An import that ends the run
+    /// makes the engine trap; why is in the host's [`Host::stop`].
+    fn start(&mut self, host: &mut Host) -> Result<(), EngineError>;
 }
 
 /// A WASI module on one engine, as the rep loop sees it.
@@ -42,21 +40,12 @@ impl Process {
 
     /// One run: the outcome, and the host with what it printed.
     fn run(&self, meter: Option<Meter>) -> (Host, Result<(), EngineError>) {
-        let mut meter = meter;
-        let mut run = match self.runner.instantiate(Host::new(self.setup.clone(), None)) {
+        let mut host = Host::new(self.setup.clone(), meter);
+        let mut run = match self.runner.instantiate() {
             Ok(run) => run,
-            Err(e) => return (Host::new(self.setup.clone(), meter.take()), Err(e)),
+            Err(e) => return (host, Err(e)),
         };
-        run.host().give_meter(meter);
-        let whole = self.setup.region == Region::Whole;
-        if whole {
-            run.host().start_meter();
-        }
-        let outcome = run.start();
-        if whole || (self.setup.region == Region::FromStart && run.host().starts == 1) {
-            run.host().stop_meter();
-        }
-        let host = run.into_host();
+        let outcome = run.start(&mut host);
         let outcome = judge(&host, self.setup.region, outcome);
         (host, outcome)
     }

@@ -2,6 +2,7 @@
 //! function per import, the host in the store, the module's memory looked
 //! up once per instance.
 
+use super::preview1::{Slice, Stopped};
 use super::{Func, Host, Runner, Started, Ty};
 use crate::engines::wasmi::{config, FUEL};
 use crate::engines::EngineError;
@@ -70,12 +71,12 @@ fn serve(
     let outcome = match memory {
         Some(m) => {
             let (mem, data) = m.data_and_store_mut(&mut caller);
-            data.0.call(func, &args[..params.len()], mem)
+            data.0.call(func, &args[..params.len()], &mut Slice(mem))
         }
         None => caller
             .data_mut()
             .0
-            .call(func, &args[..params.len()], &mut []),
+            .call(func, &args[..params.len()], &mut Slice(&mut [])),
     };
     match outcome {
         Ok(Some(v)) => {
@@ -85,7 +86,7 @@ fn serve(
             Ok(())
         }
         Ok(None) => Ok(()),
-        Err(super::preview1::Stopped) => Err(wasmi::Error::new("the WASI process stopped")),
+        Err(Stopped) => Err(wasmi::Error::new("the WASI process stopped")),
     }
 }
 
@@ -97,8 +98,8 @@ struct WasmiRunner {
 }
 
 impl Runner for WasmiRunner {
-    fn instantiate(&self, host: Host) -> Result<Box<dyn Started>, EngineError> {
-        let mut store = Store::new(&self.engine, (host, None));
+    fn instantiate(&self) -> Result<Box<dyn Started>, EngineError> {
+        let mut store = Store::new(&self.engine, Data::default());
         if self.fuel {
             store
                 .set_fuel(FUEL)
@@ -123,15 +124,12 @@ struct WasmiStarted {
 }
 
 impl Started for WasmiStarted {
-    fn host(&mut self) -> &mut Host {
-        &mut self.store.data_mut().0
-    }
-    fn start(&mut self) -> Result<(), EngineError> {
-        self.start
-            .call(&mut self.store, &[], &mut [])
-            .map_err(EngineError::trap)
-    }
-    fn into_host(self: Box<Self>) -> Host {
-        self.store.into_data().0
+    fn start(&mut self, host: &mut Host) -> Result<(), EngineError> {
+        std::mem::swap(&mut self.store.data_mut().0, host);
+        self.store.data_mut().0.enter();
+        let outcome = self.start.call(&mut self.store, &[], &mut []);
+        self.store.data_mut().0.leave();
+        std::mem::swap(&mut self.store.data_mut().0, host);
+        outcome.map_err(EngineError::trap)
     }
 }
