@@ -2,9 +2,10 @@
 //! protocol or a plain command) as a shape. Each rep is one run of the
 //! command as a fresh process on the WASI host (`loopbench_worker::wasi`),
 //! timed between its `bench.start` and `bench.end` (or over the whole
-//! `_start`), and verified: it must exit with 0 and print exactly what
-//! `<name>.stdout.expected` and `<name>.stderr.expected` beside it hold,
-//! or, with no such files, exactly what the session's first run printed.
+//! `_start`), and verified: it must exit with 0 and print on each stream
+//! exactly what `<name>.stdout.expected` (`.stderr.expected`) beside it
+//! holds, or the directory's `default.stdout.expected` as Sightglass
+//! names it, or, with neither, what the session's first run printed.
 //!
 //! The module's directory is its working directory, read-only and loaded
 //! into memory before any timing. Its arguments, environment and files are
@@ -32,15 +33,12 @@ pub struct Invocation {
     pub env: Vec<String>,
 }
 
-/// What every run must print.
+/// What every run must print on its two streams: the contents of an
+/// expected file, or, with none, what the session's first run printed.
 #[derive(Debug, Default)]
-enum Expected {
-    /// From `<name>.stdout.expected` / `<name>.stderr.expected`; a stream
-    /// without a file must be empty only when the other has one.
-    Files { stdout: Vec<u8>, stderr: Vec<u8> },
-    /// No files: the session's first run sets it.
-    #[default]
-    FirstRun,
+struct Expected {
+    stdout: Option<Vec<u8>>,
+    stderr: Option<Vec<u8>>,
 }
 
 /// A WASI command module, loaded and checked, ready to run as a shape.
@@ -116,9 +114,9 @@ impl Workload {
         self.setup.region
     }
 
-    /// Whether the output is checked against files (else the first run).
+    /// Whether some output is checked against a file (else the first run).
     pub fn has_expected_files(&self) -> bool {
-        matches!(self.expected, Expected::Files { .. })
+        self.expected.stdout.is_some() || self.expected.stderr.is_some()
     }
 
     /// The hash of the module, its arguments, environment and files.
@@ -194,23 +192,23 @@ fn load_directory(dir: &Path) -> Result<BTreeMap<String, Arc<Vec<u8>>>, String> 
     Ok(files)
 }
 
-/// `<stem>.stdout.expected` and `<stem>.stderr.expected`: with either, a
-/// missing one means that stream must be empty.
+/// Each stream's expected file: `<stem>.<stream>.expected`, or the
+/// directory's `default.<stream>.expected` (Sightglass's names).
 fn expected_output(dir: &Path, stem: &str) -> Result<Expected, String> {
     let read = |stream: &str| -> Result<Option<Vec<u8>>, String> {
-        let p = dir.join(format!("{stem}.{stream}.expected"));
-        match std::fs::read(&p) {
-            Ok(d) => Ok(Some(d)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read {}: {e}", p.display())),
+        for name in [stem, "default"] {
+            let p = dir.join(format!("{name}.{stream}.expected"));
+            match std::fs::read(&p) {
+                Ok(d) => return Ok(Some(d)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(format!("cannot read {}: {e}", p.display())),
+            }
         }
+        Ok(None)
     };
-    Ok(match (read("stdout")?, read("stderr")?) {
-        (None, None) => Expected::FirstRun,
-        (stdout, stderr) => Expected::Files {
-            stdout: stdout.unwrap_or_default(),
-            stderr: stderr.unwrap_or_default(),
-        },
+    Ok(Expected {
+        stdout: read("stdout")?,
+        stderr: read("stderr")?,
     })
 }
 
@@ -291,22 +289,25 @@ impl Shape for Workload {
                 "none",
             )));
         };
-        let name = &self.name;
-        match &self.expected {
-            Expected::Files { stdout, stderr } => {
-                let what = |s: &str| format!("{name} {s} against the expected file");
-                check_stream(&what("stdout"), stdout, &host.stdout)?;
-                check_stream(&what("stderr"), stderr, &host.stderr)
-            }
-            Expected::FirstRun => {
-                let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
-                let (stdout, stderr) =
-                    first.get_or_insert_with(|| (host.stdout.clone(), host.stderr.clone()));
-                let what = |s: &str| format!("{name} {s} against the session's first run");
-                check_stream(&what("stdout"), stdout, &host.stdout)?;
-                check_stream(&what("stderr"), stderr, &host.stderr)
-            }
+        let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
+        let (first_out, first_err) =
+            first.get_or_insert_with(|| (host.stdout.clone(), host.stderr.clone()));
+        let streams = [
+            ("stdout", &self.expected.stdout, &*first_out, &host.stdout),
+            ("stderr", &self.expected.stderr, &*first_err, &host.stderr),
+        ];
+        for (stream, file, first, got) in streams {
+            let (want, against) = match file {
+                Some(want) => (want.as_slice(), "the expected file"),
+                None => (first.as_slice(), "the session's first run"),
+            };
+            check_stream(
+                &format!("{} {stream} against {against}", self.name),
+                want,
+                got,
+            )?;
         }
+        Ok(())
     }
 }
 
