@@ -12,6 +12,11 @@ use std::path::{Path, PathBuf};
 /// WAT put before the marked region and at the end of `_start`; `imports`
 /// adds imports.
 fn command(imports: &str, before: &str, after: &str) -> String {
+    command_with(imports, before, "", after)
+}
+
+/// [`command`] with `inside` put right after `bench.start`.
+fn command_with(imports: &str, before: &str, inside: &str, after: &str) -> String {
     format!(
         r#"(module
   (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
@@ -23,12 +28,13 @@ fn command(imports: &str, before: &str, after: &str) -> String {
   {imports}
   (memory (export "memory") 1)
   (data (i32.const 100) "input.txt")
-  (func (export "_start")
+  (func (export "_start") (local $i i32)
     (if (call $path_open (i32.const 3) (i32.const 0) (i32.const 100) (i32.const 9)
           (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 16))
       (then (call $proc_exit (i32.const 2))))
     {before}
     (call $start)
+    {inside}
     (i32.store (i32.const 0) (i32.const 1024))
     (i32.store (i32.const 4) (i32.const 256))
     (drop (call $fd_read (i32.load (i32.const 16)) (i32.const 0) (i32.const 1) (i32.const 20)))
@@ -227,4 +233,70 @@ fn a_suite_directory_runs_each_module_as_a_row() {
         .map(|r| r["shape"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["alpha", "beta", "gamma"]);
+}
+
+/// A loop of exactly `n` iterations on the local `$i`.
+fn burn(n: u32) -> String {
+    format!(
+        "(local.set $i (i32.const 0))
+         (loop $l (local.set $i (i32.add (local.get $i) (i32.const 1)))
+           (br_if $l (i32.lt_u (local.get $i) (i32.const {n}))))"
+    )
+}
+
+/// `loopbench app profile FILE --json -`: the counts of the timed region.
+fn profile_counts(path: &Path) -> Value {
+    let out = Command::cargo_bin("loopbench")
+        .unwrap()
+        .args(["app", "profile"])
+        .arg(path)
+        .args(["--json", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    json["counts"].clone()
+}
+
+#[test]
+fn the_counted_region_is_exactly_between_the_markers() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = module(&dir.path().join("plain"), "m", &command("", "", ""));
+    let before = module(
+        &dir.path().join("before"),
+        "m",
+        &command("", &burn(5000), ""),
+    );
+    let inside = module(
+        &dir.path().join("inside"),
+        "m",
+        &command_with("", "", &burn(5000), ""),
+    );
+    let plain = profile_counts(&plain);
+    assert!(plain["total_ops"].as_u64().unwrap() > 0, "{plain}");
+    // Work before bench.start is not in the region, to the op.
+    assert_eq!(profile_counts(&before), plain);
+    // The same work inside it is: 5000 iterations of a few ops each.
+    let inside = profile_counts(&inside);
+    let more = inside["total_ops"].as_u64().unwrap() - plain["total_ops"].as_u64().unwrap();
+    assert!(more >= 5000 * 4, "{inside} against {plain}");
+}
+
+#[test]
+fn a_command_that_never_ends_is_stopped_by_the_counting_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let forever = "(loop $l (br $l))";
+    let path = module(dir.path(), "forever", &command_with("", "", forever, ""));
+    let (ok, _, stderr) = app_run(&[path.to_str().unwrap(), "--fuel", "100000"]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("counting run (wasmi): did not finish within 100000 units of fuel"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.lines().filter(|l| l.starts_with("error")).count(),
+        1,
+        "{stderr}"
+    );
 }

@@ -53,7 +53,11 @@ impl Process {
 
 /// How a run ended, in one line when it failed: an exit code, a broken
 /// protocol or limit, a trap.
-fn judge(host: &Host, region: Region, outcome: Result<(), EngineError>) -> Result<(), EngineError> {
+pub(super) fn judge(
+    host: &Host,
+    region: Region,
+    outcome: Result<(), EngineError>,
+) -> Result<(), EngineError> {
     let failed = |why: String| Err(EngineError::Process(why));
     match (&host.stop, outcome) {
         (Some(Stop::Exit(0)), _) | (None, Ok(())) => {}

@@ -47,6 +47,21 @@ pub fn profile(app: &AppShape) -> Result<AppProfile, Error> {
     })
 }
 
+/// The profile of a WASI command's timed region: the counts its counting
+/// run read at the markers, and the shapes that price its hot classes.
+pub fn profile_workload(workload: &super::Workload) -> AppProfile {
+    let (mixes, skipped) = shape_mixes();
+    AppProfile {
+        schema: PROFILE_SCHEMA.to_string(),
+        app: crate::shapes::Shape::name(workload).to_string(),
+        steps: 1,
+        counts: workload.counts().clone(),
+        hot_classes: hot_classes(workload.counts(), &mixes),
+        about: Some(workload.about().to_string()),
+        skipped,
+    }
+}
+
 /// Exact counts of one `run(steps)` of the app, verified like a rep.
 pub fn count_app(app: &AppShape, steps: u64) -> Result<(Counts, i32), Error> {
     let name = app.spec.name;

@@ -5,7 +5,11 @@
 //! `_start`), and verified: it must exit with 0 and print on each stream
 //! exactly what `<name>.stdout.expected` (`.stderr.expected`) beside it
 //! holds, or the directory's `default.stdout.expected` as Sightglass
-//! names it, or, with neither, what the session's first run printed.
+//! names it, or, with neither, what its counting run printed.
+//!
+//! Before any timing, the module runs once instrumented on wasmi with fuel
+//! (the counting run): a module that never ends is stopped there, wrong
+//! output is refused there, and the counts of its timed region are exact.
 //!
 //! The module's directory is its working directory, read-only and loaded
 //! into memory before any timing. Its arguments, environment and files are
@@ -15,9 +19,10 @@ use super::AppError;
 use crate::engines::Instance;
 use crate::shapes::{Body, Declared, HookError, Mismatch, Params, Shape};
 use crate::wasi::{self, Region, Setup};
+use loopbench_count::{Counts, Instrumented};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The most bytes of stdout and stderr a run may write together.
 pub const OUTPUT_CAP: usize = 64 << 20;
@@ -25,12 +30,25 @@ pub const OUTPUT_CAP: usize = 64 << 20;
 pub const DIRECTORY_CAP: u64 = 1 << 30;
 
 /// What a workload is given besides its module.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Invocation {
     /// Arguments after the program name.
     pub args: Vec<String>,
     /// `NAME=value`.
     pub env: Vec<String>,
+    /// Fuel of the counting run (wasmi's units, about one per
+    /// instruction): a module that needs more is refused as never ending.
+    pub fuel: u64,
+}
+
+impl Default for Invocation {
+    fn default() -> Self {
+        Invocation {
+            args: Vec::new(),
+            env: Vec::new(),
+            fuel: super::profile::APP_FUEL,
+        }
+    }
 }
 
 /// What every run must print on its two streams: the contents of an
@@ -48,7 +66,11 @@ pub struct Workload {
     wasm: Vec<u8>,
     setup: Arc<Setup>,
     expected: Expected,
-    first: Mutex<Option<(Vec<u8>, Vec<u8>)>>,
+    /// What the counting run printed: the reference of a stream that has
+    /// no expected file.
+    first: (Vec<u8>, Vec<u8>),
+    /// The exact counts of the timed region, from the counting run.
+    counts: Counts,
     identity: String,
     /// One line: the file, what is timed, the identity.
     about: String,
@@ -81,13 +103,31 @@ impl Workload {
         let mut args = vec![program];
         args.extend(invocation.args.iter().cloned());
         let identity = identity(&wasm, &args, &invocation.env, &files);
-        let setup = Setup {
+        let setup = Arc::new(Setup {
             args,
             env: invocation.env.clone(),
             files,
             output_cap: OUTPUT_CAP,
             region: Region::of(&imports),
-        };
+        });
+        let name = name_of(path, &stem);
+        let (counted, counts) = count(&wasm, setup.clone(), invocation.fuel).map_err(bad)?;
+        // The counting run is the first run: its output is the reference
+        // of a stream without a file, and one that differs from a file is
+        // refused before any timing.
+        for (stream, file, got) in [
+            ("stdout", &expected.stdout, &counted.host.stdout),
+            ("stderr", &expected.stderr, &counted.host.stderr),
+        ] {
+            if let Some(want) = file {
+                check_stream(
+                    &format!("{name} {stream} against the expected file"),
+                    want,
+                    got,
+                )
+                .map_err(|e| bad(format!("counting run (wasmi): {e}")))?;
+            }
+        }
         let timed = match setup.region {
             Region::Between => "bench.start to bench.end",
             Region::FromStart => "bench.start to the end of _start",
@@ -99,13 +139,14 @@ impl Workload {
         );
         Ok(Workload {
             about,
-            name: name_of(path, &stem),
+            name,
             path: path.to_path_buf(),
             wasm,
-            setup: Arc::new(setup),
+            setup,
             expected,
-            first: Mutex::new(None),
+            first: (counted.host.stdout, counted.host.stderr),
             identity,
+            counts,
         })
     }
 
@@ -119,15 +160,50 @@ impl Workload {
         self.expected.stdout.is_some() || self.expected.stderr.is_some()
     }
 
+    /// The exact op counts of one run's timed region.
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    /// The one-line description: file, timed region, identity.
+    pub fn about(&self) -> &str {
+        &self.about
+    }
+
     /// The hash of the module, its arguments, environment and files.
     pub fn identity(&self) -> &str {
         &self.identity
     }
 }
 
+/// The untimed counting run: the instrumented copy on wasmi with fuel
+/// (a module that never ends is stopped here, in one line), the counts
+/// those of the timed region.
+fn count(
+    wasm: &[u8],
+    setup: Arc<Setup>,
+    fuel: u64,
+) -> Result<(wasi::wasmi::Counted, Counts), String> {
+    let inst = crate::count::instrumented(wasm).map_err(|e| e.to_string())?;
+    let counted = wasi::wasmi::count(
+        &inst.wasm,
+        Instrumented::COUNTER_EXPORT,
+        inst.slots(),
+        setup,
+        fuel,
+    )
+    .map_err(|e| format!("counting run (wasmi): {e}"))?;
+    let decode = |raw: &[i64]| {
+        inst.decode(|slot| Ok::<i64, ()>(raw.get(slot as usize).copied().unwrap_or(0)))
+            .unwrap_or_default()
+    };
+    let counts = decode(&counted.end).delta(&decode(&counted.start));
+    Ok((counted, counts))
+}
+
 /// One output stream against what it must be: lengths and the first
 /// byte that differs.
-fn check_stream(what: &str, want: &[u8], got: &[u8]) -> Result<(), HookError> {
+fn check_stream(what: &str, want: &[u8], got: &[u8]) -> Result<(), Mismatch> {
     if want == got {
         return Ok(());
     }
@@ -136,11 +212,11 @@ fn check_stream(what: &str, want: &[u8], got: &[u8]) -> Result<(), HookError> {
         .zip(got)
         .position(|(a, b)| a != b)
         .unwrap_or(want.len().min(got.len()));
-    Err(HookError::Mismatch(Mismatch::new(
+    Err(Mismatch::new(
         what,
         format!("{} bytes", want.len()),
         format!("{} bytes, first different at byte {at}", got.len()),
-    )))
+    ))
 }
 
 /// A Sightglass module is `<suite>/<name>/benchmark.wasm`: it is known by
@@ -289,23 +365,21 @@ impl Shape for Workload {
                 "none",
             )));
         };
-        let mut first = self.first.lock().unwrap_or_else(|e| e.into_inner());
-        let (first_out, first_err) =
-            first.get_or_insert_with(|| (host.stdout.clone(), host.stderr.clone()));
         let streams = [
-            ("stdout", &self.expected.stdout, &*first_out, &host.stdout),
-            ("stderr", &self.expected.stderr, &*first_err, &host.stderr),
+            ("stdout", &self.expected.stdout, &self.first.0, &host.stdout),
+            ("stderr", &self.expected.stderr, &self.first.1, &host.stderr),
         ];
         for (stream, file, first, got) in streams {
             let (want, against) = match file {
                 Some(want) => (want.as_slice(), "the expected file"),
-                None => (first.as_slice(), "the session's first run"),
+                None => (first.as_slice(), "the counting run"),
             };
             check_stream(
                 &format!("{} {stream} against {against}", self.name),
                 want,
                 got,
-            )?;
+            )
+            .map_err(HookError::Mismatch)?;
         }
         Ok(())
     }

@@ -98,6 +98,17 @@ pub struct AppRunArgs {
     /// directories that hold them, as Sightglass's benchmarks/).
     #[arg(value_delimiter = ',', required = true)]
     pub apps: Vec<String>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub arms: ArmArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// What a WASI command is given besides its module.
+#[derive(Args, Debug)]
+pub struct WorkloadArgs {
     /// An argument for every WASI command, after its program name
     /// (repeat for more).
     #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
@@ -106,16 +117,36 @@ pub struct AppRunArgs {
     /// (repeat for more); the commands see no other.
     #[arg(long = "env", value_name = "NAME=value")]
     pub env: Vec<String>,
-    #[command(flatten)]
-    pub arms: ArmArgs,
-    #[command(flatten)]
-    pub output: OutputArgs,
+    /// Fuel of each WASI command's untimed counting run (about one unit
+    /// per instruction): a command that needs more is refused as one that
+    /// never ends, before any timing.
+    #[arg(long, default_value_t = apps::profile::APP_FUEL)]
+    pub fuel: u64,
+}
+
+impl WorkloadArgs {
+    fn invocation(&self) -> Result<Invocation, Error> {
+        if let Some(bad) = self.env.iter().find(|e| !e.contains('=')) {
+            return Err(Error::Usage(format!("--env {bad}: expected NAME=value")));
+        }
+        if self.fuel == 0 {
+            return Err(Error::Usage("--fuel must be at least 1".into()));
+        }
+        Ok(Invocation {
+            args: self.args.clone(),
+            env: self.env.clone(),
+            fuel: self.fuel,
+        })
+    }
 }
 
 #[derive(Args, Debug)]
 pub struct AppProfileArgs {
-    /// App name (see `loopbench app list`).
+    /// App name (see `loopbench app list`), or a WASI command module
+    /// (FILE.wasm): the exact op mix of its timed region.
     pub app: String,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -278,13 +309,7 @@ fn app_plan(
 
 impl AppRunArgs {
     pub fn execute(&self) -> Result<bool, Error> {
-        let invocation = Invocation {
-            args: self.args.clone(),
-            env: self.env.clone(),
-        };
-        if let Some(bad) = invocation.env.iter().find(|e| !e.contains('=')) {
-            return Err(Error::Usage(format!("--env {bad}: expected NAME=value")));
-        }
+        let invocation = self.workload.invocation()?;
         let mut shapes: Vec<Box<dyn shapes::Shape>> = Vec::new();
         let (files, names): (Vec<&String>, Vec<&String>) =
             self.apps.iter().partition(|a| workload::is_path(a));
@@ -320,8 +345,13 @@ impl AppRunArgs {
 
 impl AppProfileArgs {
     pub fn execute(&self) -> Result<bool, Error> {
-        let app = AppShape::load(apps::find(&self.app)?)?;
-        let profile = apps::profile::profile(&app)?;
+        let profile = if workload::is_path(&self.app) {
+            let invocation = self.workload.invocation()?;
+            let path = std::path::Path::new(&self.app);
+            apps::profile::profile_workload(&Workload::load(path, &invocation)?)
+        } else {
+            apps::profile::profile(&AppShape::load(apps::find(&self.app)?)?)?
+        };
         self.output
             .exports()?
             .finish(&Document::AppProfile(profile))?;
