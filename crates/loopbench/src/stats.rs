@@ -19,7 +19,7 @@
 //! intervals measured against them, [`estimators`] the per-epoch
 //! estimators made for contention (evaluated on recorded noise by
 //! [`crate::replay`]), [`stop`] the rule that says when a shape has enough
-//! epochs, [`sessions`] what a change between two sessions can claim, and [`dist`] the normal, t and chi-square functions they rest
+//! epochs, [`sessions`] what a change between two sessions can claim, [`suite`] an arm's geometric mean over a suite of workloads, and [`dist`] the normal, t and chi-square functions they rest
 //! on.
 
 pub mod bootstrap;
@@ -33,6 +33,7 @@ pub mod sessions;
 #[cfg(test)]
 mod simulate;
 pub mod stop;
+pub mod suite;
 
 /// Confidence level of every interval loopbench prints.
 pub const LEVEL: f64 = 0.95;

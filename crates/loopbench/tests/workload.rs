@@ -233,6 +233,40 @@ fn a_suite_directory_runs_each_module_as_a_row() {
         .map(|r| r["shape"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["alpha", "beta", "gamma"]);
+
+    // The table ends with each arm's geometric mean over the three.
+    let out = Command::cargo_bin("loopbench")
+        .unwrap()
+        .args(["app", "run"])
+        .arg(suite.path())
+        .args(["--rounds", "2"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        table.contains("suite of 3 modules: geometric mean of each arm's time over wasmi's"),
+        "{table}"
+    );
+    let arms = loopbench::arm::ArmSpec::defaults();
+    for arm in arms
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string())
+        .chain(["wasmi#null".into()])
+    {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with(&format!("  {arm} vs wasmi: x"))
+                    && l.ends_with("over 3 of 3 modules")),
+            "{arm}: {table}"
+        );
+    }
 }
 
 /// A loop of exactly `n` iterations on the local `$i`.

@@ -8,6 +8,70 @@ use crate::results::ShapeResult;
 use crate::stats;
 use std::fmt::Write;
 
+/// One arm's line of a suite: its geometric mean over the modules it ran.
+pub struct SuiteRow {
+    pub arm: String,
+    pub vs: String,
+    pub mean: stats::suite::SuiteMean,
+    /// Modules in the session (the arm may have run fewer).
+    pub of: usize,
+}
+
+/// For a session of two or more workloads: each arm's geometric mean over
+/// them against the baseline (arms in the order of their first comparison).
+pub fn suite(results: &[ShapeResult]) -> Vec<SuiteRow> {
+    if results.len() < 2 {
+        return Vec::new();
+    }
+    let mut arms: Vec<(String, String)> = Vec::new();
+    for c in results.iter().flat_map(|r| &r.comparisons) {
+        if !arms.iter().any(|(a, v)| a == &c.arm && v == &c.vs) {
+            arms.push((c.arm.clone(), c.vs.clone()));
+        }
+    }
+    arms.into_iter()
+        .filter_map(|(arm, vs)| {
+            let checks: Vec<_> = results
+                .iter()
+                .flat_map(|r| &r.comparisons)
+                .filter(|c| c.arm == arm && c.vs == vs)
+                .map(|c| c.check())
+                .collect();
+            let mean = stats::suite::geometric_mean(&checks, stats::LEVEL)?;
+            Some(SuiteRow {
+                arm,
+                vs,
+                mean,
+                of: results.len(),
+            })
+        })
+        .collect()
+}
+
+/// The suite's lines under its modules' tables.
+pub fn render_suite(rows: &[SuiteRow]) -> String {
+    let mut out = String::new();
+    let Some(first) = rows.first() else {
+        return out;
+    };
+    let _ = writeln!(
+        out,
+        "suite of {} modules: geometric mean of each arm's time over {}'s ({:.0}% CI across the modules' intervals)",
+        first.of,
+        first.vs,
+        first.mean.level * 100.0
+    );
+    for r in rows {
+        let m = &r.mean;
+        let _ = writeln!(
+            out,
+            "  {} vs {}: x{:.3} [{:.3}, {:.3}] over {} of {} modules",
+            r.arm, r.vs, m.ratio, m.ci[0], m.ci[1], m.modules, r.of
+        );
+    }
+    out
+}
+
 pub fn render_app(r: &ShapeResult, steps: u64) -> String {
     let mut out = String::new();
     let _ = writeln!(

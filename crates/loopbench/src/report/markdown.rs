@@ -87,6 +87,14 @@ Up to {epochs} epochs (fresh processes) x {} rounds, {}; intervals are {level:.0
     for r in &s.results {
         shape(&mut o, r, level);
     }
+    let suite = super::app::suite(&s.results);
+    if s.results.iter().any(|r| r.app_steps.is_some()) && !suite.is_empty() {
+        let _ = writeln!(
+            o,
+            "{}",
+            MD.code_block("text", &super::app::render_suite(&suite))
+        );
+    }
     let lines = super::counters::summaries(s);
     if !lines.is_empty() {
         let _ = writeln!(o, "Counters:\n");

@@ -13,11 +13,14 @@ pub struct Table;
 impl Exporter for Table {
     fn render(&self, doc: &Document) -> Result<Vec<u8>, ReportError> {
         let text = match doc {
-            Document::Session(s) if s.results.iter().any(|r| r.app_steps.is_some()) => s
-                .results
-                .iter()
-                .map(|r| super::app::render_app(r, r.app_steps.unwrap_or(0)))
-                .collect(),
+            Document::Session(s) if s.results.iter().any(|r| r.app_steps.is_some()) => {
+                let apps: String = s
+                    .results
+                    .iter()
+                    .map(|r| super::app::render_app(r, r.app_steps.unwrap_or(0)))
+                    .collect();
+                apps + &super::app::render_suite(&super::app::suite(&s.results))
+            }
             Document::Session(s) => render(s),
             Document::Model(m) => render(&m.session) + &super::model::render(&m.models),
             Document::Counts(c) => {
