@@ -334,3 +334,60 @@ fn a_command_that_never_ends_is_stopped_by_the_counting_run() {
         "{stderr}"
     );
 }
+
+#[test]
+fn compare_matches_a_workload_only_with_the_same_invocation() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = module(dir.path(), "reader", &command("", "", ""));
+    let path = path.to_str().unwrap();
+    let saved = |name: &str, args: &[&str]| {
+        let out = dir.path().join(name);
+        let mut all = vec![path, "--engines", "wasmi", "--json"];
+        all.push(out.to_str().unwrap());
+        all.extend(args);
+        let o = Command::cargo_bin("loopbench")
+            .unwrap()
+            .args(["app", "run"])
+            .args(&all)
+            .args(["--rounds", "2"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let a = saved("a.json", &["--arg", "x"]);
+    let same = saved("same.json", &["--arg", "x"]);
+    let other = saved("other.json", &["--arg", "y"]);
+    let compare = |b: &Path| -> Value {
+        let o = Command::cargo_bin("loopbench")
+            .unwrap()
+            .arg("compare")
+            .args([&a, b])
+            .args(["--json", "-"])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)))
+    };
+    let with_same = compare(&same);
+    assert_eq!(
+        with_same["rows"].as_array().unwrap().len(),
+        1,
+        "{with_same}"
+    );
+    let with_other = compare(&other);
+    assert!(
+        with_other["rows"].as_array().unwrap().is_empty(),
+        "{with_other}"
+    );
+    let unmatched = with_other["unmatched"].to_string();
+    assert!(
+        unmatched.contains("reader: another workload in B"),
+        "{unmatched}"
+    );
+    // Another input the module reads is another workload too; the result
+    // files written beside it above were not (it never reads them).
+    std::fs::write(dir.path().join("input.txt"), "another input\n").unwrap();
+    let changed = saved("changed.json", &["--arg", "x"]);
+    assert!(compare(&changed)["rows"].as_array().unwrap().is_empty());
+}

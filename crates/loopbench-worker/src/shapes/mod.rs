@@ -172,6 +172,12 @@ pub trait Shape: Sync + Send {
     fn counted_in_session(&self) -> bool {
         true
     }
+    /// For a user's workload: what identifies it beyond its name (the hash
+    /// of its module and invocation), so rows of one name that measured
+    /// different workloads are never compared.
+    fn identity(&self) -> Option<String> {
+        None
+    }
     /// After a failed timed call: an explanation the shape can give from
     /// the instance (e.g. which stubbed import an app called), if any.
     fn explain_failure(&self, _inst: &mut dyn Instance) -> Option<String> {

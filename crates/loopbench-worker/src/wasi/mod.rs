@@ -121,6 +121,9 @@ pub struct Host {
     /// the timed region).
     pub timed_calls: u64,
     pub stop: Option<Stop>,
+    /// The paths of the directory the run looked up (opened or stat'ed),
+    /// so a workload's identity covers the files it reads and no other.
+    pub looked_up: std::collections::BTreeSet<String>,
     clock_ns: u64,
     random: u64,
     meter: Option<Meter>,
@@ -158,6 +161,7 @@ impl Host {
             ends: 0,
             timed_calls: 0,
             stop: None,
+            looked_up: Default::default(),
             clock_ns: EPOCH_NS,
             random: RANDOM_SEED,
             meter,

@@ -462,7 +462,8 @@ impl Host {
 
     /// What is at a resolved path: a file, or a directory (one that holds
     /// a file, or the preopened one).
-    fn lookup(&self, path: &str) -> Result<Fd, i32> {
+    fn lookup(&mut self, path: &str) -> Result<Fd, i32> {
+        self.looked_up.insert(path.to_string());
         if let Some(data) = self.setup.files.get(path) {
             return Ok(Fd::File {
                 data: data.clone(),

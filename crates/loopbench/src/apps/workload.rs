@@ -13,7 +13,9 @@
 //!
 //! The module's directory is its working directory, read-only and loaded
 //! into memory before any timing. Its arguments, environment and files are
-//! part of its identity: the shape's description carries their hash.
+//! part of its identity (the files it looks up in its counting run, not
+//! every file beside it): the row carries their hash, and rows of one name
+//! with another identity are never compared.
 
 use super::AppError;
 use crate::engines::Instance;
@@ -102,7 +104,6 @@ impl Workload {
             .unwrap_or_default();
         let mut args = vec![program];
         args.extend(invocation.args.iter().cloned());
-        let identity = identity(&wasm, &args, &invocation.env, &files);
         let setup = Arc::new(Setup {
             args,
             env: invocation.env.clone(),
@@ -112,6 +113,12 @@ impl Workload {
         });
         let name = name_of(path, &stem);
         let (counted, counts) = count(&wasm, setup.clone(), invocation.fuel).map_err(bad)?;
+        let read: BTreeMap<&String, &Arc<Vec<u8>>> = setup
+            .files
+            .iter()
+            .filter(|(name, _)| counted.host.looked_up.contains(*name))
+            .collect();
+        let identity = identity(&wasm, &setup.args, &setup.env, &read);
         // The counting run is the first run: its output is the reference
         // of a stream without a file, and one that differs from a file is
         // refused before any timing.
@@ -170,7 +177,8 @@ impl Workload {
         &self.about
     }
 
-    /// The hash of the module, its arguments, environment and files.
+    /// The hash of the module, its arguments, environment and the files
+    /// of its directory it reads.
     pub fn identity(&self) -> &str {
         &self.identity
     }
@@ -292,7 +300,7 @@ fn identity(
     wasm: &[u8],
     args: &[String],
     env: &[String],
-    files: &BTreeMap<String, Arc<Vec<u8>>>,
+    files: &BTreeMap<&String, &Arc<Vec<u8>>>,
 ) -> String {
     // Lengths first: no two different invocations hash the same parts.
     let mut parts: Vec<&[u8]> = vec![wasm];
@@ -306,7 +314,7 @@ fn identity(
     parts.extend(args.iter().chain(env).map(|a| a.as_bytes()));
     for (name, data) in files {
         parts.push(name.as_bytes());
-        parts.push(data);
+        parts.push(data.as_slice());
     }
     format!("{:016x}", crate::hash::fnv1a(&parts))
 }
@@ -338,6 +346,9 @@ impl Shape for Workload {
     }
     fn entry(&self) -> &'static str {
         "_start"
+    }
+    fn identity(&self) -> Option<String> {
+        Some(self.identity.clone())
     }
     fn wasi(&self) -> Option<Arc<Setup>> {
         Some(self.setup.clone())

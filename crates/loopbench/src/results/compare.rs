@@ -437,6 +437,15 @@ pub fn compare(
             unmatched.push(format!("{}: only in A", ra.shape));
             continue;
         };
+        if let (Some(ia), Some(ib)) = (&ra.identity, &rb.identity) {
+            if ia != ib {
+                unmatched.push(format!(
+                    "{}: another workload in B (identity {ia} in A, {ib} in B: module, arguments, environment or files differ)",
+                    ra.shape
+                ));
+                continue;
+            }
+        }
         for arm_a in ra.arms.iter().filter(|x| !x.role.is_null()) {
             let Some(arm_b) = rb.arms.iter().find(|x| x.arm == arm_a.arm) else {
                 unmatched.push(format!("{} {}: only in A", ra.shape, arm_a.arm));

@@ -364,6 +364,11 @@ pub struct ShapeResult {
     /// Set when the "shape" is a real application: its steps per rep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_steps: Option<u64>,
+    /// Set for a user's workload: the hash of its module, arguments,
+    /// environment and files. Two sessions' rows of one name but another
+    /// identity measured different workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
     pub prices: String,
     pub iters: u64,
     pub bytes_per_iter: Option<f64>,

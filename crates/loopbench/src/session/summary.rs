@@ -167,6 +167,7 @@ pub(super) fn summarise(
         counter_null_control,
         shape: module.name().to_string(),
         app_steps: module.shape.app_steps(),
+        identity: module.shape.identity(),
         prices: module.shape.prices().to_string(),
         iters: module.iters,
         bytes_per_iter: counts.as_ref().map(|c| c.bytes),
