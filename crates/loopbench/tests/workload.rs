@@ -290,6 +290,8 @@ fn profile_counts(path: &Path) -> Value {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The module reads its input once inside the region: one WASI call.
+    assert_eq!(json["host_calls"], 1, "{json}");
     json["counts"].clone()
 }
 

@@ -238,7 +238,9 @@ pub fn count(
     };
     let before = read_all(&mut store)?;
     let _ = store.set_fuel(fuel);
+    store.data_mut().host.enter();
     let outcome = start.call(&mut store, &[], &mut []);
+    store.data_mut().host.leave();
     let out_of_fuel =
         matches!(&outcome, Err(e) if e.as_trap_code() == Some(wasmi::TrapCode::OutOfFuel));
     if out_of_fuel {
@@ -246,7 +248,7 @@ pub fn count(
     }
     let after = read_all(&mut store)?;
     let data = store.into_data();
-    let mut host = data.host;
+    let host = data.host;
     let marks = data.probe.map(|p| p.marks).unwrap_or_default();
     let outcome = super::process::judge(&host, region, outcome.map_err(EngineError::trap));
     outcome?;
@@ -259,6 +261,5 @@ pub fn count(
             marks.next().unwrap_or_default(),
         ),
     };
-    host.take_meter();
     Ok(Counted { host, start, end })
 }

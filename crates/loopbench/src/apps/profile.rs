@@ -44,6 +44,7 @@ pub fn profile(app: &AppShape) -> Result<AppProfile, Error> {
         hot_classes,
         about: Some(app.spec.about.to_string()),
         skipped,
+        host_calls: None,
     })
 }
 
@@ -59,6 +60,7 @@ pub fn profile_workload(workload: &super::Workload) -> AppProfile {
         hot_classes: hot_classes(workload.counts(), &mixes),
         about: Some(workload.about().to_string()),
         skipped,
+        host_calls: Some(workload.host_calls()),
     }
 }
 

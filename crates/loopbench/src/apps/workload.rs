@@ -73,6 +73,8 @@ pub struct Workload {
     first: (Vec<u8>, Vec<u8>),
     /// The exact counts of the timed region, from the counting run.
     counts: Counts,
+    /// Calls of its imports inside the timed region, in the counting run.
+    host_calls: u64,
     identity: String,
     /// One line: the file, what is timed, the identity.
     about: String,
@@ -86,7 +88,14 @@ impl Workload {
             path: path.to_path_buf(),
             why,
         };
-        let wasm = std::fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+        let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+        // A module given as text (named explicitly) is assembled here.
+        let wasm = match path.extension().is_some_and(|e| e == "wat") {
+            true => wat::parse_bytes(&bytes)
+                .map_err(|e| bad(format!("does not assemble: {e}")))?
+                .into_owned(),
+            false => bytes,
+        };
         let imports = wasi::imports(&wasm).map_err(|e| bad(e.to_string()))?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -154,6 +163,7 @@ impl Workload {
             first: (counted.host.stdout, counted.host.stderr),
             identity,
             counts,
+            host_calls: counted.host.timed_calls,
         })
     }
 
@@ -170,6 +180,11 @@ impl Workload {
     /// The exact op counts of one run's timed region.
     pub fn counts(&self) -> &Counts {
         &self.counts
+    }
+
+    /// Calls of its imports inside the timed region of one run.
+    pub fn host_calls(&self) -> u64 {
+        self.host_calls
     }
 
     /// The one-line description: file, timed region, identity.
@@ -399,7 +414,7 @@ impl Shape for Workload {
 /// Whether an `app run` argument names a file or directory rather than
 /// a recipe.
 pub fn is_path(arg: &str) -> bool {
-    arg.ends_with(".wasm") || arg.contains('/') || Path::new(arg).is_dir()
+    arg.ends_with(".wasm") || arg.ends_with(".wat") || arg.contains('/') || Path::new(arg).is_dir()
 }
 
 /// The modules an argument names: the file itself; a directory's `.wasm`

@@ -215,6 +215,12 @@ pub fn render_profile(p: &AppProfile) -> String {
         per_op(counts.bytes_loaded),
         per_op(counts.bytes_stored)
     );
+    if let Some(calls) = p.host_calls {
+        let _ = writeln!(
+            out,
+            "  WASI calls inside the timed region: {calls} (the host's work is part of the time)"
+        );
+    }
     let _ = writeln!(
         out,
         "\n  hot classes (>= {:.0}% of the app) and the shapes that price them:",

@@ -640,6 +640,7 @@ mod tests {
             hot_classes: Vec::new(),
             about: Some("the about text".into()),
             skipped: Vec::new(),
+            host_calls: None,
         }));
         assert_eq!(page.matches("<svg class=\"chart\"").count(), 1);
         // Shares of all ops, largest first; a class that never ran is left out.

@@ -42,6 +42,10 @@ pub struct AppProfile {
     /// Shapes the profile could not count, with why (not saved).
     #[serde(skip)]
     pub skipped: Vec<String>,
+    /// For a WASI command: the calls of its imports inside the timed
+    /// region (the host's work is part of the time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_calls: Option<u64>,
 }
 
 /// Classes listed in the profile's "priced by" part: at least this share
@@ -514,6 +518,7 @@ pub(crate) mod tests {
             }],
             about: Some("deflate".into()),
             skipped: vec!["shared_store_stream (no threads)".into()],
+            host_calls: None,
         };
         assert_eq!(
             serde_json::to_value(&doc).unwrap(),
