@@ -214,6 +214,13 @@ fn every_broken_module_is_one_line() {
     let (ok, _, stderr) = app_run(&[empty.path().to_str().unwrap()]);
     assert!(!ok);
     assert!(stderr.contains("holds no .wasm module"), "{stderr}");
+    // A directory of which nothing can run.
+    let (ok, _, stderr) = app_run(&[dir.path().join("nostart").to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("none of its 1 modules can run here"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -225,8 +232,44 @@ fn a_suite_directory_runs_each_module_as_a_row() {
         module(&dir, "benchmark", &command("", "", ""));
         std::fs::write(dir.join("benchmark.stdout.expected"), INPUT).unwrap();
     }
+    // As a suite is found: a module the host cannot serve and a component
+    // beside them are skipped, each in one line, and the rest runs.
+    let nn = suite.path().join("nn");
+    module(
+        &nn,
+        "benchmark",
+        &command(
+            r#"(import "wasi_ephemeral_nn" "load" (func (param i32)))"#,
+            "",
+            "",
+        ),
+    );
+    let component = suite.path().join("component");
+    std::fs::create_dir_all(&component).unwrap();
+    std::fs::write(
+        component.join("benchmark.wasm"),
+        wat::parse_str("(component)").unwrap(),
+    )
+    .unwrap();
     let (ok, json, stderr) = app_run(&[suite.path().to_str().unwrap(), "--engines", "wasmi"]);
     assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains("imports what the WASI host cannot serve: wasi_ephemeral_nn.load"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("is a WebAssembly component, not a core module"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("3 of 5 modules run"), "{stderr}");
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("skipped: "))
+            .count(),
+        2,
+        "{stderr}"
+    );
     let json = json.unwrap();
     let names: Vec<&str> = results(&json)
         .iter()

@@ -240,6 +240,8 @@ pub enum ModuleError {
     Unserved(Vec<String>),
     #[error("exports no `_start` function (not a WASI command)")]
     NoStart,
+    #[error("is a WebAssembly component, not a core module (the WASI host runs core modules)")]
+    Component,
 }
 
 /// The imports of a WASI command, each one the host serves at its type;
@@ -258,6 +260,10 @@ pub fn imports(wasm: &[u8]) -> Result<Vec<Func>, ModuleError> {
     };
     for payload in wasmparser::Parser::new(0).parse_all(wasm) {
         match payload.map_err(parse)? {
+            Payload::Version {
+                encoding: wasmparser::Encoding::Component,
+                ..
+            } => return Err(ModuleError::Component),
             Payload::TypeSection(reader) => {
                 for group in reader.into_iter_err_on_gc_types() {
                     let f = group.map_err(parse)?;

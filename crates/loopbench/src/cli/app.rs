@@ -318,8 +318,36 @@ impl AppRunArgs {
             shapes.extend(recipe_shapes(&select(&names)?)?);
         }
         for f in files {
-            for module in workload::modules(std::path::Path::new(f))? {
-                shapes.push(Box::new(Workload::load(&module, &invocation)?));
+            let path = std::path::Path::new(f);
+            let modules = workload::modules(path)?;
+            // A module named on the command line must run; one found in a
+            // directory (a suite as it is, Sightglass's with its
+            // components and wasi-nn) is skipped with its line.
+            let named = !path.is_dir();
+            let mut loaded = 0;
+            for module in &modules {
+                match Workload::load(module, &invocation) {
+                    Ok(w) => {
+                        shapes.push(Box::new(w));
+                        loaded += 1;
+                    }
+                    Err(e) if !named => crate::diag!("skipped: {e}"),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            if !named && loaded < modules.len() {
+                crate::diag!(
+                    "{}: {loaded} of {} modules run (the others are skipped above)",
+                    path.display(),
+                    modules.len()
+                );
+            }
+            if loaded == 0 {
+                return Err(Error::Usage(format!(
+                    "{}: none of its {} modules can run here",
+                    path.display(),
+                    modules.len()
+                )));
             }
         }
         let arms = self.arms.arms(ArmSpec::defaults())?;
