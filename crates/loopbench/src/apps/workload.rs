@@ -224,10 +224,23 @@ fn count(
     Ok((counted, counts))
 }
 
-/// One output stream against what it must be: lengths and the first
-/// byte that differs.
+/// A stream's lines as Sightglass compares them (Rust's `str::lines` on
+/// bytes): a `\r\n` ends a line as `\n` does, the last line's newline is
+/// optional.
+fn lines(text: &[u8]) -> Vec<&[u8]> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let text = text.strip_suffix(b"\n").unwrap_or(text);
+    text.split(|b| *b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .collect()
+}
+
+/// One output stream against what it must be, line by line; a mismatch
+/// says the lengths and the first byte that differs.
 fn check_stream(what: &str, want: &[u8], got: &[u8]) -> Result<(), Mismatch> {
-    if want == got {
+    if lines(want) == lines(got) {
         return Ok(());
     }
     let at = want
@@ -463,4 +476,25 @@ pub fn modules(path: &Path) -> Result<Vec<PathBuf>, AppError> {
         ));
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_stream;
+
+    #[test]
+    fn output_is_compared_line_by_line_as_sightglass_does() {
+        assert!(check_stream("s", b"0", b"0\n").is_ok());
+        assert!(check_stream("s", b"a\r\nb\n", b"a\nb").is_ok());
+        assert!(check_stream("s", b"", b"").is_ok());
+        // One byte more is another line, or another last line.
+        assert!(check_stream("s", b"a\n", b"a\n!").is_err());
+        assert!(check_stream("s", b"a\n", b"a\n\n").is_err());
+        assert!(check_stream("s", b"", b"\n").is_err());
+        let e = check_stream("s", b"ab\n", b"ax\n").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "s: expected 3 bytes, got 3 bytes, first different at byte 1"
+        );
+    }
 }
