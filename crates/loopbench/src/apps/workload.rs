@@ -31,6 +31,11 @@ pub const OUTPUT_CAP: usize = 64 << 20;
 /// The most bytes the module's directory may hold (all loaded in memory).
 pub const DIRECTORY_CAP: u64 = 1 << 30;
 
+/// The counting run's fuel unless `--fuel` says otherwise: about a minute
+/// of wasmi here, so a module that never ends is stopped in a minute or
+/// two, and Sightglass's modules (10^8 instructions) fit 600 times over.
+pub const WORKLOAD_FUEL: u64 = 1 << 36;
+
 /// What a workload is given besides its module.
 #[derive(Clone, Debug)]
 pub struct Invocation {
@@ -38,7 +43,7 @@ pub struct Invocation {
     pub args: Vec<String>,
     /// `NAME=value`.
     pub env: Vec<String>,
-    /// Fuel of the counting run (wasmi's units, about one per
+    /// Fuel of the counting run (wasmi's units: one or more per
     /// instruction): a module that needs more is refused as never ending.
     pub fuel: u64,
 }
@@ -48,7 +53,7 @@ impl Default for Invocation {
         Invocation {
             args: Vec::new(),
             env: Vec::new(),
-            fuel: super::profile::APP_FUEL,
+            fuel: WORKLOAD_FUEL,
         }
     }
 }
@@ -215,7 +220,12 @@ fn count(
         setup,
         fuel,
     )
-    .map_err(|e| format!("counting run (wasmi): {e}"))?;
+    .map_err(|e| match e {
+        wasi::wasmi::CountStop::OutOfFuel(_) => {
+            format!("counting run (wasmi): {e}; one that runs longer needs --fuel above {fuel}")
+        }
+        e => format!("counting run (wasmi): {e}"),
+    })?;
     let decode = |raw: &[i64]| {
         inst.decode(|slot| Ok::<i64, ()>(raw.get(slot as usize).copied().unwrap_or(0)))
             .unwrap_or_default()

@@ -117,10 +117,11 @@ pub struct WorkloadArgs {
     /// (repeat for more); the commands see no other.
     #[arg(long = "env", value_name = "NAME=value")]
     pub env: Vec<String>,
-    /// Fuel of each WASI command's untimed counting run (about one unit
-    /// per instruction): a command that needs more is refused as one that
-    /// never ends, before any timing.
-    #[arg(long, default_value_t = apps::profile::APP_FUEL)]
+    /// Fuel of each WASI command's untimed counting run (wasmi's units:
+    /// one or more per instruction; the default is about a minute of
+    /// wasmi): a command that needs more is refused as one that never
+    /// ends, before any timing.
+    #[arg(long, default_value_t = apps::workload::WORKLOAD_FUEL)]
     pub fuel: u64,
 }
 
