@@ -118,9 +118,9 @@ pub struct WorkloadArgs {
     #[arg(long = "env", value_name = "NAME=value")]
     pub env: Vec<String>,
     /// Fuel of each WASI command's untimed counting run (wasmi's units:
-    /// one or more per instruction; the default is about a minute of
-    /// wasmi): a command that needs more is refused as one that never
-    /// ends, before any timing.
+    /// one or more per instruction; a tight loop burns the default in
+    /// about 20 s): a command that needs more is refused as one that
+    /// never ends, before any timing.
     #[arg(long, default_value_t = apps::workload::WORKLOAD_FUEL)]
     pub fuel: u64,
 }
