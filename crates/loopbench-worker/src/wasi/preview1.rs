@@ -109,6 +109,8 @@ const ALL_RIGHTS: u64 = (1 << 30) - 1;
 /// where the engine lends one (wasmi, wasm3), copies where it does not
 /// (tinywasm). `false`: out of bounds.
 pub trait Memory {
+    /// Its size in bytes now.
+    fn size(&self) -> usize;
     fn read(&self, at: u32, into: &mut [u8]) -> bool;
     fn write(&mut self, at: u32, data: &[u8]) -> bool;
 }
@@ -117,6 +119,9 @@ pub trait Memory {
 pub struct Slice<'a>(pub &'a mut [u8]);
 
 impl Memory for Slice<'_> {
+    fn size(&self) -> usize {
+        self.0.len()
+    }
     fn read(&self, at: u32, into: &mut [u8]) -> bool {
         let at = at as usize;
         match self.0.get(at..at + into.len()) {
@@ -143,8 +148,16 @@ impl Memory for Slice<'_> {
 struct Mem<'a>(&'a mut dyn Memory);
 
 impl Mem<'_> {
+    /// `ptr..ptr + len` lies in memory: checked before anything is
+    /// allocated for it (a length is the module's to choose).
+    fn inside(&self, ptr: u32, len: u32) -> Result<(), i32> {
+        match ptr.checked_add(len) {
+            Some(end) if end as usize <= self.0.size() => Ok(()),
+            _ => Err(errno::FAULT),
+        }
+    }
     fn bytes(&self, ptr: u32, len: u32) -> Result<Vec<u8>, i32> {
-        ptr.checked_add(len).ok_or(errno::FAULT)?;
+        self.inside(ptr, len)?;
         let mut buf = vec![0; len as usize];
         match self.0.read(ptr, &mut buf) {
             true => Ok(buf),
@@ -508,7 +521,7 @@ impl Host {
     fn random_get(&mut self, mem: &mut Mem, ptr: u32, len: u32) -> Result<(), i32> {
         // Checked before any byte is drawn: the stream stays the same for
         // a call that faults.
-        ptr.checked_add(len).ok_or(errno::FAULT)?;
+        mem.inside(ptr, len)?;
         let mut buf = vec![0u8; len as usize];
         for b in &mut buf {
             // xorshift64*: the same bytes in every run of every engine.
@@ -649,6 +662,26 @@ mod tests {
             h.call(Func::PathOpen, &out, &mut Slice(&mut mem)),
             Ok(Some(errno::NOTCAPABLE))
         );
+    }
+
+    #[test]
+    fn a_length_past_memory_is_a_fault_before_anything_is_allocated() {
+        let mut h = host(&[]);
+        let mut mem = vec![0u8; 64];
+        // One iovec of 4 GiB - 1 at 16.
+        mem[0..4].copy_from_slice(&16u32.to_le_bytes());
+        mem[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+        let write = [1, 0, 1, 8];
+        assert_eq!(
+            h.call(Func::FdWrite, &write, &mut Slice(&mut mem)),
+            Ok(Some(errno::FAULT))
+        );
+        let random = [0, u32::MAX as u64];
+        assert_eq!(
+            h.call(Func::RandomGet, &random, &mut Slice(&mut mem)),
+            Ok(Some(errno::FAULT))
+        );
+        assert!(h.stdout.is_empty());
     }
 
     #[test]

@@ -75,6 +75,9 @@ struct Copying<'a> {
 }
 
 impl Memory for Copying<'_> {
+    fn size(&self) -> usize {
+        self.memory.len(self.store).unwrap_or(0)
+    }
     fn read(&self, at: u32, into: &mut [u8]) -> bool {
         self.memory
             .read_exact(self.store, at as usize, into)
