@@ -169,10 +169,6 @@ impl Host {
         }
     }
 
-    pub fn setup(&self) -> &Setup {
-        &self.setup
-    }
-
     /// Right before the engine calls `_start`: a module without markers
     /// is timed from here. Every engine's routing brackets its one call of
     /// `_start` with this and [`Host::leave`], as adapters do with

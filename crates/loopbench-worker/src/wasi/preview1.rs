@@ -236,22 +236,10 @@ impl Host {
                 return Err(Stopped);
             }
             Func::FdWrite => self.fd_write(&mut mem, a(0), a(1), a(2), a(3))?,
-            Func::ArgsSizesGet => {
-                let list = self.setup.args.clone();
-                sizes(&mut mem, &list, a(0), a(1))
-            }
-            Func::ArgsGet => {
-                let list = self.setup.args.clone();
-                strings(&mut mem, &list, a(0), a(1))
-            }
-            Func::EnvironSizesGet => {
-                let list = self.setup.env.clone();
-                sizes(&mut mem, &list, a(0), a(1))
-            }
-            Func::EnvironGet => {
-                let list = self.setup.env.clone();
-                strings(&mut mem, &list, a(0), a(1))
-            }
+            Func::ArgsSizesGet => sizes(&mut mem, &self.setup.args, a(0), a(1)),
+            Func::ArgsGet => strings(&mut mem, &self.setup.args, a(0), a(1)),
+            Func::EnvironSizesGet => sizes(&mut mem, &self.setup.env, a(0), a(1)),
+            Func::EnvironGet => strings(&mut mem, &self.setup.env, a(0), a(1)),
             Func::ClockResGet => mem.put_u64(a(1), TICK_NS),
             Func::ClockTimeGet => {
                 self.clock_ns += TICK_NS;

@@ -172,16 +172,6 @@ impl Workload {
         })
     }
 
-    /// The timed region the module's markers give.
-    pub fn region(&self) -> Region {
-        self.setup.region
-    }
-
-    /// Whether some output is checked against a file (else the first run).
-    pub fn has_expected_files(&self) -> bool {
-        self.expected.stdout.is_some() || self.expected.stderr.is_some()
-    }
-
     /// The exact op counts of one run's timed region.
     pub fn counts(&self) -> &Counts {
         &self.counts
@@ -195,12 +185,6 @@ impl Workload {
     /// The one-line description: file, timed region, identity.
     pub fn about(&self) -> &str {
         &self.about
-    }
-
-    /// The hash of the module, its arguments, environment and the files
-    /// of its directory it reads.
-    pub fn identity(&self) -> &str {
-        &self.identity
     }
 }
 
