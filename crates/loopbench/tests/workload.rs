@@ -117,6 +117,13 @@ fn a_command_reads_its_input_and_every_rep_is_verified_against_the_expected_file
         assert!(a["error"].is_null(), "{a}");
         assert!(a["verified_reps"].as_u64().unwrap() >= 2, "{a}");
     }
+    // Each arm ran in worker processes, which loaded the directory and
+    // verified every rep themselves.
+    assert_eq!(
+        json["session"]["isolation"], "workers",
+        "{}",
+        json["session"]
+    );
 
     // One byte more in the expected output: the run fails, in one line.
     std::fs::write(
@@ -129,6 +136,64 @@ fn a_command_reads_its_input_and_every_rep_is_verified_against_the_expected_file
     assert!(
         stderr.contains("reader stdout against the expected file: expected 17 bytes, got 16 bytes, first different at byte 16"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_command_runs_in_worker_processes_in_layout_variants_or_in_this_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = module(dir.path(), "reader", &command("", "", ""));
+    std::fs::write(dir.path().join("reader.stdout.expected"), INPUT).unwrap();
+    let path = path.to_str().unwrap();
+    let (ok, json, stderr) = app_run(&[
+        path,
+        "--engines",
+        "wasmi",
+        "--layout-builds",
+        "2",
+        "--min-epochs",
+        "4",
+        "--budget",
+        "60",
+    ]);
+    assert!(ok, "{stderr}");
+    let json = json.unwrap();
+    assert_eq!(json["session"]["layout_builds"], 2, "{}", json["session"]);
+    // The arm and its build-layout null alternate between the two links
+    // over the epochs, in worker processes of their own.
+    let epochs = json["epochs"].as_array().unwrap();
+    assert!(epochs.len() >= 4, "{epochs:?}");
+    let seeds: std::collections::BTreeSet<u64> = epochs
+        .iter()
+        .map(|e| e["variants"]["wasmi"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seeds.len(), 2, "{epochs:?}");
+    let me = std::process::id() as u64;
+    for e in epochs {
+        assert_ne!(e["pids"]["wasmi"].as_u64(), Some(me), "{e}");
+        assert_ne!(
+            e["variants"]["wasmi"], e["variants"]["wasmi#build-null"],
+            "{e}"
+        );
+    }
+    let row = &results(&json)[0];
+    for label in ["wasmi", "wasmi#null", "wasmi#build-null"] {
+        let a = arm(row, label);
+        assert!(a["error"].is_null(), "{a}");
+        assert!(a["verified_reps"].as_u64().unwrap() >= 8, "{a}");
+    }
+    assert_eq!(row["build_null"]["includes_layout"], true, "{row}");
+
+    // Asked to, it runs in this process, one layout.
+    let (ok, json, stderr) = app_run(&[path, "--engines", "wasmi", "--in-process"]);
+    assert!(ok, "{stderr}");
+    let json = json.unwrap();
+    assert_eq!(json["session"]["isolation"], "in-process");
+    assert!(
+        arm(&results(&json)[0], "wasmi")["verified_reps"]
+            .as_u64()
+            .unwrap()
+            >= 2
     );
 }
 

@@ -231,6 +231,13 @@ impl InProcessArm {
         }
     }
 
+    /// Name what the engine was built from (a worker serving one of the
+    /// engines compiled into it), so it runs WASI commands too.
+    pub fn with_spec(mut self, spec: ArmSpec) -> Self {
+        self.spec = Some(spec);
+        self
+    }
+
     pub fn with_counters(mut self, counters: CounterFactory) -> Self {
         self.counters = counters;
         self
@@ -276,17 +283,17 @@ impl InProcessArm {
             source,
         };
         use crate::phases::{time, Phase};
-        let (compiled, mut instance) = match shape.shape.wasi() {
-            Some(setup) => {
+        let (compiled, mut instance) = match shape.shape.command() {
+            Some(command) => {
                 let runner = time(Phase::Compile, || match &self.spec {
                     Some(spec) => spec.wasi(&shape.wasm),
                     None => Err(EngineError::Config(format!(
-                        "{} runs WASI commands only in this process",
+                        "{}: WASI commands run on the engines built into loopbench (wasmi, tinywasm, wasm3), not yet on a build of one",
                         self.label
                     ))),
                 })
                 .map_err(engine_err)?;
-                let process = crate::wasi::Process::new(runner, setup);
+                let process = crate::wasi::Process::new(runner, command.setup().clone());
                 (None, Box::new(process) as Box<dyn Instance>)
             }
             None => {

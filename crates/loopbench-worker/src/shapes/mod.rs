@@ -19,6 +19,7 @@ mod branches;
 mod bulk;
 mod calls;
 mod chase;
+pub mod command;
 mod data;
 mod dispatch;
 pub mod error;
@@ -188,9 +189,10 @@ pub trait Shape: Sync + Send {
     fn entry(&self) -> &'static str {
         "run"
     }
-    /// For a WASI command: what its process sees. The arm then runs every
-    /// rep as a fresh process on the WASI host ([`crate::wasi`]).
-    fn wasi(&self) -> Option<std::sync::Arc<crate::wasi::Setup>> {
+    /// For a WASI command: the command. The arm then runs every rep as a
+    /// fresh process on the WASI host ([`crate::wasi`]), and a worker is
+    /// sent the command itself rather than a module.
+    fn command(&self) -> Option<&command::Command> {
         None
     }
     /// The module bytes; built-in shapes assemble their WAT.

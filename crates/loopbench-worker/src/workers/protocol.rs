@@ -19,18 +19,21 @@
 //!
 //! Built-in shapes travel by name and parameters (the worker links the same
 //! catalog and regenerates the module; a hash of the module bytes proves it
-//! is identical); user shapes travel as their wasm bytes.
+//! is identical); user shapes travel as their wasm bytes, and WASI commands
+//! as their bytes, invocation and the path of their directory, which the
+//! worker loads itself (a hash of its files proves they are the same).
 
 use crate::arm::{Duet, DuetMet, Rep, RunError};
 use crate::engines::EngineError;
 use crate::proposals::Proposal;
+use crate::shapes::command::CommandSource;
 use crate::shapes::Params;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped whenever a message changes; a worker answering with another
 /// number is rebuilt.
-pub const PROTOCOL: u32 = 3;
+pub const PROTOCOL: u32 = 4;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "msg", rename_all = "snake_case")]
@@ -88,6 +91,9 @@ pub enum ShapeSource {
     Catalog(String),
     /// A user shape: its name and module bytes.
     Module { name: String, wasm: Vec<u8> },
+    /// A WASI command: its module, directory, invocation and the output
+    /// every run must print.
+    Command(Box<CommandSource>),
 }
 
 /// [`Params`] on the wire.

@@ -14,7 +14,7 @@ use crate::arm::{Arm, Duet, DuetMet, InProcessArm, Rep};
 use crate::engines::Engine;
 use crate::measure::counters::{CounterChoice, CounterSet};
 use crate::proposals::{Proposal, Proposals};
-use crate::shapes::{self, user::UserShape, Params, Shape, ShapeModule};
+use crate::shapes::{self, command::Command, user::UserShape, Params, Shape, ShapeModule};
 use std::cell::Cell;
 use std::io::{BufRead, Write};
 use std::rc::Rc;
@@ -33,12 +33,17 @@ pub const HANG_HOOK: &str = "LOOPBENCH_WORKER_HANG";
 static COMPILED_IN: std::sync::OnceLock<crate::arm::EngineKind> = std::sync::OnceLock::new();
 
 fn compiled_in(options: &[String]) -> Result<Box<dyn Engine>, String> {
-    let kind = *COMPILED_IN.get().ok_or("no engine chosen")?;
-    let spec = crate::arm::ArmSpec {
-        options: options.to_vec(),
-        ..crate::arm::ArmSpec::new(kind)
-    };
+    let spec = compiled_in_spec(options).ok_or("no engine chosen")?;
     spec.build().map_err(|e| e.to_string())
+}
+
+/// The arm a process serving a compiled-in engine runs; `None` in a
+/// generated worker.
+fn compiled_in_spec(options: &[String]) -> Option<crate::arm::ArmSpec> {
+    COMPILED_IN.get().map(|kind| crate::arm::ArmSpec {
+        options: options.to_vec(),
+        ..crate::arm::ArmSpec::new(*kind)
+    })
 }
 
 /// Serve `engine`, one of the engines compiled into this binary (`loopbench
@@ -139,8 +144,13 @@ pub fn serve(
     if let Some(hz) = tsc_hz {
         crate::measure::tsc::adopt_rate(hz);
     }
-    let arm =
+    let mut arm =
         InProcessArm::from_engine(engine, label.clone()).with_counters(counter_factory(&counters));
+    // An engine compiled in runs WASI commands too (their routing is built
+    // from the arm); a generated worker's adapter has none yet.
+    if let Some(spec) = compiled_in_spec(&options) {
+        arm = arm.with_spec(spec);
+    }
     let mut pending = lines.next()?;
     loop {
         match pending.take() {
@@ -350,6 +360,7 @@ fn build_module(
         ShapeSource::Module { name, wasm } => {
             Box::new(UserShape::from_wasm(name, wasm, None).map_err(|e| e.to_string())?)
         }
+        ShapeSource::Command(source) => Box::new(Command::from_source(*source)?),
     };
     let mut module = ShapeModule::build(shape, params).map_err(|e| e.to_string())?;
     let hash = crate::hash::fnv1a(&[&module.wasm]);

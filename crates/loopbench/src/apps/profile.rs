@@ -54,7 +54,7 @@ pub fn profile_workload(workload: &super::Workload) -> AppProfile {
     let (mixes, skipped) = shape_mixes();
     AppProfile {
         schema: PROFILE_SCHEMA.to_string(),
-        app: crate::shapes::Shape::name(workload).to_string(),
+        app: workload.name().to_string(),
         steps: 1,
         counts: workload.counts().clone(),
         hot_classes: hot_classes(workload.counts(), &mixes),

@@ -18,18 +18,12 @@
 //! with another identity are never compared.
 
 use super::AppError;
-use crate::engines::Instance;
-use crate::shapes::{Body, Declared, HookError, Mismatch, Params, Shape};
-use crate::wasi::{self, Region, Setup};
+use crate::shapes::command::{check_stream, load_directory, Command, CommandSource, Reference};
+use crate::shapes::Shape;
+use crate::wasi::{self, Region};
 use loopbench_count::{Counts, Instrumented};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// The most bytes of stdout and stderr a run may write together.
-pub const OUTPUT_CAP: usize = 64 << 20;
-/// The most bytes the module's directory may hold (all loaded in memory).
-pub const DIRECTORY_CAP: u64 = 1 << 30;
 
 /// The counting run's fuel unless `--fuel` says otherwise: a tight loop
 /// that never ends burns it in 18 s on a 2-vCPU EPYC VM, and Sightglass's
@@ -58,31 +52,14 @@ impl Default for Invocation {
     }
 }
 
-/// What every run must print on its two streams: the contents of an
-/// expected file, or, with none, what the session's first run printed.
-#[derive(Debug, Default)]
-struct Expected {
-    stdout: Option<Vec<u8>>,
-    stderr: Option<Vec<u8>>,
-}
-
-/// A WASI command module, loaded and checked, ready to run as a shape.
+/// A WASI command module, loaded, counted and checked: the command a
+/// session runs as a shape, and what its counting run found.
 pub struct Workload {
-    name: String,
-    path: PathBuf,
-    wasm: Vec<u8>,
-    setup: Arc<Setup>,
-    expected: Expected,
-    /// What the counting run printed: the reference of a stream that has
-    /// no expected file.
-    first: (Vec<u8>, Vec<u8>),
+    command: Command,
     /// The exact counts of the timed region, from the counting run.
     counts: Counts,
     /// Calls of its imports inside the timed region, in the counting run.
     host_calls: u64,
-    identity: String,
-    /// One line: the file, what is timed, the identity.
-    about: String,
 }
 
 impl Workload {
@@ -101,11 +78,14 @@ impl Workload {
                 .into_owned(),
             false => bytes,
         };
-        let imports = wasi::imports(&wasm).map_err(|e| bad(e.to_string()))?;
+        wasi::imports(&wasm).map_err(|e| bad(e.to_string()))?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
+        // Absolute: a worker process loads it again.
+        let dir = std::fs::canonicalize(&dir)
+            .map_err(|e| bad(format!("cannot read its directory: {e}")))?;
         let files = load_directory(&dir).map_err(bad)?;
         let stem = path
             .file_stem()
@@ -118,37 +98,57 @@ impl Workload {
             .unwrap_or_default();
         let mut args = vec![program];
         args.extend(invocation.args.iter().cloned());
-        let setup = Arc::new(Setup {
+        let name = name_of(path, &stem);
+        // What each stream must print, and what the command reads, are
+        // known after the counting run.
+        let unknown = || Reference {
+            want: Vec::new(),
+            against: String::new(),
+        };
+        let source = CommandSource {
+            name: name.clone(),
+            wasm,
+            dir,
+            looked_up: Vec::new(),
+            lookups_hash: 0,
             args,
             env: invocation.env.clone(),
-            files,
-            output_cap: OUTPUT_CAP,
-            region: Region::of(&imports),
-        });
-        let name = name_of(path, &stem);
-        let (counted, counts) = count(&wasm, setup.clone(), invocation.fuel).map_err(bad)?;
-        let read: BTreeMap<&String, &Arc<Vec<u8>>> = setup
-            .files
-            .iter()
-            .filter(|(name, _)| counted.host.looked_up.contains(*name))
-            .collect();
-        let identity = identity(&wasm, &setup.args, &setup.env, &read);
+            stdout: unknown(),
+            stderr: unknown(),
+        };
+        let command = Command::new(source, files).map_err(bad)?;
+        let setup = command.setup().clone();
+        let (counted, counts) =
+            count(&command.source().wasm, setup.clone(), invocation.fuel).map_err(bad)?;
         // The counting run is the first run: its output is the reference
         // of a stream without a file, and one that differs from a file is
         // refused before any timing.
-        for (stream, file, got) in [
-            ("stdout", &expected.stdout, &counted.host.stdout),
-            ("stderr", &expected.stderr, &counted.host.stderr),
-        ] {
-            if let Some(want) = file {
-                check_stream(
-                    &format!("{name} {stream} against the expected file"),
-                    want,
-                    got,
-                )
-                .map_err(|e| bad(format!("counting run (wasmi): {e}")))?;
-            }
-        }
+        let reference =
+            |stream: &str, file: Option<Vec<u8>>, got: Vec<u8>| -> Result<Reference, AppError> {
+                match file {
+                    Some(want) => {
+                        check_stream(
+                            &format!("{name} {stream} against the expected file"),
+                            &want,
+                            &got,
+                        )
+                        .map_err(|e| bad(format!("counting run (wasmi): {e}")))?;
+                        Ok(Reference {
+                            want,
+                            against: "the expected file".into(),
+                        })
+                    }
+                    None => Ok(Reference {
+                        want: got,
+                        against: "the counting run".into(),
+                    }),
+                }
+            };
+        let [stdout_file, stderr_file] = expected;
+        let stdout = reference("stdout", stdout_file, counted.host.stdout)?;
+        let stderr = reference("stderr", stderr_file, counted.host.stderr)?;
+        let command = command.counted(stdout, stderr, &counted.host.looked_up);
+        let identity = identity(command.source());
         let timed = match setup.region {
             Region::Between => "bench.start to bench.end",
             Region::FromStart => "bench.start to the end of _start",
@@ -158,18 +158,18 @@ impl Workload {
             "WASI command {}, timed {timed}, identity {identity}",
             path.display()
         );
+        let command = command.described(about, identity);
         Ok(Workload {
-            about,
-            name,
-            path: path.to_path_buf(),
-            wasm,
-            setup,
-            expected,
-            first: (counted.host.stdout, counted.host.stderr),
-            identity,
+            command,
             counts,
             host_calls: counted.host.timed_calls,
         })
+    }
+
+    /// Its name: the module's directory for Sightglass's layout, else the
+    /// file's stem.
+    pub fn name(&self) -> &str {
+        self.command.name()
     }
 
     /// The exact op counts of one run's timed region.
@@ -184,7 +184,12 @@ impl Workload {
 
     /// The one-line description: file, timed region, identity.
     pub fn about(&self) -> &str {
-        &self.about
+        self.command.prices()
+    }
+
+    /// The command a session runs as a shape.
+    pub fn into_shape(self) -> Box<dyn Shape> {
+        Box::new(self.command)
     }
 }
 
@@ -193,7 +198,7 @@ impl Workload {
 /// those of the timed region.
 fn count(
     wasm: &[u8],
-    setup: Arc<Setup>,
+    setup: Arc<wasi::Setup>,
     fuel: u64,
 ) -> Result<(wasi::wasmi::Counted, Counts), String> {
     let inst = crate::count::instrumented(wasm).map_err(|e| e.to_string())?;
@@ -218,37 +223,6 @@ fn count(
     Ok((counted, counts))
 }
 
-/// A stream's lines as Sightglass compares them (Rust's `str::lines` on
-/// bytes): a `\r\n` ends a line as `\n` does, the last line's newline is
-/// optional.
-fn lines(text: &[u8]) -> Vec<&[u8]> {
-    if text.is_empty() {
-        return Vec::new();
-    }
-    let text = text.strip_suffix(b"\n").unwrap_or(text);
-    text.split(|b| *b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .collect()
-}
-
-/// One output stream against what it must be, line by line; a mismatch
-/// says the lengths and the first byte that differs.
-fn check_stream(what: &str, want: &[u8], got: &[u8]) -> Result<(), Mismatch> {
-    if lines(want) == lines(got) {
-        return Ok(());
-    }
-    let at = want
-        .iter()
-        .zip(got)
-        .position(|(a, b)| a != b)
-        .unwrap_or(want.len().min(got.len()));
-    Err(Mismatch::new(
-        what,
-        format!("{} bytes", want.len()),
-        format!("{} bytes, first different at byte {at}", got.len()),
-    ))
-}
-
 /// A Sightglass module is `<suite>/<name>/benchmark.wasm`: it is known by
 /// its directory; any other by its file's stem.
 fn name_of(path: &Path, stem: &str) -> String {
@@ -262,45 +236,9 @@ fn name_of(path: &Path, stem: &str) -> String {
     }
 }
 
-/// Every regular file under `dir` by relative path, refusing more than
-/// [`DIRECTORY_CAP`] bytes.
-fn load_directory(dir: &Path) -> Result<BTreeMap<String, Arc<Vec<u8>>>, String> {
-    let mut files = BTreeMap::new();
-    let mut total = 0u64;
-    let mut pending = vec![PathBuf::new()];
-    while let Some(rel) = pending.pop() {
-        let here = dir.join(&rel);
-        let entries = std::fs::read_dir(&here)
-            .map_err(|e| format!("cannot list its directory {}: {e}", here.display()))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| format!("cannot list {}: {e}", here.display()))?;
-            let kind = entry
-                .file_type()
-                .map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?;
-            let rel = rel.join(entry.file_name());
-            if kind.is_dir() {
-                pending.push(rel);
-            } else if kind.is_file() {
-                let data = std::fs::read(entry.path())
-                    .map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?;
-                total += data.len() as u64;
-                if total > DIRECTORY_CAP {
-                    return Err(format!(
-                        "its directory {} holds more than {} (every file is loaded before timing)",
-                        dir.display(),
-                        crate::units::format_bytes(DIRECTORY_CAP)
-                    ));
-                }
-                files.insert(rel.to_string_lossy().into_owned(), Arc::new(data));
-            }
-        }
-    }
-    Ok(files)
-}
-
 /// Each stream's expected file: `<stem>.<stream>.expected`, or the
 /// directory's `default.<stream>.expected` (Sightglass's names).
-fn expected_output(dir: &Path, stem: &str) -> Result<Expected, String> {
+fn expected_output(dir: &Path, stem: &str) -> Result<[Option<Vec<u8>>; 2], String> {
     let read = |stream: &str| -> Result<Option<Vec<u8>>, String> {
         for name in [stem, "default"] {
             let p = dir.join(format!("{name}.{stream}.expected"));
@@ -312,110 +250,24 @@ fn expected_output(dir: &Path, stem: &str) -> Result<Expected, String> {
         }
         Ok(None)
     };
-    Ok(Expected {
-        stdout: read("stdout")?,
-        stderr: read("stderr")?,
-    })
+    Ok([read("stdout")?, read("stderr")?])
 }
 
-fn identity(
-    wasm: &[u8],
-    args: &[String],
-    env: &[String],
-    files: &BTreeMap<&String, &Arc<Vec<u8>>>,
-) -> String {
+/// The command's module, arguments, environment and what it reads: one
+/// hash.
+fn identity(command: &CommandSource) -> String {
+    let (args, env) = (&command.args, &command.env);
     // Lengths first: no two different invocations hash the same parts.
-    let mut parts: Vec<&[u8]> = vec![wasm];
     let lengths: Vec<[u8; 8]> = args
         .iter()
         .chain(env)
         .map(|a| (a.len() as u64).to_le_bytes())
-        .chain(files.values().map(|d| (d.len() as u64).to_le_bytes()))
         .collect();
+    let reads = command.lookups_hash.to_le_bytes();
+    let mut parts: Vec<&[u8]> = vec![&command.wasm, &reads];
     parts.extend(lengths.iter().map(|l| l.as_slice()));
     parts.extend(args.iter().chain(env).map(|a| a.as_bytes()));
-    for (name, data) in files {
-        parts.push(name.as_bytes());
-        parts.push(data.as_slice());
-    }
     format!("{:016x}", crate::hash::fnv1a(&parts))
-}
-
-impl Shape for Workload {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn prices(&self) -> &str {
-        &self.about
-    }
-    fn default_iters(&self, _p: &Params) -> u64 {
-        1
-    }
-    fn declared(&self, _p: &Params) -> Declared {
-        Declared {
-            per: 1,
-            ..Declared::default()
-        }
-    }
-    fn has_declared_counts(&self) -> bool {
-        false
-    }
-    fn app_steps(&self) -> Option<u64> {
-        Some(1)
-    }
-    fn counted_in_session(&self) -> bool {
-        false
-    }
-    fn entry(&self) -> &'static str {
-        "_start"
-    }
-    fn identity(&self) -> Option<String> {
-        Some(self.identity.clone())
-    }
-    fn wasi(&self) -> Option<Arc<Setup>> {
-        Some(self.setup.clone())
-    }
-    fn wasm(&self, _p: &Params) -> Result<Vec<u8>, String> {
-        Ok(self.wasm.clone())
-    }
-    fn wat(&self, _p: &Params, _body: Body) -> String {
-        wasmprinter::print_bytes(&self.wasm).unwrap_or_else(|e| format!(";; cannot print: {e}"))
-    }
-    fn init(&self, _p: &Params, _inst: &mut dyn Instance) -> Result<(), HookError> {
-        Ok(())
-    }
-    fn verify(
-        &self,
-        _p: &Params,
-        _iters: u64,
-        _ret: Option<i32>,
-        inst: &mut dyn Instance,
-    ) -> Result<(), HookError> {
-        let Some(host) = inst.wasi_host() else {
-            return Err(HookError::Mismatch(Mismatch::new(
-                format!("{}", self.path.display()),
-                "a WASI run",
-                "none",
-            )));
-        };
-        let streams = [
-            ("stdout", &self.expected.stdout, &self.first.0, &host.stdout),
-            ("stderr", &self.expected.stderr, &self.first.1, &host.stderr),
-        ];
-        for (stream, file, first, got) in streams {
-            let (want, against) = match file {
-                Some(want) => (want.as_slice(), "the expected file"),
-                None => (first.as_slice(), "the counting run"),
-            };
-            check_stream(
-                &format!("{} {stream} against {against}", self.name),
-                want,
-                got,
-            )
-            .map_err(HookError::Mismatch)?;
-        }
-        Ok(())
-    }
 }
 
 /// Whether an `app run` argument names a file or directory rather than
@@ -470,25 +322,4 @@ pub fn modules(path: &Path) -> Result<Vec<PathBuf>, AppError> {
         ));
     }
     Ok(found)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::check_stream;
-
-    #[test]
-    fn output_is_compared_line_by_line_as_sightglass_does() {
-        assert!(check_stream("s", b"0", b"0\n").is_ok());
-        assert!(check_stream("s", b"a\r\nb\n", b"a\nb").is_ok());
-        assert!(check_stream("s", b"", b"").is_ok());
-        // One byte more is another line, or another last line.
-        assert!(check_stream("s", b"a\n", b"a\n!").is_err());
-        assert!(check_stream("s", b"a\n", b"a\n\n").is_err());
-        assert!(check_stream("s", b"", b"\n").is_err());
-        let e = check_stream("s", b"ab\n", b"ax\n").unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "s: expected 3 bytes, got 3 bytes, first different at byte 1"
-        );
-    }
 }

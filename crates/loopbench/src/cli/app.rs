@@ -103,7 +103,46 @@ pub struct AppRunArgs {
     #[command(flatten)]
     pub arms: ArmArgs,
     #[command(flatten)]
+    pub stop: AppStopArgs,
+    /// Run WASI commands in this process, one code layout, rather than a
+    /// worker process per arm in layout variants (recipes always run here).
+    #[arg(long)]
+    pub in_process: bool,
+    /// Code-layout variants of every arm's engine (see `loopbench run
+    /// --layout-builds`), sampled across epochs; 1 runs one layout.
+    #[arg(long, value_name = "K", default_value_t = crate::workers::layout::DEFAULT_LAYOUT_BUILDS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub layout_builds: u64,
+    #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// When an app (and, in `app project`, a pricing shape) stops.
+#[derive(Args, Debug)]
+pub struct AppStopArgs {
+    /// Seconds each app (and each pricing shape) may take in all: more
+    /// epochs, each in fresh processes and another code layout, narrow
+    /// intervals that the layout moves between processes.
+    #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
+    pub budget: f64,
+    /// Epochs every app (and pricing shape) takes at least, budget
+    /// permitting.
+    #[arg(long, default_value_t = 5)]
+    pub min_epochs: usize,
+}
+
+impl AppStopArgs {
+    fn stop(&self) -> Result<crate::results::StopSettings, Error> {
+        super::run::check_budget(self.budget)?;
+        if self.min_epochs == 0 {
+            return Err(Error::Usage("--min-epochs must be at least 1".into()));
+        }
+        Ok(crate::results::StopSettings {
+            budget_s: self.budget,
+            min_epochs: self.min_epochs,
+            ..Plan::default().stop
+        })
+    }
 }
 
 /// What a WASI command is given besides its module.
@@ -169,14 +208,8 @@ pub struct AppProjectArgs {
     pub rounds: usize,
     #[arg(long, default_value_t = 1)]
     pub warmup: usize,
-    /// Seconds per shape and per app, in both sessions: more epochs (fresh
-    /// processes) for the twins that price mispredictions and for the
-    /// apps, whose layout moves their times between processes.
-    #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
-    pub budget: f64,
-    /// Epochs every shape and app takes at least, budget permitting.
-    #[arg(long, default_value_t = 5)]
-    pub min_epochs: usize,
+    #[command(flatten)]
+    pub stop: AppStopArgs,
     /// Iterations per rep of the pricing shapes (default: each shape's
     /// own; a few thousand are plenty under --counters callgrind).
     #[arg(long)]
@@ -311,6 +344,7 @@ fn app_plan(
 impl AppRunArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let invocation = self.workload.invocation()?;
+        let stop = self.stop.stop()?;
         let mut shapes: Vec<Box<dyn shapes::Shape>> = Vec::new();
         let (files, names): (Vec<&String>, Vec<&String>) =
             self.apps.iter().partition(|a| workload::is_path(a));
@@ -318,7 +352,7 @@ impl AppRunArgs {
         if !names.is_empty() {
             shapes.extend(recipe_shapes(&select(&names)?)?);
         }
-        for f in files {
+        for f in &files {
             let path = std::path::Path::new(f);
             let modules = workload::modules(path)?;
             // A module named on the command line must run; one found in a
@@ -329,7 +363,7 @@ impl AppRunArgs {
             for module in &modules {
                 match Workload::load(module, &invocation) {
                     Ok(w) => {
-                        shapes.push(Box::new(w));
+                        shapes.push(w.into_shape());
                         loaded += 1;
                     }
                     Err(e) if !named => crate::diag!("skipped: {e}"),
@@ -352,7 +386,20 @@ impl AppRunArgs {
             }
         }
         let arms = self.arms.arms(ArmSpec::defaults())?;
-        let plan = app_plan(shapes, arms, self.arms.rounds, self.arms.warmup);
+        let mut plan = app_plan(shapes, arms, self.arms.rounds, self.arms.warmup);
+        plan.stop = stop;
+        plan.layout_builds = self.layout_builds as usize;
+        // WASI commands carry all they need to a worker process, so they
+        // run as `run`'s shapes do: a process per arm, in layout variants.
+        // A recipe's inputs and checksum live in this process.
+        if !self.in_process && !names.is_empty() && !files.is_empty() {
+            crate::diag!(
+                "the recipes run in this process, so the WASI commands beside them do too (one code layout; run them apart for layout variants)"
+            );
+        }
+        if !self.in_process && names.is_empty() {
+            plan.isolation = crate::session::Isolation::Workers;
+        }
         let exports = self.output.exports()?;
         let planned = plan.shapes.len();
         // The terminal sink stops the session on SIGINT or SIGTERM and
@@ -417,22 +464,9 @@ fn instruction_sessions(from: &str) -> Result<(Session, Session), Error> {
 const INSTRUCTIONS: &str = crate::model::instructions::COUNTER;
 
 impl AppProjectArgs {
-    /// The stop rule of both sessions.
-    fn stop(&self) -> Result<crate::results::StopSettings, Error> {
-        super::run::check_budget(self.budget)?;
-        if self.min_epochs == 0 {
-            return Err(Error::Usage("--min-epochs must be at least 1".into()));
-        }
-        Ok(crate::results::StopSettings {
-            budget_s: self.budget,
-            min_epochs: self.min_epochs,
-            ..Plan::default().stop
-        })
-    }
-
     pub fn execute(&self) -> Result<bool, Error> {
         let apps = select(&self.apps)?;
-        let stop = self.stop()?;
+        let stop = self.stop.stop()?;
         check_price_in(self.price_in.as_deref(), &self.counters)?;
         if self.instructions_from.is_some()
             && (self.price_in.is_some() || self.counters.wants(CounterKind::Callgrind))

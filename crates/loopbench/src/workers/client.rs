@@ -321,9 +321,12 @@ impl Arm for WorkerArm {
     }
 }
 
-/// Built-in shapes travel by name; anything else (a user shape, or a user
-/// file that shares a built-in's name) as its bytes.
+/// Built-in shapes travel by name; a WASI command as itself; anything else
+/// (a user shape, or a user file that shares a built-in's name) as its bytes.
 fn source_of(shape: &ShapeModule) -> ShapeSource {
+    if let Some(command) = shape.shape.command() {
+        return ShapeSource::Command(Box::new(command.source().clone()));
+    }
     let builtin = shapes::find(shape.name())
         .and_then(|s| s.wasm(&shape.params).ok())
         .is_some_and(|w| w == shape.wasm);
