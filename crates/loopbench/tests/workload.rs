@@ -61,7 +61,7 @@ fn module(dir: &Path, name: &str, wat: &str) -> PathBuf {
 fn app_run(args: &[&str]) -> (bool, Option<Value>, String) {
     let out = Command::cargo_bin("loopbench")
         .unwrap()
-        .args(["app", "run"])
+        .args(["app", "run", "--no-history"])
         .args(args)
         .args(["--rounds", "2", "--json", "-"])
         .output()
@@ -345,7 +345,7 @@ fn a_suite_directory_runs_each_module_as_a_row() {
     // The table ends with each arm's geometric mean over the three.
     let out = Command::cargo_bin("loopbench")
         .unwrap()
-        .args(["app", "run"])
+        .args(["app", "run", "--no-history"])
         .arg(suite.path())
         .args(["--rounds", "2"])
         .output()
@@ -457,7 +457,7 @@ fn compare_matches_a_workload_only_with_the_same_invocation() {
         all.extend(args);
         let o = Command::cargo_bin("loopbench")
             .unwrap()
-            .args(["app", "run"])
+            .args(["app", "run", "--no-history"])
             .args(&all)
             .args(["--rounds", "2"])
             .output()
@@ -500,4 +500,61 @@ fn compare_matches_a_workload_only_with_the_same_invocation() {
     std::fs::write(dir.path().join("input.txt"), "another input\n").unwrap();
     let changed = saved("changed.json", &["--arg", "x"]);
     assert!(compare(&changed)["rows"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_workload_is_recorded_as_its_own_series_and_gated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = module(dir.path(), "reader", &command("", "", ""));
+    let db = dir.path().join("history.sqlite");
+    let run = |arg: &str, more: &[&str]| {
+        let out = Command::cargo_bin("loopbench")
+            .unwrap()
+            .env("LOOPBENCH_DB", &db)
+            .args(["app", "run"])
+            .arg(&path)
+            .args(["--engines", "wasmi,tinywasm", "--rounds", "2", "--arg", arg])
+            .args(more)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        (out.status.success(), stderr)
+    };
+    for arg in ["x", "x", "y"] {
+        let (ok, stderr) = run(arg, &[]);
+        assert!(ok, "{stderr}");
+        assert!(stderr.contains("history: session"), "{stderr}");
+    }
+    // Two workloads of one name: two series, keyed by their identities.
+    let out = Command::cargo_bin("loopbench")
+        .unwrap()
+        .env("LOOPBENCH_DB", &db)
+        .args(["trend", "--shape", "reader", "--arm", "tinywasm"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let headings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("/ reader (workload ") && l.contains("median ns/iter"))
+        .collect();
+    assert_eq!(headings.len(), 2, "{text}");
+    let sessions: Vec<bool> = headings
+        .iter()
+        .map(|h| h.contains(", 2 sessions"))
+        .collect();
+    assert_eq!(sessions.iter().filter(|two| **two).count(), 1, "{text}");
+
+    // The gate judges the candidate as `run` does; the exit says its verdict.
+    let json = dir.path().join("gated.json");
+    let (ok, stderr) = run(
+        "x",
+        &["--fail-on", "changed", "--json", json.to_str().unwrap()],
+    );
+    let saved: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let gate = &saved["gate"];
+    assert!(gate.is_object(), "{saved}");
+    assert_eq!(ok, gate["failed"] == false, "{gate} {stderr}");
+    assert!(stderr.contains("gate"), "{stderr}");
 }

@@ -115,6 +115,8 @@ pub struct AppRunArgs {
     pub layout_builds: u64,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub keep: super::keep::KeepArgs,
 }
 
 /// When an app (and, in `app project`, a pricing shape) stops.
@@ -401,21 +403,26 @@ impl AppRunArgs {
             plan.isolation = crate::session::Isolation::Workers;
         }
         let exports = self.output.exports()?;
+        let keeping = self.keep.open()?;
         let planned = plan.shapes.len();
         // The terminal sink stops the session on SIGINT or SIGTERM and
         // rewrites the files after every epoch.
         let mut sink = super::progress::TerminalSink::new(true, Some(&exports));
-        let report = session::run(plan, &mut sink)?;
+        let mut report = session::run(plan, &mut sink)?;
+        keeping.judge(&mut report);
         let (interrupted, completed) = (!report.complete, report.results.len());
-        let errors = report.errors.clone();
-        exports.finish(&Document::Session(report))?;
+        let mut errors = report.errors.clone();
+        let document = Document::Session(report);
+        let exported = exports.finish(&document);
+        keeping.record(&document, &exports, &mut errors);
         for e in &errors {
             crate::diag!("error: {e}");
         }
         if interrupted {
             return Err(Error::interrupted(completed, planned, "shapes"));
         }
-        Ok(errors.is_empty())
+        exported?;
+        Ok(errors.is_empty() && super::keep::gate_passed(&document))
     }
 }
 

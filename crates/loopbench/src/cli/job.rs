@@ -113,9 +113,9 @@ fn refused_options(run: &RunArgs) -> Option<&'static str> {
         (o.markdown.is_some(), "--markdown"),
         (o.html.is_some(), "--html"),
         (!o.export.is_empty(), "--export"),
-        (run.db.db.is_some(), "--db"),
-        (run.no_history, "--no-history"),
-        (run.save_baseline.is_some(), "--save-baseline"),
+        (run.keep.db.db.is_some(), "--db"),
+        (run.keep.no_history, "--no-history"),
+        (run.keep.save_baseline.is_some(), "--save-baseline"),
     ]
     .into_iter()
     .find_map(|(given, name)| given.then_some(name))

@@ -22,6 +22,7 @@ mod history;
 mod job;
 #[cfg(feature = "history")]
 mod jobs;
+mod keep;
 #[cfg(feature = "history")]
 mod leaderboard;
 mod list;

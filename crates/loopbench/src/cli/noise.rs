@@ -328,6 +328,7 @@ impl NoiseArgs {
             let query = crate::results::compare::SeriesQuery {
                 machine: machine.clone(),
                 shape: self.shape.clone(),
+                workload: None,
                 arm: arm.to_string(),
                 metric: crate::results::Metric::Wall.key().to_string(),
                 versions: vec![version.to_string()],

@@ -39,11 +39,6 @@ pub struct RunArgs {
     /// candidate too).
     #[arg(long, value_name = "ARM")]
     pub reference: Option<String>,
-    /// A CI gate: exit 1 when a candidate's outcome is "changed" in this
-    /// direction by more than PCT: slower[:PCT], faster[:PCT] or
-    /// changed[:PCT]. Unsure comparisons never fail it.
-    #[arg(long, value_name = "DIRECTION[:PCT]", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<crate::results::gate::FailOn>()))]
-    pub fail_on: Option<crate::results::gate::FailOn>,
     /// Shapes, comma-separated, or `all` (default: all built-in shapes).
     #[arg(long, value_delimiter = ',')]
     pub shapes: Vec<String>,
@@ -78,14 +73,8 @@ pub struct RunArgs {
     /// Example: loopbench run --engines wasmi,tinywasm --shapes load_stream --bytes 64k --iters 10000 --rounds 2 --counters callgrind
     #[arg(long, default_value = "auto", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<CounterChoice>()))]
     pub counters: CounterChoice,
-    /// Do not record the session in the history database.
-    #[arg(long, conflicts_with = "save_baseline")]
-    pub no_history: bool,
-    /// Also name the recorded session as baseline NAME (then `@baseline:NAME`).
-    #[arg(long, value_name = "NAME")]
-    pub save_baseline: Option<String>,
     #[command(flatten)]
-    pub db: super::DbArg,
+    pub keep: super::keep::KeepArgs,
 }
 
 impl RunArgs {
@@ -150,7 +139,7 @@ impl RunArgs {
         let e = &self.epochs;
         // The machine's recorded setting, for what no flag gives.
         let recorded = (e.rep_ms.is_none() || e.schedule.is_none() || e.estimator.is_none())
-            .then(|| recorded_setting(&self.db))
+            .then(|| recorded_setting(&self.keep.db))
             .flatten();
         let rep = (self.params.iters.is_none())
             .then(|| e.rep_target(recorded.as_ref()))
@@ -227,15 +216,7 @@ impl RunArgs {
         let planned = plan.shapes.len();
         let exports = self.output.exports()?;
         // A bad --db fails before the session, not after it.
-        #[cfg(feature = "history")]
-        let history = (!self.no_history).then(|| self.db.location()).transpose()?;
-        // Connect and bring the schema up now, as the output files are
-        // checked: a database that cannot record is refused before the
-        // first epoch, not after minutes of measuring.
-        #[cfg(feature = "history")]
-        if let Some(location) = &history {
-            location.open()?;
-        }
+        let keeping = self.keep.open()?;
         let quiet = self.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();
         let names: Vec<String> = plan.shapes.iter().map(|s| s.name().to_string()).collect();
         let mut sink = TerminalSink::new(quiet, Some(&exports))
@@ -245,9 +226,7 @@ impl RunArgs {
         let started = Instant::now();
         let mut report = session::run(plan, &mut sink)?;
         sink.finish();
-        report.gate = self
-            .fail_on
-            .map(|rule| rule.judge(crate::results::gate::rows(&report)));
+        keeping.judge(&mut report);
         let interrupted = !report.complete;
         let completed = report.results.len();
         let mut errors = report.errors.clone();
@@ -259,22 +238,7 @@ impl RunArgs {
         // A failed export is reported at the end: the other outputs, the
         // table and the history record do not depend on it.
         let exported = exports.finish(&document);
-        #[cfg(feature = "history")]
-        if let (Some(location), Some(session)) = (&history, document.session()) {
-            match crate::history::sessions::record_run(
-                location,
-                session,
-                self.save_baseline.as_deref(),
-            ) {
-                Ok(said) => crate::diag!("history: {said}"),
-                Err(e) => {
-                    errors.push(format!("history: {e}"));
-                    if exports.written("json").is_none() {
-                        crate::diag!("{}", crate::report::save_unrecorded(&document));
-                    }
-                }
-            }
-        }
+        keeping.record(&document, &exports, &mut errors);
         if self.phases {
             let breakdown = crate::phases::take(started.elapsed());
             let text = breakdown.render();
@@ -294,14 +258,7 @@ impl RunArgs {
             return Err(Error::interrupted(completed, planned, "shapes"));
         }
         exported?;
-        let gate_passed = match document.session().and_then(|s| s.gate.as_ref()) {
-            Some(g) => {
-                crate::diag!("{}", g.summary());
-                !g.failed
-            }
-            None => true,
-        };
-        Ok(errors.is_empty() && gate_passed)
+        Ok(errors.is_empty() && super::keep::gate_passed(&document))
     }
 }
 

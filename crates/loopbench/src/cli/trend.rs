@@ -206,7 +206,11 @@ fn chart(k: &series::SeriesKey, s: &KindSeries<'_>, steps: &[trend::Step]) -> St
         "<h2>{}</h2>\n",
         svg::esc(&format!(
             "{} / {} / {} / {}: {}",
-            k.machine, k.shape, k.arm, k.metric, s.label
+            k.machine,
+            k.shape_label(),
+            k.arm,
+            k.metric,
+            s.label
         ))
     );
     heading
@@ -238,7 +242,7 @@ fn print_series(
     crate::outln!(
         "\n{} / {} / {} / {}: {}, {} sessions ({})",
         Text.escape(&k.machine),
-        Text.escape(&k.shape),
+        Text.escape(&k.shape_label()),
         Text.escape(&k.arm),
         Text.escape(&k.metric),
         kind.name(),

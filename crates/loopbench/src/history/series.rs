@@ -14,8 +14,21 @@ pub struct SeriesKey {
     /// The agent's label for fleet sessions, else `hostname (cpu)`.
     pub machine: String,
     pub shape: String,
+    /// A user's workload's identity (module, invocation, inputs): two of
+    /// one name are two series.
+    pub workload: Option<String>,
     pub arm: String,
     pub metric: String,
+}
+
+impl SeriesKey {
+    /// The shape as a series names it: a workload with its identity.
+    pub fn shape_label(&self) -> String {
+        match &self.workload {
+            Some(w) => format!("{} (workload {w})", self.shape),
+            None => self.shape.clone(),
+        }
+    }
 }
 
 /// One session's value in a series.
@@ -78,10 +91,16 @@ pub fn read(
     } else {
         ("NULL, NULL, NULL, NULL, NULL, NULL", "")
     };
+    let workload = if super::store::version(db)? >= 10 {
+        "x.workload"
+    } else {
+        "NULL"
+    };
     let rows = db.query(
         &d.sql(&format!(
             "SELECT COALESCE(s.label, m.hostname || ' (' || m.cpu || ')'), h.name, a.label, s.metric, s.id, {},
-                    x.median_ns, x.min_ns, a.version, a.commit_id, s.uid, m.fingerprint, {anchored}, x.epochs
+                    x.median_ns, x.min_ns, a.version, a.commit_id, s.uid, m.fingerprint, {anchored}, x.epochs,
+                    {workload}
              FROM summaries x
              JOIN sessions s ON s.id = x.session_id
              JOIN machines m ON m.id = s.machine_id
@@ -90,7 +109,7 @@ pub fn read(
              {reference_join}
              WHERE x.median_ns IS NOT NULL AND x.role NOT IN ('null', 'build_null')
                AND ($1 = '' OR h.name = $1) AND ($2 = '' OR a.label = $2) AND ($3 = '' OR s.metric = $3)
-             ORDER BY 1, 2, 3, 4, s.recorded_at, s.id",
+             ORDER BY 1, 2, 20, 3, 4, s.recorded_at, s.id",
             d.datetime("s.recorded_at")
         )),
         &[
@@ -104,6 +123,7 @@ pub fn read(
         let key = SeriesKey {
             machine: r.text(0)?,
             shape: r.text(1)?,
+            workload: r.opt_text(19)?,
             arm: r.text(2)?,
             metric: r.text(3)?,
         };
@@ -155,6 +175,7 @@ pub fn repeated(
     let fp = fingerprint(&q.machine);
     let points: Vec<Point> = read(db, Some(&q.shape), Some(&q.arm), Some(&q.metric))?
         .into_iter()
+        .filter(|(k, _)| k.workload == q.workload)
         .flat_map(|(_, p)| p)
         .filter(|p| p.fingerprint == fp)
         .filter(|p| p.uid.as_ref().is_none_or(|u| !q.exclude.contains(u)))
@@ -218,8 +239,8 @@ pub fn same_build_series(
     anchored: bool,
 ) -> Result<Vec<Vec<Stored>>, StoreError> {
     let fp = fingerprint(&q.machine);
-    let mut groups: BTreeMap<(String, String, String, String, String), Vec<Stored>> =
-        BTreeMap::new();
+    type Group = (String, Option<String>, String, String, String, String);
+    let mut groups: BTreeMap<Group, Vec<Stored>> = BTreeMap::new();
     for (key, points) in read(db, None, None, Some(&q.metric))? {
         for p in points
             .iter()
@@ -235,6 +256,7 @@ pub fn same_build_series(
                 groups
                     .entry((
                         key.shape.clone(),
+                        key.workload.clone(),
                         key.arm.clone(),
                         p.version.clone(),
                         reference.0,

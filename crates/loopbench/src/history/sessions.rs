@@ -229,9 +229,9 @@ fn insert_shape(
                     median_ns, min_ns, ns_per_op, vs_arm, change_pct, ci_low_pct, ci_high_pct,
                     verdict, epochs, skipped, error, ref_change_pct, ref_ci_low_pct, ref_ci_high_pct,
                     instructions_per_iter, layout_variants, layout_sd_pct, layout_sd_low_pct,
-                    layout_sd_high_pct, inside_layout_spread)
+                    layout_sd_high_pct, inside_layout_spread, workload)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                    $18, $19, $20, $21, $22, $23, $24, $25, $26)
+                    $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
                  RETURNING id",
             ),
             &[
@@ -265,6 +265,7 @@ fn insert_shape(
                 spread.map(|l| l.ci_pct[0]).into(),
                 spread.map(|l| l.ci_pct[1]).into(),
                 inside_spread.map(i64::from).into(),
+                r.identity.clone().into(),
             ],
         )?)?;
         insert_reps(db, summary_id, r.iters, a)?;

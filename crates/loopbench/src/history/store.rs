@@ -444,6 +444,10 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE summaries ADD COLUMN layout_sd_low_pct DOUBLE PRECISION;
     ALTER TABLE summaries ADD COLUMN layout_sd_high_pct DOUBLE PRECISION;
     ALTER TABLE summaries ADD COLUMN inside_layout_spread BIGINT;",
+    // 10: a user's workload (a WASI command) is its module, invocation and
+    // inputs as well as its name: its identity keys its series, so that
+    // two workloads of one name never share one.
+    "ALTER TABLE summaries ADD COLUMN workload TEXT;",
 ];
 
 /// The PostgreSQL advisory lock that serialises migrations ("loop").

@@ -227,6 +227,8 @@ pub struct Options<'a> {
 pub struct SeriesQuery {
     pub machine: Machine,
     pub shape: String,
+    /// The row's workload identity, for a user's workload.
+    pub workload: Option<String>,
     pub arm: String,
     pub metric: String,
     /// The builds it may be learned from (the arm's version in A, then in B).
@@ -631,6 +633,7 @@ impl<'s> Row<'s> {
         SeriesQuery {
             machine: self.a.machine.clone(),
             shape: self.ra.shape.clone(),
+            workload: self.ra.identity.clone(),
             arm: self.arm_a.arm.clone(),
             metric: self.a.session.metric.key().to_string(),
             versions: [self.arm_a, self.arm_b]

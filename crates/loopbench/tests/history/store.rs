@@ -25,15 +25,15 @@ fn store_tests(url: &str) {
     let mut db = location.connect().unwrap();
     assert_eq!(
         store::migrate(db.as_mut()).unwrap(),
-        vec![1, 2, 3, 4, 5, 6, 7, 8, 9]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
     );
     assert_eq!(store::migrate(db.as_mut()).unwrap(), Vec::<i64>::new());
-    assert_eq!(store::version(db.as_mut()).unwrap(), 9);
+    assert_eq!(store::version(db.as_mut()).unwrap(), 10);
     loopbench(url)
         .args(["db", "init"])
         .assert()
         .success()
-        .stdout(predicates::str::contains("schema already at version 9"));
+        .stdout(predicates::str::contains("schema already at version 10"));
 
     // A real run is recorded, named, and says where.
     let dir = tempfile::tempdir().unwrap();
