@@ -558,3 +558,27 @@ fn a_workload_is_recorded_as_its_own_series_and_gated() {
     assert_eq!(ok, gate["failed"] == false, "{gate} {stderr}");
     assert!(stderr.contains("gate"), "{stderr}");
 }
+
+#[test]
+fn callgrind_counts_the_host_instructions_of_each_arm() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = module(dir.path(), "reader", &command("", "", ""));
+    let (ok, json, stderr) = app_run(&[
+        path.to_str().unwrap(),
+        "--engines",
+        "wasmi,tinywasm",
+        "--counters",
+        "callgrind",
+    ]);
+    assert!(ok, "{stderr}");
+    let json = json.unwrap();
+    let row = &results(&json)[0];
+    for label in ["wasmi", "tinywasm", "wasmi#null"] {
+        let a = arm(row, label);
+        assert!(a["verified_reps"].as_u64().unwrap() >= 2, "{a}");
+        let ir = &a["counters"]["values"]["callgrind_ir"]["per_iter"]["median"];
+        assert!(ir.as_f64().is_some_and(|v| v > 0.0), "{label}: {a}");
+    }
+    // Under valgrind: one epoch, in this process.
+    assert_eq!(json["session"]["isolation"], "in-process");
+}

@@ -113,6 +113,14 @@ pub struct AppRunArgs {
     #[arg(long, value_name = "K", default_value_t = crate::workers::layout::DEFAULT_LAYOUT_BUILDS as u64,
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub layout_builds: u64,
+    /// Counters read around each rep, as `loopbench run --counters` (default:
+    /// none, the clock alone); `callgrind` re-runs the session under
+    /// valgrind for each module's exact host instructions per arm (one
+    /// epoch, in this process; the counting runs too, so it takes long).
+    ///
+    /// Example: loopbench app run shootout/shootout-sieve.wasm --counters callgrind --rounds 1
+    #[arg(long, default_value = "none", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<CounterChoice>()))]
+    pub counters: CounterChoice,
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]
@@ -347,6 +355,10 @@ impl AppRunArgs {
     pub fn execute(&self) -> Result<bool, Error> {
         let invocation = self.workload.invocation()?;
         let stop = self.stop.stop()?;
+        // The child of a callgrind re-run does the rest, outputs included.
+        if let Some(outcome) = rerun_under_callgrind(&self.counters)? {
+            return Ok(outcome);
+        }
         let mut shapes: Vec<Box<dyn shapes::Shape>> = Vec::new();
         let (files, names): (Vec<&String>, Vec<&String>) =
             self.apps.iter().partition(|a| workload::is_path(a));
@@ -402,6 +414,7 @@ impl AppRunArgs {
         if !self.in_process && names.is_empty() {
             plan.isolation = crate::session::Isolation::Workers;
         }
+        count_with(&mut plan, &self.counters);
         let exports = self.output.exports()?;
         let keeping = self.keep.open()?;
         let planned = plan.shapes.len();

@@ -134,6 +134,9 @@ pub fn render_app(r: &ShapeResult, steps: u64) -> String {
             );
         }
     }
+    // Counters (`--counters`), per step of the app: for a WASI command,
+    // one step is one run.
+    super::counters::render_shape(&mut out, r);
     out
 }
 
