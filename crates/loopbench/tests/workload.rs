@@ -582,3 +582,59 @@ fn callgrind_counts_the_host_instructions_of_each_arm() {
     // Under valgrind: one epoch, in this process.
     assert_eq!(json["session"]["isolation"], "in-process");
 }
+
+#[test]
+fn prices_are_projected_onto_the_counted_region_of_a_command() {
+    let dir = tempfile::tempdir().unwrap();
+    module(&dir.path().join("plain"), "plain", &command("", "", ""));
+    module(
+        &dir.path().join("inside"),
+        "inside",
+        &command_with("", "", &burn(5000), ""),
+    );
+    let out = Command::cargo_bin("loopbench")
+        .unwrap()
+        .args(["app", "project"])
+        .arg(dir.path())
+        .args([
+            "--engines",
+            "wasmi,tinywasm",
+            "--bytes",
+            "64k",
+            "--warmup",
+            "0",
+        ])
+        .args(["--budget", "0.3", "--min-epochs", "2", "--rounds", "2"])
+        .args(["--iters", "2000", "--json", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let projections = json["projections"].as_array().unwrap();
+    let of = |name: &str| {
+        projections
+            .iter()
+            .find(|p| p["app"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {json}"))
+    };
+    let (plain, inside) = (of("plain"), of("inside"));
+    // The projection is made onto the timed region's exact counts: the
+    // loop burned inside the markers adds its 5000 increments, and no
+    // branch trace is claimed for a WASI command.
+    let int = |p: &Value| p["features"]["int"].as_f64().unwrap();
+    assert!(int(inside) >= int(plain) + 5000.0, "{plain} {inside}");
+    for p in [plain, inside] {
+        assert_eq!(p["steps"], 1, "{p}");
+        assert!(p.get("predictor").is_none(), "{p}");
+        let pair = &p["pairs"][0];
+        assert_eq!(
+            (pair["a"].as_str(), pair["b"].as_str()),
+            (Some("wasmi"), Some("tinywasm"))
+        );
+        assert!(
+            pair["projected_pct"].as_f64().is_some_and(f64::is_finite),
+            "{pair}"
+        );
+    }
+}

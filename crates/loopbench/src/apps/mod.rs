@@ -25,6 +25,7 @@
 
 pub mod catalog;
 pub mod error;
+pub mod named;
 pub mod prepare;
 pub mod profile;
 pub mod project;

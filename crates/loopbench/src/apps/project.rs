@@ -161,6 +161,43 @@ pub fn median_of(r: &ShapeResult, arm: &str, counter: Option<&str>) -> Option<f6
     }
 }
 
+/// What a projection is made onto: an app's exact counts for one rep and,
+/// where its branches were traced, the simulated predictor over that rep.
+#[derive(Clone, Debug)]
+pub struct Subject {
+    pub name: String,
+    /// One rep is `run(steps)`; a WASI command's is one run, 1.
+    pub steps: u64,
+    pub counts: Counts,
+    /// `None` for a WASI command: its branches are not traced, so its
+    /// projection has no misprediction term.
+    pub predictor: Option<loopbench_count::PredictorStats>,
+}
+
+impl Subject {
+    /// A recipe, counted and traced over one rep (untimed).
+    pub fn recipe(spec: &'static AppSpec) -> Result<Subject, Error> {
+        let app = AppShape::load(spec)?;
+        let (counts, _) = count_app(&app, spec.steps)?;
+        Ok(Subject {
+            name: spec.name.to_string(),
+            steps: spec.steps,
+            counts,
+            predictor: Some(trace_app(&app, spec.steps)?),
+        })
+    }
+
+    /// A WASI command, as its counting run counted its timed region.
+    pub fn workload(w: &super::Workload) -> Subject {
+        Subject {
+            name: w.name().to_string(),
+            steps: 1,
+            counts: w.counts().clone(),
+            predictor: None,
+        }
+    }
+}
+
 /// One app measured in `r` (the app session's result for it): what each
 /// arm's prices reproduce of its measurement, optionally the time its host
 /// instructions reproduce (the instruction session of the apps, and every
@@ -169,16 +206,13 @@ pub fn median_of(r: &ShapeResult, arm: &str, counter: Option<&str>) -> Option<f6
 /// the baseline first; `counter` is what was priced (`None`: time).
 pub fn project_app(
     r: &ShapeResult,
-    spec: &'static AppSpec,
+    subject: &Subject,
     prices: &[Prices],
     counter: Option<&str>,
     by_instructions: Option<(&Session, &[&EngineModel])>,
 ) -> Result<AppProjected, Error> {
-    let app = AppShape::load(spec)?;
-    let (counts, _) = count_app(&app, spec.steps)?;
-    let predictor = trace_app(&app, spec.steps)?;
-    let x = app_features(&counts, Some(&predictor));
-    let per_rep = |per_step: f64| per_step * spec.steps as f64;
+    let x = app_features(&subject.counts, subject.predictor.as_ref());
+    let per_rep = |per_step: f64| per_step * subject.steps as f64;
     let measured: Vec<Option<f64>> = prices
         .iter()
         .map(|p| median_of(r, &p.arm, counter).map(per_rep))
@@ -189,7 +223,9 @@ pub fn project_app(
         .filter_map(|(p, m)| m.map(|m| self::coverage(p, &x, m)))
         .collect();
     let mut from_instructions = Vec::new();
-    if let Some((apps_ir, models)) = by_instructions {
+    // The instructions' reproduction prices mispredictions too: it needs
+    // the trace.
+    if let (Some((apps_ir, models)), Some(predictor)) = (by_instructions, &subject.predictor) {
         let counted = apps_ir.results.iter().find(|i| i.shape == r.shape);
         for ((p, m), model) in prices.iter().zip(&measured).zip(models) {
             let fit = model.from_instructions.as_ref();
@@ -243,10 +279,10 @@ pub fn project_app(
         }
     }
     Ok(AppProjected {
-        app: spec.name.to_string(),
-        steps: spec.steps,
+        app: subject.name.clone(),
+        steps: subject.steps,
         features: x,
-        predictor,
+        predictor: subject.predictor,
         coverage,
         from_instructions,
         pairs,

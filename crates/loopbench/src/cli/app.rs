@@ -1,9 +1,10 @@
 //! `loopbench app ...`: list, run, profile, project and warm mode for the
 //! real workloads in `apps/`.
 
+use crate::apps::named::{self, Named};
 use crate::apps::project::project_app;
 use crate::apps::warm;
-use crate::apps::{self, workload, AppShape, AppSpec, Invocation, Workload, APPS};
+use crate::apps::{self, workload, AppShape, Invocation, Workload, APPS};
 
 use super::model::check_price_in;
 use super::run::{count_with, rerun_under_callgrind};
@@ -203,9 +204,12 @@ pub struct AppProfileArgs {
 
 #[derive(Args, Debug)]
 pub struct AppProjectArgs {
-    /// Apps, comma-separated, or `all`.
+    /// Apps, comma-separated: recipe names, `all`, or your own WASI
+    /// command modules (as `app run` takes them).
     #[arg(value_delimiter = ',', required = true)]
     pub apps: Vec<String>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
     /// Two or more arms, the baseline first (e.g. wasmi,wasmi:fuel,wasm3):
     /// every pair is projected.
     #[arg(long, value_delimiter = ',', required = true)]
@@ -283,16 +287,6 @@ impl AppArgs {
     }
 }
 
-fn select(names: &[String]) -> Result<Vec<&'static AppSpec>, Error> {
-    if names.iter().any(|n| n == "all") {
-        return Ok(APPS.iter().collect());
-    }
-    Ok(names
-        .iter()
-        .map(|n| apps::find(n))
-        .collect::<Result<_, _>>()?)
-}
-
 fn list() -> Result<bool, Error> {
     crate::outln!(
         "Apps (recipes in apps/<name>/, built by scripts/apps/build.sh into {}):",
@@ -323,14 +317,6 @@ fn list() -> Result<bool, Error> {
 }
 
 /// The recipes' shapes.
-fn recipe_shapes(apps: &[&'static AppSpec]) -> Result<Vec<Box<dyn shapes::Shape>>, Error> {
-    let mut shapes: Vec<Box<dyn shapes::Shape>> = Vec::new();
-    for a in apps {
-        shapes.push(Box::new(AppShape::load(a)?));
-    }
-    Ok(shapes)
-}
-
 fn app_plan(
     shapes: Vec<Box<dyn shapes::Shape>>,
     arms: Vec<ArmSpec>,
@@ -359,61 +345,17 @@ impl AppRunArgs {
         if let Some(outcome) = rerun_under_callgrind(&self.counters)? {
             return Ok(outcome);
         }
-        let mut shapes: Vec<Box<dyn shapes::Shape>> = Vec::new();
-        let (files, names): (Vec<&String>, Vec<&String>) =
-            self.apps.iter().partition(|a| workload::is_path(a));
-        let names: Vec<String> = names.into_iter().cloned().collect();
-        if !names.is_empty() {
-            shapes.extend(recipe_shapes(&select(&names)?)?);
-        }
-        for f in &files {
-            let path = std::path::Path::new(f);
-            let modules = workload::modules(path)?;
-            // A module named on the command line must run; one found in a
-            // directory (a suite as it is, Sightglass's with its
-            // components and wasi-nn) is skipped with its line.
-            let named = !path.is_dir();
-            let mut loaded = 0;
-            for module in &modules {
-                match Workload::load(module, &invocation) {
-                    Ok(w) => {
-                        shapes.push(w.into_shape());
-                        loaded += 1;
-                    }
-                    Err(e) if !named => crate::diag!("skipped: {e}"),
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            if !named && loaded < modules.len() {
-                crate::diag!(
-                    "{}: {loaded} of {} modules run (the others are skipped above)",
-                    path.display(),
-                    modules.len()
-                );
-            }
-            if loaded == 0 {
-                return Err(Error::Usage(format!(
-                    "{}: none of its {} modules can run here",
-                    path.display(),
-                    modules.len()
-                )));
-            }
-        }
+        let named = named::load(&self.apps, &invocation)?;
+        let isolation = named::isolation(&named, self.in_process);
+        let shapes = named
+            .into_iter()
+            .map(Named::into_shape)
+            .collect::<Result<Vec<_>, _>>()?;
         let arms = self.arms.arms(ArmSpec::defaults())?;
         let mut plan = app_plan(shapes, arms, self.arms.rounds, self.arms.warmup);
         plan.stop = stop;
         plan.layout_builds = self.layout_builds as usize;
-        // WASI commands carry all they need to a worker process, so they
-        // run as `run`'s shapes do: a process per arm, in layout variants.
-        // A recipe's inputs and checksum live in this process.
-        if !self.in_process && !names.is_empty() && !files.is_empty() {
-            crate::diag!(
-                "the recipes run in this process, so the WASI commands beside them do too (one code layout; run them apart for layout variants)"
-            );
-        }
-        if !self.in_process && names.is_empty() {
-            plan.isolation = crate::session::Isolation::Workers;
-        }
+        plan.isolation = isolation;
         count_with(&mut plan, &self.counters);
         let exports = self.output.exports()?;
         let keeping = self.keep.open()?;
@@ -485,7 +427,7 @@ const INSTRUCTIONS: &str = crate::model::instructions::COUNTER;
 
 impl AppProjectArgs {
     pub fn execute(&self) -> Result<bool, Error> {
-        let apps = select(&self.apps)?;
+        let invocation = self.workload.invocation()?;
         let stop = self.stop.stop()?;
         check_price_in(self.price_in.as_deref(), &self.counters)?;
         if self.instructions_from.is_some()
@@ -504,6 +446,7 @@ impl AppProjectArgs {
         if let Some(outcome) = rerun_under_callgrind(&self.counters)? {
             return Ok(outcome);
         }
+        let named = named::load(&self.apps, &invocation)?;
         let exports = self.output.exports()?;
         let counter = self.price_in.as_deref();
         let arms = ArmArgs {
@@ -561,18 +504,28 @@ impl AppProjectArgs {
             })
             .collect::<Result<Vec<&EngineModel>, Error>>()?;
         let prices: Vec<Prices> = arm_models.iter().map(|m| Prices::from_model(m)).collect();
-        // 2. The apps, measured.
+        // 2. The apps, counted (what the prices are projected onto), then
+        // measured.
+        let subjects = named
+            .iter()
+            .map(Named::subject)
+            .collect::<Result<Vec<_>, _>>()?;
         crate::diag!(
             "measuring apps: {}",
-            apps.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+            subjects
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
-        let mut plan = app_plan(
-            recipe_shapes(&apps)?,
-            arms.clone(),
-            self.rounds,
-            self.warmup,
-        );
+        let isolation = named::isolation(&named, false);
+        let shapes = named
+            .into_iter()
+            .map(Named::into_shape)
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut plan = app_plan(shapes, arms.clone(), self.rounds, self.warmup);
         plan.stop = stop;
+        plan.isolation = isolation;
         count_with(&mut plan, &self.counters);
         let report = session::run(plan, &mut ())?;
         let by_instructions = from_instructions
@@ -581,8 +534,8 @@ impl AppProjectArgs {
         let projections = report
             .results
             .iter()
-            .zip(&apps)
-            .map(|(r, spec)| project_app(r, spec, &prices, counter, by_instructions))
+            .zip(&subjects)
+            .map(|(r, subject)| project_app(r, subject, &prices, counter, by_instructions))
             .collect::<Result<Vec<_>, Error>>()?;
         let mut errors = price_report.errors.clone();
         errors.extend(report.errors.iter().cloned());

@@ -329,15 +329,20 @@ fn render_projected(
     from_instructions: bool,
 ) -> String {
     let mut out = String::new();
-    let predictor = &p.predictor;
+    let branches = match &p.predictor {
+        Some(t) => format!(
+            "{} simulated mispredictions of {} decisions",
+            t.mispredicts,
+            t.conditional + t.multiway
+        ),
+        None => "branches not traced: no misprediction term".to_string(),
+    };
     let _ = writeln!(
         out,
-        "app {} (one rep = run({}), {} wasm ops, {} simulated mispredictions of {} decisions)",
+        "app {} (one rep = run({}), {} wasm ops, {branches})",
         p.app,
         p.steps,
         p.total_ops(),
-        predictor.mispredicts,
-        predictor.conditional + predictor.multiway
     );
     let _ = writeln!(
         out,

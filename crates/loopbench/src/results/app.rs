@@ -156,8 +156,10 @@ pub struct AppProjected {
     pub steps: u64,
     /// The app's feature counts for one rep, named like the model's.
     pub features: BTreeMap<String, f64>,
-    /// The simulated branch predictor over one rep.
-    pub predictor: PredictorStats,
+    /// The simulated branch predictor over one rep (none for a WASI
+    /// command: its branches are not traced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predictor: Option<PredictorStats>,
     /// What each measured arm's prices reproduce of its measurement.
     pub coverage: Vec<Coverage>,
     /// The time reproduced from host instructions, per arm that has them
@@ -345,12 +347,12 @@ pub(crate) mod tests {
                 app: name.into(),
                 steps: 2,
                 features: [("int".to_string(), 1000.0), ("float".to_string(), 500.0)].into(),
-                predictor: PredictorStats {
+                predictor: Some(PredictorStats {
                     conditional: 10,
                     multiway: 2,
                     mispredicts: 3,
                     multiway_mispredicts: 1,
-                },
+                }),
                 coverage: vec![Coverage {
                     arm: "wasmi".into(),
                     measured_ns: 4000.0,

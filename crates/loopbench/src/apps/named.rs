@@ -1,0 +1,110 @@
+//! The apps a command names: recipe names (or `all`) and your own WASI
+//! command modules (a file, a directory of them, or a directory of
+//! directories as Sightglass's `benchmarks/`), loaded in that order, and
+//! where a session of them runs.
+
+use super::project::Subject;
+use super::{workload, AppShape, AppSpec, Invocation, Workload, APPS};
+use crate::error::Error;
+use crate::session::Isolation;
+use crate::shapes::Shape;
+use std::path::Path;
+
+/// One named app.
+pub enum Named {
+    Recipe(&'static AppSpec),
+    /// Loaded, checked and counted (the counting run is done).
+    Command(Box<Workload>),
+}
+
+impl Named {
+    pub fn into_shape(self) -> Result<Box<dyn Shape>, Error> {
+        Ok(match self {
+            Named::Recipe(spec) => Box::new(AppShape::load(spec)?),
+            Named::Command(w) => (*w).into_shape(),
+        })
+    }
+
+    /// What a projection is made onto (a recipe is counted and traced now).
+    pub fn subject(&self) -> Result<Subject, Error> {
+        match self {
+            Named::Recipe(spec) => Subject::recipe(spec),
+            Named::Command(w) => Ok(Subject::workload(w)),
+        }
+    }
+}
+
+/// The recipes named (`all`: every one).
+pub fn recipes(names: &[String]) -> Result<Vec<&'static AppSpec>, Error> {
+    if names.iter().any(|n| n == "all") {
+        return Ok(APPS.iter().collect());
+    }
+    Ok(names
+        .iter()
+        .map(|n| super::find(n))
+        .collect::<Result<_, _>>()?)
+}
+
+/// Every app `args` names, recipes first. A module named on the command
+/// line must run; one found in a directory (a suite as it is, Sightglass's
+/// with its components and wasi-nn) is skipped with its line.
+pub fn load(args: &[String], invocation: &Invocation) -> Result<Vec<Named>, Error> {
+    let (files, names): (Vec<&String>, Vec<&String>) =
+        args.iter().partition(|a| workload::is_path(a));
+    let names: Vec<String> = names.into_iter().cloned().collect();
+    let mut named: Vec<Named> = if names.is_empty() {
+        Vec::new()
+    } else {
+        recipes(&names)?.into_iter().map(Named::Recipe).collect()
+    };
+    for f in files {
+        let path = Path::new(f);
+        let modules = workload::modules(path)?;
+        let in_directory = path.is_dir();
+        let mut loaded = 0;
+        for module in &modules {
+            match Workload::load(module, invocation) {
+                Ok(w) => {
+                    named.push(Named::Command(Box::new(w)));
+                    loaded += 1;
+                }
+                Err(e) if in_directory => crate::diag!("skipped: {e}"),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if in_directory && loaded < modules.len() {
+            crate::diag!(
+                "{}: {loaded} of {} modules run (the others are skipped above)",
+                path.display(),
+                modules.len()
+            );
+        }
+        if loaded == 0 {
+            return Err(Error::Usage(format!(
+                "{}: none of its {} modules can run here",
+                path.display(),
+                modules.len()
+            )));
+        }
+    }
+    Ok(named)
+}
+
+/// Where a session of `named` runs: WASI commands carry all they need to
+/// a worker process, so they run as `run`'s shapes do, a process per arm
+/// in layout variants; a recipe's inputs and checksum live in this
+/// process, and so do the commands beside it (said once).
+pub fn isolation(named: &[Named], in_process: bool) -> Isolation {
+    let recipes = named.iter().any(|n| matches!(n, Named::Recipe(_)));
+    let commands = named.iter().any(|n| matches!(n, Named::Command(_)));
+    if !in_process && recipes && commands {
+        crate::diag!(
+            "the recipes run in this process, so the WASI commands beside them do too (one code layout; run them apart for layout variants)"
+        );
+    }
+    if in_process || recipes {
+        Isolation::InProcess
+    } else {
+        Isolation::Workers
+    }
+}
