@@ -342,12 +342,15 @@ fn a_suite_directory_runs_each_module_as_a_row() {
         .collect();
     assert_eq!(names, ["alpha", "beta", "gamma"]);
 
-    // The table ends with each arm's geometric mean over the three.
+    // The table ends with each arm's geometric mean over the three, and
+    // the HTML report shows them first.
+    let page = suite.path().join("suite.html");
     let out = Command::cargo_bin("loopbench")
         .unwrap()
         .args(["app", "run", "--no-history"])
         .arg(suite.path())
-        .args(["--rounds", "2"])
+        .args(["--rounds", "2", "--html"])
+        .arg(&page)
         .output()
         .unwrap();
     let table = String::from_utf8_lossy(&out.stdout);
@@ -375,6 +378,14 @@ fn a_suite_directory_runs_each_module_as_a_row() {
             "{arm}: {table}"
         );
     }
+    let html = std::fs::read_to_string(&page).unwrap();
+    let suite_at = html.find("Suite of 3 modules").expect("no suite section");
+    assert!(
+        suite_at < html.find("id=\"shape-alpha\"").unwrap(),
+        "the suite comes after the modules"
+    );
+    // The forest plot, the suite's means, and each module's strip plot.
+    crate::exporters::renders_in_chromium(&page, 2 + 3);
 }
 
 /// A loop of exactly `n` iterations on the local `$i`.

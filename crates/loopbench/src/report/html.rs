@@ -184,11 +184,79 @@ pub fn session_section(label: &str, s: &Session) -> String {
         };
         o.push_str(&chart.svg());
     }
+    suite_section(&mut o, s);
     for r in &s.results {
         shape_section(&mut o, s, r);
     }
     o.push_str("</section>\n");
     o
+}
+
+/// For a suite of workloads (two or more apps): each arm's geometric mean
+/// over the modules, as a table and on the log-ratio axis, before the
+/// modules' own sections.
+fn suite_section(o: &mut String, s: &Session) {
+    if !s.results.iter().any(|r| r.app_steps.is_some()) {
+        return;
+    }
+    let rows = super::app::suite(&s.results);
+    let Some(first) = rows.first() else {
+        return;
+    };
+    let level = first.mean.level * 100.0;
+    let _ = write!(
+        o,
+        "<h3 id=\"suite\">Suite of {} modules: geometric mean of each arm's time over {}'s</h3>",
+        first.of,
+        esc(&first.vs)
+    );
+    let columns = [
+        Column::left("arm", 0),
+        Column::right("geometric mean ratio", 0),
+        Column::left(format!("{level:.0}% interval"), 0),
+        Column::left("modules", 0),
+    ];
+    o.push_str(&Syntax.table_start(&columns));
+    for r in &rows {
+        let m = &r.mean;
+        o.push_str(&Syntax.table_row(
+            &columns,
+            &[
+                &r.arm,
+                &format!("x{:.3}", m.ratio),
+                &format!("[{:.3}, {:.3}]", m.ci[0], m.ci[1]),
+                &format!("{} of {}", m.modules, r.of),
+            ],
+        ));
+    }
+    o.push_str(&Syntax.table_end());
+    let pct = |x: f64| 100.0 * (x - 1.0);
+    let chart = DotChart {
+        title: "The suite: geometric mean change against the baseline".into(),
+        x_label: format!(
+            "geometric mean over the modules of candidate / {} - 1 (%, log-ratio axis), {level:.0}% interval across the modules' intervals",
+            first.vs
+        ),
+        rows: rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Row {
+                label: format!("{} ({} of {} modules)", r.arm, r.mean.modules, r.of),
+                point: Some(pct(r.mean.ratio)),
+                interval: Some([pct(r.mean.ci[0]), pct(r.mean.ci[1])]),
+                color: svg::SERIES[i % svg::SERIES.len()],
+                ..Default::default()
+            })
+            .collect(),
+        reference: Some(0.0),
+        log_ratio: true,
+        ..Default::default()
+    };
+    o.push_str(&chart.svg());
+    let _ = write!(
+        o,
+        "<p class=\"meta\">An interval for this suite as measured (each module's interval combined, Welch-Satterthwaite), not for programs in general; means over different modules do not compare.</p>"
+    );
 }
 
 /// Per-round changes of `arm` against the baseline, epoch by epoch.
