@@ -558,12 +558,33 @@ fn a_workload_is_recorded_as_its_own_series_and_gated() {
     assert_eq!(sessions.iter().filter(|two| **two).count(), 1, "{text}");
 
     // The gate judges the candidate as `run` does; the exit says its verdict.
-    let json = dir.path().join("gated.json");
+    let (json, csv) = (dir.path().join("gated.json"), dir.path().join("gated.csv"));
     let (ok, stderr) = run(
         "x",
-        &["--fail-on", "changed", "--json", json.to_str().unwrap()],
+        &[
+            "--fail-on",
+            "changed",
+            "--json",
+            json.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
     );
     let saved: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    // Every rep's CSV row names the workload it measured.
+    let identity = results(&saved)[0]["identity"].as_str().unwrap().to_string();
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = csv.lines();
+    let at = lines
+        .next()
+        .unwrap()
+        .split(',')
+        .position(|h| h == "workload")
+        .unwrap();
+    assert!(
+        lines.all(|l| l.split(',').nth(at) == Some(identity.as_str())),
+        "{csv}"
+    );
     let gate = &saved["gate"];
     assert!(gate.is_object(), "{saved}");
     assert_eq!(ok, gate["failed"] == false, "{gate} {stderr}");

@@ -2,6 +2,10 @@
 //! spreadsheet. A header row; numbers without units (the header names the
 //! unit); an empty cell where a value was not read, never 0.
 //!
+//! `workload` is a user's workload's identity (its module, invocation and
+//! inputs; empty for the built-in shapes): two rows of one shape name with
+//! different identities measured different workloads.
+//!
 //! Counter columns hold the count for the whole rep (per iteration times
 //! the rep's iterations), so every cell is a measured quantity. Documents
 //! without reps have their own rows: a calibration one row per effect and
@@ -62,6 +66,7 @@ pub fn session(s: &Session) -> Result<Vec<u8>, ReportError> {
         "round",
         "slot",
         "shape",
+        "workload",
         "arm",
         "role",
         "iterations",
@@ -113,6 +118,7 @@ pub fn session(s: &Session) -> Result<Vec<u8>, ReportError> {
                         rep.slot.to_string()
                     },
                     r.shape.clone(),
+                    r.identity.clone().unwrap_or_default(),
                     a.arm.clone(),
                     a.role.name().to_string(),
                     rep.iters.to_string(),
