@@ -784,3 +784,44 @@ fn layout_builds_out_of_range_is_refused_in_one_line() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// A WASI command on builds: wasmi 2's build runs it in layout variants,
+/// its imports routed by loopbench's routing compiled against that build,
+/// every rep verified in the worker; wasmi 0.31's adapter has no routing,
+/// and its arm says so in one line while the others run.
+#[test]
+fn a_wasi_command_runs_on_a_build_whose_family_routes_its_imports() {
+    let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let path = crate::workload::module(dir.path(), "reader", &crate::workload::command("", "", ""));
+    std::fs::write(
+        dir.path().join("reader.stdout.expected"),
+        crate::workload::INPUT,
+    )
+    .unwrap();
+    let out = loopbench()
+        .args(["app", "run", "--no-history"])
+        .arg(&path)
+        .args(["--engines", &format!("wasmi,{NEW},{OLD}")])
+        .args(["--rounds", "2", "--layout-builds", "2", "--json", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{stderr}"));
+    let arms = json["results"][0]["arms"].as_array().unwrap();
+    let arm = |label: &str| {
+        arms.iter()
+            .find(|a| a["arm"] == label)
+            .unwrap_or_else(|| panic!("{label}: {json}"))
+    };
+    let new = arm(NEW);
+    assert!(new["error"].is_null(), "{new}");
+    assert!(new["verified_reps"].as_u64().unwrap() >= 4, "{new}");
+    assert_eq!(new["layout_spread"]["variants"], 2, "{new}");
+    let old = arm(OLD);
+    let why = old["error"].as_str().unwrap_or_default();
+    assert!(why.contains("has no routing of WASI imports"), "{old}");
+    assert!(!why.contains('\n'), "{why}");
+    assert!(arm("wasmi")["verified_reps"].as_u64().unwrap() >= 4);
+}

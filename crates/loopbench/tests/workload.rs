@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// `bench.start` and `bench.end`, then prints it. `before` and `after` are
 /// WAT put before the marked region and at the end of `_start`; `imports`
 /// adds imports.
-fn command(imports: &str, before: &str, after: &str) -> String {
+pub(crate) fn command(imports: &str, before: &str, after: &str) -> String {
     command_with(imports, before, "", after)
 }
 
@@ -45,10 +45,10 @@ fn command_with(imports: &str, before: &str, inside: &str, after: &str) -> Strin
     )
 }
 
-const INPUT: &str = "a line of input\n";
+pub(crate) const INPUT: &str = "a line of input\n";
 
 /// `dir/name.wasm` from `wat`, with `input.txt` beside it; the module's path.
-fn module(dir: &Path, name: &str, wat: &str) -> PathBuf {
+pub(crate) fn module(dir: &Path, name: &str, wat: &str) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("input.txt"), INPUT).unwrap();
     let path = dir.join(format!("{name}.wasm"));

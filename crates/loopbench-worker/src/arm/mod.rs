@@ -196,12 +196,23 @@ impl Iters {
 pub struct InProcessArm {
     label: String,
     engine: Box<dyn Engine>,
-    /// What the engine was built from; WASI commands build their own
-    /// routing from it. None for an engine made elsewhere.
-    spec: Option<ArmSpec>,
+    /// Routes a WASI command's imports to the host on this arm's engine;
+    /// `None` where the engine has no routing (a build's adapter without).
+    wasi: Option<WasiRouting>,
     /// Makes the extra counters for each prepared instance.
     counters: CounterFactory,
     iters: Iters,
+}
+
+/// Compiles a WASI command on an arm's engine with its imports routed to
+/// the one host ([`crate::wasi`]).
+pub type WasiRouting = std::sync::Arc<
+    dyn Fn(&[u8]) -> Result<Box<dyn crate::wasi::Runner>, EngineError> + Send + Sync,
+>;
+
+/// The routing of an engine compiled into this binary.
+pub fn routing_of(spec: ArmSpec) -> WasiRouting {
+    std::sync::Arc::new(move |wasm: &[u8]| spec.wasi(wasm))
 }
 
 /// Makes the extra counters of one prepared arm (they may hold configuration,
@@ -214,7 +225,7 @@ impl InProcessArm {
         Ok(InProcessArm {
             label,
             engine: spec.build()?,
-            spec: Some(spec.clone()),
+            wasi: Some(routing_of(spec.clone())),
             counters: std::sync::Arc::new(Vec::new),
             iters: Iters::Shape,
         })
@@ -225,16 +236,15 @@ impl InProcessArm {
         InProcessArm {
             label,
             engine,
-            spec: None,
+            wasi: None,
             counters: std::sync::Arc::new(Vec::new),
             iters: Iters::Shape,
         }
     }
 
-    /// Name what the engine was built from (a worker serving one of the
-    /// engines compiled into it), so it runs WASI commands too.
-    pub fn with_spec(mut self, spec: ArmSpec) -> Self {
-        self.spec = Some(spec);
+    /// Run WASI commands too, their imports routed by `routing`.
+    pub fn with_wasi(mut self, routing: WasiRouting) -> Self {
+        self.wasi = Some(routing);
         self
     }
 
@@ -285,10 +295,10 @@ impl InProcessArm {
         use crate::phases::{time, Phase};
         let (compiled, mut instance) = match shape.shape.command() {
             Some(command) => {
-                let runner = time(Phase::Compile, || match &self.spec {
-                    Some(spec) => spec.wasi(&shape.wasm),
+                let runner = time(Phase::Compile, || match &self.wasi {
+                    Some(routing) => routing(&shape.wasm),
                     None => Err(EngineError::Config(format!(
-                        "{}: WASI commands run on the engines built into loopbench (wasmi, tinywasm, wasm3), not yet on a build of one",
+                        "{}: this build's adapter has no routing of WASI imports (builds of wasmi 1.x and 2.x have one, as have the engines built into loopbench)",
                         self.label
                     ))),
                 })

@@ -31,6 +31,13 @@ pub mod tinywasm;
 pub mod wasm3;
 pub mod wasmi;
 
+/// The routing files a generated worker compiles against its own build of
+/// the engine (as `src/wasi/<engine>.rs` beside a shim that makes its
+/// `super::` and `crate::engines` paths resolve there as they do here).
+pub mod source {
+    pub const WASMI: &str = include_str!("wasmi.rs");
+}
+
 pub use preview1::{Func, Ty};
 pub use process::{Process, Runner, Started};
 

@@ -53,7 +53,7 @@ impl Process {
 
 /// How a run ended, in one line when it failed: an exit code, a broken
 /// protocol or limit, a trap.
-pub(super) fn judge(
+pub fn judge(
     host: &Host,
     region: Region,
     outcome: Result<(), EngineError>,

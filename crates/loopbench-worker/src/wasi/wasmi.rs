@@ -190,13 +190,32 @@ pub struct Counted {
     pub end: Vec<i64>,
 }
 
-/// Why a counting run gave no counts.
-#[derive(Debug, thiserror::Error)]
+/// Why a counting run gave no counts. (Its traits are written out: this
+/// file also compiles inside a generated worker, which has no thiserror.)
+#[derive(Debug)]
 pub enum CountStop {
-    #[error("did not finish within {0} units of fuel (a module that never ends?)")]
     OutOfFuel(u64),
-    #[error(transparent)]
-    Engine(#[from] EngineError),
+    Engine(EngineError),
+}
+
+impl std::fmt::Display for CountStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CountStop::OutOfFuel(fuel) => write!(
+                f,
+                "did not finish within {fuel} units of fuel (a module that never ends?)"
+            ),
+            CountStop::Engine(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for CountStop {}
+
+impl From<EngineError> for CountStop {
+    fn from(e: EngineError) -> Self {
+        CountStop::Engine(e)
+    }
 }
 
 /// Run the instrumented copy of a WASI command once on wasmi, with `fuel`,

@@ -22,6 +22,11 @@ use std::rc::Rc;
 /// Makes the engine from the arm's options.
 pub type Factory = fn(&[String]) -> Result<Box<dyn Engine>, String>;
 
+/// Compiles a WASI command with the arm's options, its imports routed to
+/// the host: a generated worker's routing, compiled against its engine.
+pub type WasiFactory =
+    fn(&[String], &[u8]) -> Result<Box<dyn crate::wasi::Runner>, crate::engines::EngineError>;
+
 /// Test hook: `LOOPBENCH_WORKER_EXIT=LABEL@REP` makes the worker of arm
 /// LABEL exit abruptly when asked for rep REP (a crash mid-session), and
 /// `LOOPBENCH_WORKER_HANG=LABEL@REP` makes it stop answering.
@@ -64,10 +69,15 @@ pub fn serve_compiled_in(engine: &str) -> i32 {
 
 /// Entry point of a worker binary; returns the process exit code.
 pub fn main(factory: Factory) -> i32 {
+    main_with_wasi(factory, None)
+}
+
+/// Entry point of a worker binary whose engine also runs WASI commands.
+pub fn main_with_wasi(factory: Factory, wasi: Option<WasiFactory>) -> i32 {
     ignore_interrupt();
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
-    match serve(factory, &mut stdin.lock(), &mut stdout.lock()) {
+    match serve(factory, wasi, &mut stdin.lock(), &mut stdout.lock()) {
         Ok(()) => 0,
         Err(e) => {
             crate::diag!("loopbench worker: {e}");
@@ -90,6 +100,7 @@ fn ignore_interrupt() {
 /// Answer requests from `input` on `output` until `quit` or end of input.
 pub fn serve(
     factory: Factory,
+    wasi: Option<WasiFactory>,
     input: &mut dyn BufRead,
     output: &mut dyn Write,
 ) -> Result<(), String> {
@@ -146,10 +157,15 @@ pub fn serve(
     }
     let mut arm =
         InProcessArm::from_engine(engine, label.clone()).with_counters(counter_factory(&counters));
-    // An engine compiled in runs WASI commands too (their routing is built
-    // from the arm); a generated worker's adapter has none yet.
+    // WASI commands run on an engine compiled in, and on a build whose
+    // family has routing of its own (compiled against the build's engine).
     if let Some(spec) = compiled_in_spec(&options) {
-        arm = arm.with_spec(spec);
+        arm = arm.with_wasi(crate::arm::routing_of(spec));
+    } else if let Some(route) = wasi {
+        let options = options.clone();
+        arm = arm.with_wasi(std::sync::Arc::new(move |wasm: &[u8]| {
+            route(&options, wasm)
+        }));
     }
     let mut pending = lines.next()?;
     loop {
@@ -505,7 +521,7 @@ mod tests {
             .map(|r| serde_json::to_string(r).unwrap() + "\n")
             .collect();
         let mut out = Vec::new();
-        serve(wasmi, &mut Cursor::new(input), &mut out).unwrap();
+        serve(wasmi, None, &mut Cursor::new(input), &mut out).unwrap();
         String::from_utf8(out)
             .unwrap()
             .lines()

@@ -83,7 +83,10 @@ impl ArmArgs {
                     "arm {a} is listed twice; the null control is added automatically"
                 )));
             }
-            a.build().map_err(|e| Error::Usage(e.to_string()))?;
+            // A build is checked, and built, by the session's workers.
+            if a.worker.is_none() {
+                a.build().map_err(|e| Error::Usage(e.to_string()))?;
+            }
         }
         if self.rounds == 0 {
             return Err(Error::Usage("--rounds must be at least 1".into()));
@@ -345,13 +348,21 @@ impl AppRunArgs {
         if let Some(outcome) = rerun_under_callgrind(&self.counters)? {
             return Ok(outcome);
         }
+        let arms = self.arms.arms(ArmSpec::defaults())?;
+        let recipes = self.apps.iter().any(|a| !workload::is_path(a));
+        if let Some(build) = arms.iter().find(|a| a.worker.is_some()) {
+            if self.in_process || recipes {
+                return Err(Error::Usage(format!(
+                    "{build} is a build, which runs in worker processes: a session of WASI commands alone, without --in-process, can run it (recipes run in this process)"
+                )));
+            }
+        }
         let named = named::load(&self.apps, &invocation)?;
         let isolation = named::isolation(&named, self.in_process);
         let shapes = named
             .into_iter()
             .map(Named::into_shape)
             .collect::<Result<Vec<_>, _>>()?;
-        let arms = self.arms.arms(ArmSpec::defaults())?;
         let mut plan = app_plan(shapes, arms, self.arms.rounds, self.arms.warmup);
         plan.stop = stop;
         plan.layout_builds = self.layout_builds as usize;

@@ -51,16 +51,53 @@ const MAIN_TEMPLATE: &str =
 // this worker does not call.
 #[allow(dead_code)]
 mod adapter;
-
+@WASI_MODULES@
 /// The engine crate's resolved version.
 const ENGINE_VERSION: &str = \"@VERSION@\";
 
 fn main() {
-    std::process::exit(loopbench_worker::workers::server::main(|options: &[String]| {
-        adapter::engine(options, ENGINE_VERSION)
-    }))
+    std::process::exit(loopbench_worker::workers::server::main_with_wasi(
+        |options: &[String]| adapter::engine(options, ENGINE_VERSION),
+        @WASI_FACTORY@,
+    ))
 }
 ";
+
+/// For a family with WASI routing: the routing file, compiled against this
+/// build's engine as `src/wasi/<engine>.rs`, and the shims that make its
+/// paths resolve here as in loopbench's own crate (`super::` is the WASI
+/// host, `crate::engines::<engine>` the adapter).
+const WASI_MODULES: &str = "
+// The WASI host is the library's; its routing of the imports is compiled
+// here, against this build of the engine.
+#[allow(dead_code)]
+mod wasi {
+    pub use loopbench_worker::wasi::*;
+    pub mod @ENGINE@;
+}
+mod engines {
+    pub(crate) use super::adapter as @ENGINE@;
+    pub use loopbench_worker::engines::EngineError;
+}
+";
+
+const WASI_FACTORY: &str =
+    "Some(|options: &[String], wasm: &[u8]| wasi::@ENGINE@::runner(options, ENGINE_VERSION, wasm))";
+
+/// The generated `main` of `fam` at `version`.
+fn main_source(fam: &Family, version: &str) -> String {
+    let (modules, factory) = match fam.wasi {
+        Some(_) => (
+            WASI_MODULES.replace("@ENGINE@", fam.engine.name()),
+            WASI_FACTORY.replace("@ENGINE@", fam.engine.name()),
+        ),
+        None => (String::new(), "None".to_string()),
+    };
+    MAIN_TEMPLATE
+        .replace("@WASI_MODULES@", &modules)
+        .replace("@WASI_FACTORY@", &factory)
+        .replace("@VERSION@", version)
+}
 
 /// A worker binary ready to run.
 #[derive(Clone, Debug)]
@@ -108,11 +145,12 @@ pub fn inputs(
     let adapters: Vec<String> = family::of(engine)
         .map(|f| {
             format!(
-                "{} {} {:?} {}",
+                "{} {} {:?} {} {}",
                 f.name,
                 f.default_features,
                 f.base_features,
-                text_hash(f.adapter)
+                text_hash(f.adapter),
+                f.wasi.map(text_hash).unwrap_or_default()
             )
         })
         .collect();
@@ -129,7 +167,10 @@ pub fn inputs(
         ("the timed path's source", timed_path.to_string()),
         ("the worker protocol", super::protocol::PROTOCOL.to_string()),
         ("the adapter", adapters.join("; ")),
-        ("the generated main", text_hash(MAIN_TEMPLATE)),
+        (
+            "the generated main",
+            text_hash(&format!("{MAIN_TEMPLATE}{WASI_MODULES}{WASI_FACTORY}")),
+        ),
         ("the toolchain", toolchain.to_string()),
         (
             "the layout script",
@@ -364,6 +405,12 @@ pub fn ensure(
     // In use by this session from here on: no prune removes it.
     super::inventory::hold(&dir);
     write_if_changed(&dir.join("src/adapter.rs"), fam.adapter)?;
+    if let Some(routing) = fam.wasi {
+        write_if_changed(
+            &dir.join(format!("src/wasi/{}.rs", fam.engine.name())),
+            routing,
+        )?;
+    }
     if let Some(seed) = layout {
         write_if_changed(&dir.join("build.rs"), &super::layout::build_script(seed))?;
     }
@@ -383,10 +430,7 @@ pub fn ensure(
         Some(r) => r.version,
         None => {
             if !dir.join("src/main.rs").exists() {
-                write_if_changed(
-                    &dir.join("src/main.rs"),
-                    &MAIN_TEMPLATE.replace("@VERSION@", "unresolved"),
-                )?;
+                write_if_changed(&dir.join("src/main.rs"), &main_source(fam, "unresolved"))?;
             }
             let v = resolve(engine, &dir, &target)?;
             if !fam.covers(&v) {
@@ -409,10 +453,7 @@ pub fn ensure(
             v.to_string()
         }
     };
-    write_if_changed(
-        &dir.join("src/main.rs"),
-        &MAIN_TEMPLATE.replace("@VERSION@", &version),
-    )?;
+    write_if_changed(&dir.join("src/main.rs"), &main_source(fam, &version))?;
     let what = match layout {
         None => format!("{engine} {version}, {}", build.profile),
         Some(seed) => format!("{engine} {version}, {}, layout {seed}", build.profile),
