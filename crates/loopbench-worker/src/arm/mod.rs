@@ -298,7 +298,7 @@ impl InProcessArm {
                 let runner = time(Phase::Compile, || match &self.wasi {
                     Some(routing) => routing(&shape.wasm),
                     None => Err(EngineError::Config(format!(
-                        "{}: this build's adapter has no routing of WASI imports (builds of wasmi 1.x and 2.x have one, as have the engines built into loopbench)",
+                        "{}: this build's adapter has no routing of WASI imports (builds of wasmi 1.x and 2.x, tinywasm 0.10 and wasm3 0.3 have one, as have the engines built into loopbench)",
                         self.label
                     ))),
                 })

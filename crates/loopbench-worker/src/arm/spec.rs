@@ -117,9 +117,9 @@ impl ArmSpec {
         match self.engine {
             EngineKind::Wasmi => crate::wasi::wasmi::runner(&self.options, version, wasm),
             #[cfg(feature = "tinywasm")]
-            EngineKind::Tinywasm => crate::wasi::tinywasm::runner(wasm),
+            EngineKind::Tinywasm => crate::wasi::tinywasm::runner(&self.options, version, wasm),
             #[cfg(feature = "wasm3")]
-            EngineKind::Wasm3 => crate::wasi::wasm3::runner(wasm),
+            EngineKind::Wasm3 => crate::wasi::wasm3::runner(&self.options, version, wasm),
             _ => Err(EngineError::Config(format!(
                 "{self} does not run WASI commands yet (wasmi, tinywasm and wasm3 do)"
             ))),

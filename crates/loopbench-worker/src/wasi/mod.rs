@@ -36,6 +36,8 @@ pub mod wasmi;
 /// `super::` and `crate::engines` paths resolve there as they do here).
 pub mod source {
     pub const WASMI: &str = include_str!("wasmi.rs");
+    pub const TINYWASM: &str = include_str!("tinywasm.rs");
+    pub const WASM3: &str = include_str!("wasm3.rs");
 }
 
 pub use preview1::{Func, Ty};

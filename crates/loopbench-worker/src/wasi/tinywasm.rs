@@ -20,7 +20,11 @@ struct State {
 }
 
 /// A WASI module parsed by tinywasm.
-pub fn runner(wasm: &[u8]) -> Result<Box<dyn Runner>, EngineError> {
+pub fn runner(
+    _options: &[String],
+    _version: &str,
+    wasm: &[u8],
+) -> Result<Box<dyn Runner>, EngineError> {
     let module = tinywasm::parse_bytes(wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
     let funcs = super::imports(wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
     Ok(Box::new(TinywasmRunner { module, funcs }))

@@ -15,7 +15,11 @@ use wasm3::{CallContext, Environment, Runtime};
 const STACK: u32 = 1 << 20;
 
 /// A WASI module for wasm3: parsed per instance, as wasm3 requires.
-pub fn runner(wasm: &[u8]) -> Result<Box<dyn Runner>, EngineError> {
+pub fn runner(
+    _options: &[String],
+    _version: &str,
+    wasm: &[u8],
+) -> Result<Box<dyn Runner>, EngineError> {
     let funcs = super::imports(wasm).map_err(|e| EngineError::Compile(e.to_string()))?;
     Ok(Box::new(Wasm3Runner {
         wasm: wasm.to_vec(),
