@@ -670,3 +670,33 @@ fn prices_are_projected_onto_the_counted_region_of_a_command() {
         );
     }
 }
+
+#[test]
+fn a_build_beside_what_runs_in_this_process_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = module(dir.path(), "reader", &command("", "", ""));
+    let path = path.to_str().unwrap();
+    for args in [
+        &[
+            "app",
+            "run",
+            path,
+            "--engines",
+            "wasmi,wasmi@2",
+            "--in-process",
+        ][..],
+        &["app", "run", path, "zlib", "--engines", "wasmi,wasmi@2"][..],
+        &["app", "project", "zlib", "--engines", "wasmi,wasmi@2"][..],
+    ] {
+        let out = Command::cargo_bin("loopbench")
+            .unwrap()
+            .args(args)
+            .args(["--no-history"].iter().filter(|_| args[1] == "run"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains("wasmi@2 is a build"), "{args:?}: {stderr}");
+    }
+}

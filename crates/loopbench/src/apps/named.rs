@@ -5,6 +5,7 @@
 
 use super::project::Subject;
 use super::{workload, AppShape, AppSpec, Invocation, Workload, APPS};
+use crate::arm::ArmSpec;
 use crate::error::Error;
 use crate::session::Isolation;
 use crate::shapes::Shape;
@@ -90,11 +91,37 @@ pub fn load(args: &[String], invocation: &Invocation) -> Result<Vec<Named>, Erro
     Ok(named)
 }
 
+/// A build arm runs in worker processes: where the session of `args` runs
+/// in this process (a recipe is named, or `--in-process`), it is refused
+/// before any work.
+pub fn check_builds(args: &[String], arms: &[ArmSpec], in_process: bool) -> Result<(), Error> {
+    let recipes = args.iter().any(|a| !workload::is_path(a));
+    match arms.iter().find(|a| a.worker.is_some()) {
+        Some(build) if in_process || recipes => Err(Error::Usage(format!(
+            "{build} is a build, which runs in worker processes: a session of WASI commands alone, without --in-process, can run it (recipes run in this process)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The shapes of a session of `named`, and where it runs ([`isolation`]).
+pub fn into_session(
+    named: Vec<Named>,
+    in_process: bool,
+) -> Result<(Vec<Box<dyn Shape>>, Isolation), Error> {
+    let isolation = isolation(&named, in_process);
+    let shapes = named
+        .into_iter()
+        .map(Named::into_shape)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((shapes, isolation))
+}
+
 /// Where a session of `named` runs: WASI commands carry all they need to
 /// a worker process, so they run as `run`'s shapes do, a process per arm
 /// in layout variants; a recipe's inputs and checksum live in this
 /// process, and so do the commands beside it (said once).
-pub fn isolation(named: &[Named], in_process: bool) -> Isolation {
+fn isolation(named: &[Named], in_process: bool) -> Isolation {
     let recipes = named.iter().any(|n| matches!(n, Named::Recipe(_)));
     let commands = named.iter().any(|n| matches!(n, Named::Command(_)));
     if !in_process && recipes && commands {

@@ -319,7 +319,6 @@ fn list() -> Result<bool, Error> {
     Ok(true)
 }
 
-/// The recipes' shapes.
 fn app_plan(
     shapes: Vec<Box<dyn shapes::Shape>>,
     arms: Vec<ArmSpec>,
@@ -349,27 +348,17 @@ impl AppRunArgs {
             return Ok(outcome);
         }
         let arms = self.arms.arms(ArmSpec::defaults())?;
-        let recipes = self.apps.iter().any(|a| !workload::is_path(a));
-        if let Some(build) = arms.iter().find(|a| a.worker.is_some()) {
-            if self.in_process || recipes {
-                return Err(Error::Usage(format!(
-                    "{build} is a build, which runs in worker processes: a session of WASI commands alone, without --in-process, can run it (recipes run in this process)"
-                )));
-            }
-        }
+        named::check_builds(&self.apps, &arms, self.in_process)?;
+        // Outputs and the history are checked before the counting runs.
+        let exports = self.output.exports()?;
+        let keeping = self.keep.open()?;
         let named = named::load(&self.apps, &invocation)?;
-        let isolation = named::isolation(&named, self.in_process);
-        let shapes = named
-            .into_iter()
-            .map(Named::into_shape)
-            .collect::<Result<Vec<_>, _>>()?;
+        let (shapes, isolation) = named::into_session(named, self.in_process)?;
         let mut plan = app_plan(shapes, arms, self.arms.rounds, self.arms.warmup);
         plan.stop = stop;
         plan.layout_builds = self.layout_builds as usize;
         plan.isolation = isolation;
         count_with(&mut plan, &self.counters);
-        let exports = self.output.exports()?;
-        let keeping = self.keep.open()?;
         let planned = plan.shapes.len();
         // The terminal sink stops the session on SIGINT or SIGTERM and
         // rewrites the files after every epoch.
@@ -457,7 +446,6 @@ impl AppProjectArgs {
         if let Some(outcome) = rerun_under_callgrind(&self.counters)? {
             return Ok(outcome);
         }
-        let named = named::load(&self.apps, &invocation)?;
         let exports = self.output.exports()?;
         let counter = self.price_in.as_deref();
         let arms = ArmArgs {
@@ -471,6 +459,8 @@ impl AppProjectArgs {
                 "--engines takes at least two arms: baseline,candidate[,...]".into(),
             ));
         }
+        named::check_builds(&self.apps, &arms, false)?;
+        let named = named::load(&self.apps, &invocation)?;
         let labels: Vec<String> = arms.iter().map(|a| a.to_string()).collect();
         // 1. Prices: the cost model fitted on the shape catalog, every arm, this session.
         crate::diag!(
@@ -529,11 +519,7 @@ impl AppProjectArgs {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        let isolation = named::isolation(&named, false);
-        let shapes = named
-            .into_iter()
-            .map(Named::into_shape)
-            .collect::<Result<Vec<_>, _>>()?;
+        let (shapes, isolation) = named::into_session(named, false)?;
         let mut plan = app_plan(shapes, arms.clone(), self.rounds, self.warmup);
         plan.stop = stop;
         plan.isolation = isolation;
