@@ -42,8 +42,17 @@ fn compiled_in(options: &[String]) -> Result<Box<dyn Engine>, String> {
     spec.build().map_err(|e| e.to_string())
 }
 
-/// The arm a process serving a compiled-in engine runs; `None` in a
-/// generated worker.
+/// The routing of WASI commands on the compiled-in engine.
+fn compiled_in_wasi(
+    options: &[String],
+    wasm: &[u8],
+) -> Result<Box<dyn crate::wasi::Runner>, crate::engines::EngineError> {
+    let spec = compiled_in_spec(options)
+        .ok_or_else(|| crate::engines::EngineError::Config("no engine chosen".into()))?;
+    spec.wasi(wasm)
+}
+
+/// The arm a process serving a compiled-in engine runs.
 fn compiled_in_spec(options: &[String]) -> Option<crate::arm::ArmSpec> {
     COMPILED_IN.get().map(|kind| crate::arm::ArmSpec {
         options: options.to_vec(),
@@ -58,7 +67,7 @@ pub fn serve_compiled_in(engine: &str) -> i32 {
     match engine.parse::<crate::arm::EngineKind>() {
         Ok(kind) => {
             let _ = COMPILED_IN.set(kind);
-            main(compiled_in)
+            main_with_wasi(compiled_in, Some(compiled_in_wasi))
         }
         Err(e) => {
             crate::diag!("loopbench worker: {e}");
@@ -157,11 +166,9 @@ pub fn serve(
     }
     let mut arm =
         InProcessArm::from_engine(engine, label.clone()).with_counters(counter_factory(&counters));
-    // WASI commands run on an engine compiled in, and on a build whose
-    // family has routing of its own (compiled against the build's engine).
-    if let Some(spec) = compiled_in_spec(&options) {
-        arm = arm.with_wasi(crate::arm::routing_of(spec));
-    } else if let Some(route) = wasi {
+    // WASI commands run where the worker has routing: an engine compiled
+    // in, or a build whose family has routing compiled against it.
+    if let Some(route) = wasi {
         let options = options.clone();
         arm = arm.with_wasi(std::sync::Arc::new(move |wasm: &[u8]| {
             route(&options, wasm)
