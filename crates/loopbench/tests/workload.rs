@@ -345,12 +345,15 @@ fn a_suite_directory_runs_each_module_as_a_row() {
     // The table ends with each arm's geometric mean over the three, and
     // the HTML report shows them first.
     let page = suite.path().join("suite.html");
+    let saved = suite.path().join("suite.json");
     let out = Command::cargo_bin("loopbench")
         .unwrap()
         .args(["app", "run", "--no-history"])
         .arg(suite.path())
         .args(["--rounds", "2", "--html"])
         .arg(&page)
+        .arg("--json")
+        .arg(&saved)
         .output()
         .unwrap();
     let table = String::from_utf8_lossy(&out.stdout);
@@ -363,6 +366,12 @@ fn a_suite_directory_runs_each_module_as_a_row() {
         table.contains("suite of 3 modules: geometric mean of each arm's time over wasmi's"),
         "{table}"
     );
+    // Each arm's interval is across the units all three modules ran (the
+    // modules of an epoch share its processes' layouts): the pairs of
+    // layout variants when the arms ran in variants, else the epochs, as
+    // the saved comparisons number them.
+    let session: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
     let arms = loopbench::arm::ArmSpec::defaults();
     for arm in arms
         .iter()
@@ -370,12 +379,41 @@ fn a_suite_directory_runs_each_module_as_a_row() {
         .map(|a| a.to_string())
         .chain(["wasmi#null".into()])
     {
+        let epochs: Vec<std::collections::BTreeSet<u64>> = session["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let c = r["comparisons"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|c| c["arm"] == arm.as_str())
+                    .unwrap_or_else(|| panic!("{arm}: no comparison"));
+                let ids = c["epoch_ids"].as_array().unwrap();
+                assert_eq!(ids.len(), c["epoch_median_pct"].as_array().unwrap().len());
+                let units = match c.get("epoch_clusters") {
+                    Some(clusters) => clusters.as_array().unwrap(),
+                    None => ids,
+                };
+                units.iter().map(|e| e.as_u64().unwrap()).collect()
+            })
+            .collect();
+        let shared = epochs[0]
+            .iter()
+            .filter(|e| epochs.iter().all(|m| m.contains(e)))
+            .count();
+        assert!(shared >= 2, "{arm}: {epochs:?}");
+        let unit = match session["results"][0]["comparisons"][0].get("epoch_clusters") {
+            Some(_) => "pairs of layout variants",
+            None => "epochs",
+        };
+        let want = format!("over 3 of 3 modules, across the {shared} {unit} every module ran");
         assert!(
             table
                 .lines()
-                .any(|l| l.starts_with(&format!("  {arm} vs wasmi: x"))
-                    && l.ends_with("over 3 of 3 modules")),
-            "{arm}: {table}"
+                .any(|l| l.starts_with(&format!("  {arm} vs wasmi: x")) && l.ends_with(&want)),
+            "{arm}: {want}: {table}"
         );
     }
     let html = std::fs::read_to_string(&page).unwrap();

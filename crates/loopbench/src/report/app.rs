@@ -31,13 +31,18 @@ pub fn suite(results: &[ShapeResult]) -> Vec<SuiteRow> {
     }
     arms.into_iter()
         .filter_map(|(arm, vs)| {
-            let checks: Vec<_> = results
+            let modules: Vec<_> = results
                 .iter()
                 .flat_map(|r| &r.comparisons)
                 .filter(|c| c.arm == arm && c.vs == vs)
-                .map(|c| c.check())
+                .map(|c| stats::suite::ModuleChange {
+                    check: c.check(),
+                    epoch_pct: &c.layout.epoch_median_pct,
+                    epoch_ids: &c.layout.epoch_ids,
+                    epoch_clusters: &c.layout.epoch_clusters,
+                })
                 .collect();
-            let mean = stats::suite::geometric_mean(&checks, stats::LEVEL)?;
+            let mean = stats::suite::geometric_mean(&modules, stats::LEVEL)?;
             Some(SuiteRow {
                 arm,
                 vs,
@@ -56,7 +61,7 @@ pub fn render_suite(rows: &[SuiteRow]) -> String {
     };
     let _ = writeln!(
         out,
-        "suite of {} modules: geometric mean of each arm's time over {}'s ({:.0}% CI across the modules' intervals)",
+        "suite of {} modules: geometric mean of each arm's time over {}'s ({:.0}% CI)",
         first.of,
         first.vs,
         first.mean.level * 100.0
@@ -65,8 +70,8 @@ pub fn render_suite(rows: &[SuiteRow]) -> String {
         let m = &r.mean;
         let _ = writeln!(
             out,
-            "  {} vs {}: x{:.3} [{:.3}, {:.3}] over {} of {} modules",
-            r.arm, r.vs, m.ratio, m.ci[0], m.ci[1], m.modules, r.of
+            "  {} vs {}: x{:.3} [{:.3}, {:.3}] over {} of {} modules, {}",
+            r.arm, r.vs, m.ratio, m.ci[0], m.ci[1], m.modules, r.of, m.basis
         );
     }
     out

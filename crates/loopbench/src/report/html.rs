@@ -215,6 +215,7 @@ fn suite_section(o: &mut String, s: &Session) {
         Column::right("geometric mean ratio", 0),
         Column::left(format!("{level:.0}% interval"), 0),
         Column::left("modules", 0),
+        Column::left("interval built", 0),
     ];
     o.push_str(&Syntax.table_start(&columns));
     for r in &rows {
@@ -226,6 +227,7 @@ fn suite_section(o: &mut String, s: &Session) {
                 &format!("x{:.3}", m.ratio),
                 &format!("[{:.3}, {:.3}]", m.ci[0], m.ci[1]),
                 &format!("{} of {}", m.modules, r.of),
+                &m.basis.to_string(),
             ],
         ));
     }
@@ -234,7 +236,7 @@ fn suite_section(o: &mut String, s: &Session) {
     let chart = DotChart {
         title: "The suite: geometric mean change against the baseline".into(),
         x_label: format!(
-            "geometric mean over the modules of candidate / {} - 1 (%, log-ratio axis), {level:.0}% interval across the modules' intervals",
+            "geometric mean over the modules of candidate / {} - 1 (%, log-ratio axis), {level:.0}% interval",
             first.vs
         ),
         rows: rows
@@ -255,7 +257,7 @@ fn suite_section(o: &mut String, s: &Session) {
     o.push_str(&chart.svg());
     let _ = write!(
         o,
-        "<p class=\"meta\">An interval for this suite as measured (each module's interval combined, Welch-Satterthwaite), not for programs in general; means over different modules do not compare.</p>"
+        "<p class=\"meta\">An interval for this suite as measured, not for programs in general: per epoch (or pair of layout variants) the mean over the modules, which share that epoch's layouts, then Student t across the units every module ran in. Means over different modules do not compare.</p>"
     );
 }
 

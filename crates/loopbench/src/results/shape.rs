@@ -289,6 +289,14 @@ pub struct Layout {
     /// Each epoch's median change, in percent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub epoch_median_pct: Vec<f64>,
+    /// Which epochs of the session those are (parallel; absent in older
+    /// files): what pairs two rows of one session epoch by epoch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub epoch_ids: Vec<u32>,
+    /// Each of those epochs' pair of layout variants (parallel), when the
+    /// arms ran in variants of their builds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub epoch_clusters: Vec<u32>,
     /// Standard deviation of the epoch medians, in percent: the spread a
     /// rerun in a new process would see.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -516,6 +524,8 @@ impl Layout {
             includes_layout: c.includes_layout,
             interval: c.method.name().to_string(),
             epoch_median_pct: c.epoch_median_pct.clone(),
+            epoch_ids: c.epoch_ids.clone(),
+            epoch_clusters: c.epoch_clusters.clone(),
             between_epoch_sd_pct: c.between_epoch_sd_pct,
             layout_sd_pct: c.layout_sd_pct,
             within_epoch_half_width_pct: Some(c.within_epoch_half_width_pct),

@@ -109,9 +109,16 @@ pub(super) fn summarise(
     let against = |r: &ArmResult, other: Option<&ArmResult>, floor: Option<[f64; 2]>| {
         let other = other?;
         let (mine, theirs) = (r.samples_against(&other.arm), other.samples_against(&r.arm));
-        let clusters = build_clusters(r, other, mine.keys().filter(|e| theirs.contains_key(e)));
+        let ids: Vec<u32> = mine
+            .keys()
+            .filter(|e| theirs.contains_key(e))
+            .copied()
+            .collect();
+        let clusters = build_clusters(r, other, ids.iter());
         let (c, b) = paired_epochs(&mine, &theirs);
-        stats::compare_by(&c, &b, clusters.as_deref(), floor, LEVEL, plan.estimator)
+        let mut c = stats::compare_by(&c, &b, clusters.as_deref(), floor, LEVEL, plan.estimator)?;
+        c.change = c.change.numbered(&ids);
+        Some(c)
     };
     let null_of = |role: Role| {
         results

@@ -223,6 +223,15 @@ pub struct EpochChange {
     pub method: IntervalKind,
     /// Each epoch's median change, in percent.
     pub epoch_median_pct: Vec<f64>,
+    /// Which epochs those are (parallel): their positions in the input, or
+    /// the caller's numbers for them ([`EpochChange::numbered`]). Two
+    /// changes measured in one session pair up epoch by epoch through it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub epoch_ids: Vec<u32>,
+    /// Each of those epochs' build cluster (parallel), when the arms ran
+    /// in layout variants.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub epoch_clusters: Vec<u32>,
     /// SD of the epoch medians (100 x SD of their logs); `None` for one
     /// epoch.
     pub between_epoch_sd_pct: Option<f64>,
@@ -252,6 +261,14 @@ pub struct EpochChange {
 }
 
 impl EpochChange {
+    /// With `ids[i]` in place of each epoch's position `i` in the input.
+    pub fn numbered(mut self, ids: &[u32]) -> Self {
+        for e in &mut self.epoch_ids {
+            *e = ids.get(*e as usize).copied().unwrap_or(*e);
+        }
+        self
+    }
+
     /// The larger distance from the estimate to an interval end, in percent.
     pub fn half_width_pct(&self) -> f64 {
         (self.ci_pct[1] - self.median_pct).max(self.median_pct - self.ci_pct[0])
@@ -363,6 +380,8 @@ pub fn epoch_change_estimated(
 ) -> Option<EpochChange> {
     let clusters = clusters.and_then(|c| of_nonempty(logs, c));
     let estimates = estimates.and_then(|x| of_nonempty(logs, x));
+    let positions: Vec<u32> = (0..logs.len() as u32).collect();
+    let epoch_ids = of_nonempty(logs, &positions).unwrap_or_default();
     let logs: Vec<&Vec<f64>> = logs.iter().filter(|e| !e.is_empty()).collect();
     let e = logs.len();
     if e == 0 {
@@ -389,6 +408,8 @@ pub fn epoch_change_estimated(
         includes_layout: e >= 2,
         method: IntervalKind::RoundsOnly,
         epoch_median_pct: meds.iter().map(|&m| pct(m)).collect(),
+        epoch_ids,
+        epoch_clusters: clusters.clone().unwrap_or_default(),
         between_epoch_sd_pct: None,
         layout_sd_pct: None,
         within_epoch_sd_pct: 100.0 * within_sd,

@@ -62,6 +62,7 @@ pub fn outcome(verdict: Verdict, ci_pct: [f64; 2], precision_pct: f64) -> Outcom
 }
 
 /// A comparison as a stop check sees it.
+#[derive(Clone, Copy, Debug)]
 pub struct Check {
     pub median_pct: f64,
     /// Its interval at `level`.
