@@ -177,7 +177,7 @@ pub fn endpoints(step: &[ShapeStep], exact: bool) -> Endpoints {
     } else {
         Endpoints::Unsure(
             "the session could not show whether bad differs from good (unsure): \
-             give it a larger --budget, or count instructions (--counters callgrind)"
+             give it a larger --budget, or for shapes count instructions (--counters callgrind)"
                 .into(),
         )
     }

@@ -825,3 +825,122 @@ fn a_wasi_command_runs_on_a_build_whose_family_routes_its_imports() {
     assert!(!why.contains('\n'), "{why}");
     assert!(arm("wasmi")["verified_reps"].as_u64().unwrap() >= 4);
 }
+
+/// A copy of the registry's wasmi 2 source as a git repository of two
+/// commits, the second changing only a comment. `simd` is on by default in
+/// the copy: a worker also links the registry's wasmi through the timed-path
+/// crate (the counting engine), and the copy shares its `wasmi_ir`, whose
+/// features must then agree; a real wasmi repository has its own.
+fn wasmi_repository(dir: &std::path::Path) {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo")
+        });
+    let source = std::fs::read_dir(home.join("registry/src"))
+        .unwrap()
+        .flatten()
+        .flat_map(|index| std::fs::read_dir(index.path()).unwrap().flatten())
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("wasmi-2."))
+        })
+        .expect("wasmi 2 in the cargo registry (a dependency of loopbench)");
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(format!("{}/.", source.display()))
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let manifest = dir.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let text = text.replacen("default = [\n", "default = [\n    \"simd\",\n", 1);
+    std::fs::write(&manifest, text).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "good"]);
+    let lib = dir.join("src/lib.rs");
+    let mut text = std::fs::read_to_string(&lib).unwrap();
+    text.push_str("// a change that changes nothing\n");
+    std::fs::write(&lib, text).unwrap();
+    git(dir, &["commit", "-q", "-am", "bad"]);
+}
+
+/// `bisect --app`: each step an `app run` of the module on two revisions'
+/// builds, recorded with the workload's identity; the same bisect again
+/// reuses its step, and another argument is another workload, so another
+/// bisect. What the step finds is timing and not asserted.
+#[test]
+fn a_bisect_of_a_wasi_command_steps_through_app_runs_keyed_by_the_workload() {
+    let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+    let repo = tempfile::tempdir().unwrap();
+    wasmi_repository(repo.path());
+    let dir = tempfile::tempdir().unwrap();
+    let module =
+        crate::workload::module(dir.path(), "reader", &crate::workload::command("", "", ""));
+    std::fs::write(
+        dir.path().join("reader.stdout.expected"),
+        crate::workload::INPUT,
+    )
+    .unwrap();
+    let db = dir.path().join("h.sqlite");
+    let json = dir.path().join("bisect.json");
+    let bisect = |extra: &[&str]| {
+        let out = loopbench()
+            .arg("bisect")
+            .arg("--engine")
+            .arg(format!("wasmi=git:{}+profile:dev", repo.path().display()))
+            .args([
+                "--good", "main~1", "--bad", "main", "--budget", "1", "--app",
+            ])
+            .arg(&module)
+            .arg("--db")
+            .arg(&db)
+            .arg("--json")
+            .arg(&json)
+            .args(["--", "--layout-builds", "1", "--rounds", "2"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap())
+            .unwrap_or_else(|_| panic!("{stderr}"));
+        (report, stderr)
+    };
+    let (report, stderr) = bisect(&[]);
+    assert!(stderr.contains("each one `app run` of reader"), "{stderr}");
+    let step = &report["steps"][0];
+    assert_eq!(step["reused"], false, "{report}");
+    assert_eq!(step["shapes"][0]["shape"], "reader", "{report}");
+    assert!(step["shapes"][0]["median_pct"].is_f64(), "{report}");
+    let session = step["session_id"].as_i64().unwrap();
+    let mut store = loopbench::history::Location::Sqlite(db.clone())
+        .open()
+        .unwrap();
+    let identity = stderr
+        .split("identity ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap()
+        .to_string();
+    let rows = store
+        .query(
+            "SELECT DISTINCT workload FROM summaries WHERE session_id = $1",
+            &[session.into()],
+        )
+        .unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].text(0).unwrap(), identity);
+
+    // Again: the step comes from the database, nothing is measured.
+    let (again, stderr) = bisect(&[]);
+    assert_eq!(again["steps"][0]["reused"], true, "{stderr}");
+    assert_eq!(again["steps"][0]["session_id"], step["session_id"]);
+    // Another argument is another workload: a bisect of its own.
+    let (other, stderr) = bisect(&["--arg", "x"]);
+    assert_eq!(other["steps"][0]["reused"], false, "{stderr}");
+    assert_ne!(other["steps"][0]["session_id"], step["session_id"]);
+}

@@ -182,6 +182,12 @@ impl Workload {
         self.host_calls
     }
 
+    /// The hash of its module, arguments, environment and the files it
+    /// reads: what keys its results.
+    pub fn identity(&self) -> String {
+        Shape::identity(&self.command).unwrap_or_default()
+    }
+
     /// The one-line description: file, timed region, identity.
     pub fn about(&self) -> &str {
         self.command.prices()

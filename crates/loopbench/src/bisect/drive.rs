@@ -1,9 +1,10 @@
 //! A bisect as it runs: the range resolved in the engine's repository,
 //! the steps stored before taken up again, each step measured as a
-//! `loopbench run` of this binary in a child process (good and one
-//! revision, the null control, the stop rule adding epochs while the
-//! comparison is unsure), so a step is exactly a session a user could have
-//! run, and `--counters callgrind` re-runs it under valgrind as `run` does.
+//! `loopbench run` (or, for WASI command modules, `loopbench app run`) of
+//! this binary in a child process (good and one revision, the null
+//! control, the stop rule adding epochs while the comparison is unsure),
+//! so a step is exactly a session a user could have run, and `--counters
+//! callgrind` re-runs it under valgrind as `run` does.
 //! The search and the judgement are the parent module's; the steps are
 //! kept by `store`.
 
@@ -29,8 +30,8 @@ pub struct Options {
     /// A revision without the change, and a later one with it.
     pub good: String,
     pub bad: String,
-    /// Shapes that show the change.
-    pub shapes: Vec<String>,
+    /// What shows the change.
+    pub subject: Subject,
     /// Judge exact instruction counts (callgrind) instead of wall time.
     pub exact: bool,
     /// The endpoint step's precision, percent.
@@ -45,6 +46,67 @@ pub struct Options {
     pub db: Option<String>,
     /// Further `run` options for every step's session.
     pub run_args: Vec<String>,
+}
+
+/// What each step measures.
+#[derive(Clone, Debug)]
+pub enum Subject {
+    /// Shapes, in a `loopbench run`.
+    Shapes(Vec<String>),
+    /// WASI command modules (files or directories), in a `loopbench app
+    /// run`, as invoked.
+    Commands {
+        paths: Vec<String>,
+        invocation: crate::apps::Invocation,
+    },
+}
+
+/// A subject as the steps see it: the rows each step judges, what keys
+/// the bisect in the database, and the step's subcommand.
+struct Judged {
+    /// The rows of a step's session that are judged (shapes, or modules).
+    names: Vec<String>,
+    /// What two bisects must share to share their steps.
+    key: String,
+    /// The subcommand and what it measures, before the common options.
+    command: Vec<String>,
+}
+
+impl Subject {
+    /// Shapes as given (sorted); commands loaded now, so that a module
+    /// that cannot run is one line before any build, and keyed by their
+    /// identity (module, arguments, environment, the files they read), so
+    /// that a changed input starts another bisect.
+    fn judged(&self) -> Result<Judged, Error> {
+        match self {
+            Subject::Shapes(shapes) => {
+                let mut names = shapes.clone();
+                names.sort();
+                names.dedup();
+                Ok(Judged {
+                    key: names.join(","),
+                    command: vec!["run".into(), "--shapes".into(), names.join(",")],
+                    names,
+                })
+            }
+            Subject::Commands { paths, invocation } => {
+                let mut names = Vec::new();
+                let mut identities = Vec::new();
+                for named in crate::apps::named::load(paths, invocation)? {
+                    if let crate::apps::named::Named::Command(w) = named {
+                        crate::diag!("{}", w.about());
+                        names.push(w.name().to_string());
+                        identities.push(w.identity());
+                    }
+                }
+                Ok(Judged {
+                    key: format!("app:{}", identities.join(",")),
+                    command: vec!["app".into(), "run".into(), paths.join(",")],
+                    names,
+                })
+            }
+        }
+    }
 }
 
 /// Runs the bisect `opts` asks for: resolves the range, goes on from the
@@ -81,14 +143,12 @@ pub fn run(opts: &Options) -> Result<bool, Error> {
     let good_arm: ArmSpec = at_revision(&opts.engine, &good)?.parse()?;
     crate::workers::check(&good_arm)?;
     let exact = opts.exact;
-    let mut shapes = opts.shapes.clone();
-    shapes.sort();
-    shapes.dedup();
+    let judged = opts.subject.judged()?;
     let key = Key {
         key: format!(
             "{}|{good}|{bad}|{}|{}|{}|{}",
             opts.engine,
-            shapes.join(","),
+            judged.key,
             if exact { "callgrind" } else { "time" },
             opts.precision,
             opts.run_args.join(" ")
@@ -96,7 +156,7 @@ pub fn run(opts: &Options) -> Result<bool, Error> {
         engine: opts.engine.clone(),
         good: good.clone(),
         bad: bad.clone(),
-        shapes: shapes.join(","),
+        shapes: judged.names.join(","),
         metric: if exact { "instructions" } else { "time" }.into(),
     };
     let location = crate::history::Location::resolve(opts.db.as_deref())?;
@@ -107,6 +167,7 @@ pub fn run(opts: &Options) -> Result<bool, Error> {
     revs.extend(after);
     let mut b = Bisect {
         args: opts,
+        judged,
         exact,
         compiles: probe.compiles(),
         repo,
@@ -284,6 +345,7 @@ fn short(commit: &str) -> &str {
 /// Everything one bisect needs while it runs.
 struct Bisect<'a> {
     args: &'a Options,
+    judged: Judged,
     exact: bool,
     /// The engine is compiled per revision (not a mock).
     compiles: bool,
@@ -342,7 +404,7 @@ impl Bisect<'_> {
         } else {
             "building the revision".to_string()
         };
-        let measure = args.shapes.len() as f64 * args.budget;
+        let measure = self.judged.names.len() as f64 * args.budget;
         let estimate = match typical {
             Some(s) => format!(
                 "about {} ({s:.0} s per step as measured here before)",
@@ -356,7 +418,7 @@ impl Bisect<'_> {
         };
         format!(
             "bisect: {} revisions after good {} up to bad {} in {}; at most {left} steps{}, \
-             each one session of {} ({} s per shape at most) against good, {}, {build}; {estimate}",
+             each one {} of {} ({} s per {} at most) against good, {}, {build}; {estimate}",
             self.n(),
             short(&self.revs[0]),
             short(&self.revs[self.n()]),
@@ -366,8 +428,16 @@ impl Bisect<'_> {
             } else {
                 String::new()
             },
-            args.shapes.join(","),
+            match args.subject {
+                Subject::Shapes(_) => "session",
+                Subject::Commands { .. } => "`app run`",
+            },
+            self.judged.names.join(","),
             args.budget,
+            match args.subject {
+                Subject::Shapes(_) => "shape",
+                Subject::Commands { .. } => "module",
+            },
             if self.exact {
                 "exact instruction counts (callgrind)"
             } else {
@@ -514,11 +584,9 @@ impl Bisect<'_> {
         let exe = std::env::current_exe()
             .map_err(|e| Error::io("cannot find this loopbench binary", e))?;
         let mut cmd = Command::new(exe);
-        cmd.arg("run")
+        cmd.args(&self.judged.command)
             .arg("--engines")
             .arg(format!("{},{arm}", self.good_arm))
-            .arg("--shapes")
-            .arg(self.args.shapes.join(","))
             .arg("--precision")
             .arg(precision.to_string())
             .arg("--budget")
@@ -601,7 +669,7 @@ impl Bisect<'_> {
         session
             .results
             .iter()
-            .filter(|r| self.args.shapes.contains(&r.shape))
+            .filter(|r| self.judged.names.contains(&r.shape))
             .map(|r| {
                 let c = r
                     .comparisons

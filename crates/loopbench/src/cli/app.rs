@@ -143,10 +143,16 @@ pub struct AppStopArgs {
     /// permitting.
     #[arg(long, default_value_t = 5)]
     pub min_epochs: usize,
+    /// Stop an app once the widest interval half-width of its comparisons
+    /// (null control included) is at most this, in percent of the ratio,
+    /// and call a change "unchanged" inside it.
+    #[arg(long, default_value_t = Plan::default().stop.precision_pct, value_name = "PCT")]
+    pub precision: f64,
 }
 
 impl AppStopArgs {
     fn stop(&self) -> Result<crate::results::StopSettings, Error> {
+        super::run::check_precision(self.precision)?;
         super::run::check_budget(self.budget)?;
         if self.min_epochs == 0 {
             return Err(Error::Usage("--min-epochs must be at least 1".into()));
@@ -154,6 +160,7 @@ impl AppStopArgs {
         Ok(crate::results::StopSettings {
             budget_s: self.budget,
             min_epochs: self.min_epochs,
+            precision_pct: self.precision,
             ..Plan::default().stop
         })
     }
@@ -179,7 +186,7 @@ pub struct WorkloadArgs {
 }
 
 impl WorkloadArgs {
-    fn invocation(&self) -> Result<Invocation, Error> {
+    pub(super) fn invocation(&self) -> Result<Invocation, Error> {
         if let Some(bad) = self.env.iter().find(|e| !e.contains('=')) {
             return Err(Error::Usage(format!("--env {bad}: expected NAME=value")));
         }

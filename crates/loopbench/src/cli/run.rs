@@ -386,13 +386,20 @@ pub(super) fn check_budget(budget: f64) -> Result<(), Error> {
     }
 }
 
+/// `--precision` of `run`, `app run` and `bisect`: a positive percentage.
+pub(super) fn check_precision(precision: f64) -> Result<(), Error> {
+    if precision > 0.0 && precision.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::Usage(
+            "--precision must be a positive percentage".into(),
+        ))
+    }
+}
+
 impl EpochArgs {
     fn stop(&self) -> Result<StopSettings, Error> {
-        if !(self.precision > 0.0 && self.precision.is_finite()) {
-            return Err(Error::Usage(
-                "--precision must be a positive percentage".into(),
-            ));
-        }
+        check_precision(self.precision)?;
         check_budget(self.budget)?;
         if self.min_epochs == 0 || self.max_epochs < self.min_epochs {
             return Err(Error::Usage(format!(

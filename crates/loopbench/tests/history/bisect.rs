@@ -381,6 +381,43 @@ fn bad_bisects_are_one_clear_line() {
         "wasmi",
     ]));
     assert!(e.contains("bisect sets it"), "{e}");
+    // The step's options are parsed as the step will run them, before the
+    // plan: one line now rather than a failed first step.
+    let range = ["--good", "main~8", "--bad", "main"];
+    let after = |extra: &[&'static str]| {
+        let mut v = with(&range);
+        v.push("--");
+        v.extend(extra);
+        v
+    };
+    let e = case(&after(&["--budget", "5"]));
+    assert!(
+        e.contains("bisect sets it") && e.contains("bisect's own --budget"),
+        "{e}"
+    );
+    let e = case(&after(&["--no-such-option"]));
+    assert!(
+        e.contains("after `--`") && e.contains("--no-such-option"),
+        "{e}"
+    );
+    let e = case(&after(&["--rounds", "many"]));
+    assert!(e.contains("after `--`") && e.contains("many"), "{e}");
+    // An app is WASI command modules, judged by time, each one loaded
+    // before any step.
+    let app = |extra: &[&'static str]| {
+        let mut v = vec!["--engine", engine.as_str()];
+        v.extend(range);
+        v.extend(extra);
+        v
+    };
+    let e = case(&app(&["--app", "lua"]));
+    assert!(e.contains("--app lua") && e.contains("recipe"), "{e}");
+    let e = case(&app(&["--app", "x.wasm", "--counters", "callgrind"]));
+    assert!(e.contains("bisect an app by time"), "{e}");
+    let e = case(&app(&["--app", "/no/such/module.wasm"]));
+    assert!(e.contains("/no/such/module.wasm"), "{e}");
+    let e = case(&app(&["--app", "x.wasm", "--", "--arg"]));
+    assert!(e.contains("after `--`") && e.contains("--arg"), "{e}");
     let e = case(&with(&[
         "--good", "main~8", "--bad", "main", "--budget", "0",
     ]));
