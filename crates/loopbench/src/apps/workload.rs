@@ -70,7 +70,10 @@ impl Workload {
             path: path.to_path_buf(),
             why,
         };
-        let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+        let mut bytes = Vec::new();
+        crate::results::input::open(path)
+            .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes))
+            .map_err(|e| bad(format!("cannot read it: {e}")))?;
         // A module given as text (named explicitly) is assembled here.
         let wasm = match path.extension().is_some_and(|e| e == "wat") {
             true => wat::parse_bytes(&bytes)

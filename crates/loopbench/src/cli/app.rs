@@ -19,6 +19,7 @@ use crate::session::{self, Plan};
 use crate::shapes::{self, Params, ShapeModule};
 
 use clap::{Args, Subcommand};
+use std::path::Path;
 
 #[derive(Args, Debug)]
 pub struct AppArgs {
@@ -357,7 +358,8 @@ impl AppRunArgs {
         let arms = self.arms.arms(ArmSpec::defaults())?;
         named::check_builds(&self.apps, &arms, self.in_process)?;
         // Outputs and the history are checked before the counting runs.
-        let exports = self.output.exports()?;
+        let modules: Vec<&Path> = self.apps.iter().map(Path::new).collect();
+        let exports = self.output.exports_reading(&modules)?;
         let keeping = self.keep.open()?;
         let named = named::load(&self.apps, &invocation)?;
         let (shapes, isolation) = named::into_session(named, self.in_process)?;

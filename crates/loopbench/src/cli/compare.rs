@@ -6,6 +6,7 @@ use crate::results::gate::{FailOn, Judged};
 use crate::results::{self, compare, Document, Session};
 use crate::stats::sessions::Between;
 use clap::Args;
+use std::path::Path;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -38,7 +39,9 @@ pub struct CompareArgs {
 
 impl CompareArgs {
     pub fn execute(&self) -> Result<bool, Error> {
-        let exports = self.output.exports()?;
+        let exports = self
+            .output
+            .exports_reading(&[Path::new(&self.a), Path::new(&self.b)])?;
         let a = load_session(&self.a, self.db.db.as_deref())?;
         let b = load_session(&self.b, self.db.db.as_deref())?;
         if let Some(p) = self.precision.filter(|p| !(*p > 0.0 && p.is_finite())) {

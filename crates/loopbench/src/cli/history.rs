@@ -181,6 +181,13 @@ impl ImportArgs {
                     );
                     id
                 }
+                Recorded::Completed(id) => {
+                    crate::outln!(
+                        "{}: stored whole as session {id} in {location}, in place of its incomplete copy",
+                        f.display()
+                    );
+                    id
+                }
             };
             last = Some(id);
         }

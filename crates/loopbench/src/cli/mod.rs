@@ -193,6 +193,15 @@ impl OutputArgs {
     /// The export manager for these options (the table goes to stdout
     /// unless another format takes it), checked before any work.
     pub fn exports(&self) -> Result<crate::report::Exports, Error> {
+        self.exports_reading(&[])
+    }
+
+    /// [`OutputArgs::exports`] of a command that reads `inputs`: an output
+    /// that is one of them (the same file, whatever its name) is refused.
+    pub fn exports_reading(
+        &self,
+        inputs: &[&std::path::Path],
+    ) -> Result<crate::report::Exports, Error> {
         use crate::report::{Exports, Target};
         let mut requested: Vec<(&str, Target)> = Vec::new();
         for (format, file) in [
@@ -215,6 +224,7 @@ impl OutputArgs {
         }
         let mut exports = Exports::new(&requested)?;
         exports.check()?;
+        exports.refuse_inputs(inputs)?;
         Ok(exports)
     }
 }

@@ -84,6 +84,9 @@ impl ReplayArgs {
         // Options are checked before the file is read: a bad option is
         // reported as such, however large the file.
         opts.check()?;
+        if let Some(out) = self.json.as_deref().filter(|p| *p != "-") {
+            crate::report::refuse_input(std::path::Path::new(out), &[&self.file])?;
+        }
         let rec = replay::read(&self.file, &self.metric)?;
         let r = replay::replay(&rec, &opts)?;
         let mut json = serde_json::to_vec_pretty(&r)

@@ -15,8 +15,9 @@ pub struct ReportArgs {
 
 impl ReportArgs {
     pub fn execute(&self) -> Result<bool, Error> {
+        let exports = self.output.exports_reading(&[&self.file])?;
         let doc = crate::results::read(&self.file)?;
-        self.output.exports()?.finish(&doc)?;
+        exports.finish(&doc)?;
         Ok(true)
     }
 }

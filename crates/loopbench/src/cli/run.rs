@@ -15,7 +15,7 @@ use crate::shapes;
 use crate::stats::estimators::Estimator;
 use clap::Args;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use std::time::Instant;
 
@@ -214,7 +214,8 @@ impl RunArgs {
             })
             .collect();
         let planned = plan.shapes.len();
-        let exports = self.output.exports()?;
+        let shape_files: Vec<&Path> = self.shape_files.iter().map(PathBuf::as_path).collect();
+        let exports = self.output.exports_reading(&shape_files)?;
         // A bad --db fails before the session, not after it.
         let keeping = self.keep.open()?;
         let quiet = self.quiet || exports.stdout_is_data() || !std::io::stderr().is_terminal();

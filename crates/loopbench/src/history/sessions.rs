@@ -118,6 +118,15 @@ pub fn insert(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<i64
             info.reference.clone().into(),
         ],
     )?)?;
+    insert_contents(db, session_id, session)?;
+    Ok(session_id)
+}
+
+/// What the sessions row of `session_id` holds beside it: its arms, and
+/// per shape its summaries and reps.
+fn insert_contents(db: &mut dyn Sql, session_id: i64, session: &Session) -> Result<(), StoreError> {
+    let d = db.dialect();
+    let info = &session.session;
     // Every arm the session names, with the version it reported.
     let mut arms: Vec<(String, String)> = info
         .engines
@@ -154,7 +163,44 @@ pub fn insert(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<i64
     for r in &session.results {
         insert_shape(db, session_id, r, &arm_ids)?;
     }
-    Ok(session_id)
+    Ok(())
+}
+
+/// Put the complete `session` in place of stored session `id`, an
+/// incomplete copy of it (its `--json` file imported while it ran): the
+/// id, and what refers to it (a baseline, a bisect step, an alert), stay.
+fn replace(db: &mut dyn Sql, id: i64, session: &Session, p: &Provenance) -> Result<(), StoreError> {
+    let d = db.dialect();
+    db.execute(
+        &d.sql(
+            "DELETE FROM reps WHERE summary_id IN (SELECT id FROM summaries WHERE session_id = $1)",
+        ),
+        &[id.into()],
+    )?;
+    db.execute(
+        &d.sql("DELETE FROM summaries WHERE session_id = $1"),
+        &[id.into()],
+    )?;
+    db.execute(
+        &d.sql("DELETE FROM arms WHERE session_id = $1"),
+        &[id.into()],
+    )?;
+    db.execute(
+        &d.sql(
+            "UPDATE sessions SET origin = $2, complete = $3, wall_seconds = $4, errors = $5,
+                document = $6
+             WHERE id = $1",
+        ),
+        &[
+            id.into(),
+            p.origin.name().into(),
+            i64::from(session.complete).into(),
+            session.wall_seconds.into(),
+            (session.errors.len() as i64).into(),
+            json(session)?.into(),
+        ],
+    )?;
+    insert_contents(db, id, session)
 }
 
 fn insert_shape(
@@ -365,12 +411,14 @@ pub enum Recorded {
     /// Already stored as this id (the same session id; for older files
     /// without one, the same document): nothing stored.
     Existing(i64),
+    /// Stored before only incomplete as this id, now complete in its place.
+    Completed(i64),
 }
 
 impl Recorded {
     pub fn id(self) -> i64 {
         match self {
-            Recorded::New(id) | Recorded::Existing(id) => id,
+            Recorded::New(id) | Recorded::Existing(id) | Recorded::Completed(id) => id,
         }
     }
 }
@@ -391,12 +439,27 @@ pub fn stored_as(db: &mut dyn Sql, session: &Session) -> Result<Option<i64>, Sto
     Ok(rows.first().map(|r| r.opt_int(0)).transpose()?.flatten())
 }
 
-/// Store `session` in its own transaction, unless it is stored already.
+/// Store `session` in its own transaction, unless it is stored already;
+/// a complete session stored before only incomplete (its `--json` file
+/// imported while it ran) replaces that copy, under the same id.
 pub fn record(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<Recorded, StoreError> {
     transaction(db, |db| match stored_as(db, session)? {
+        Some(id) if session.complete && !is_complete(db, id)? => {
+            replace(db, id, session, p)?;
+            Ok(Recorded::Completed(id))
+        }
         Some(id) => Ok(Recorded::Existing(id)),
         None => insert(db, session, p).map(Recorded::New),
     })
+}
+
+fn is_complete(db: &mut dyn Sql, id: i64) -> Result<bool, StoreError> {
+    let d = db.dialect();
+    let rows = db.query(
+        &d.sql("SELECT complete FROM sessions WHERE id = $1"),
+        &[id.into()],
+    )?;
+    Ok(rows.first().map(|r| r.int(0)).transpose()?.unwrap_or(0) != 0)
 }
 
 /// Name session `id` as baseline `name` (replacing an earlier one).
@@ -547,12 +610,20 @@ pub fn record_run(
         return Ok("the session did not complete; not recorded".to_string());
     }
     let mut db = location.open()?;
-    let id = record(db.as_mut(), session, &Provenance::of(Origin::Run))?.id();
+    let recorded = record(db.as_mut(), session, &Provenance::of(Origin::Run))?;
+    let id = recorded.id();
+    let how = match recorded {
+        Recorded::New(_) => "recorded",
+        Recorded::Completed(_) => {
+            "recorded whole (in place of its incomplete copy imported while it ran)"
+        }
+        Recorded::Existing(_) => "was recorded already",
+    };
     Ok(match baseline {
         Some(name) => {
             save_baseline(db.as_mut(), name, id)?;
-            format!("session {id} recorded in {location} as baseline `{name}`")
+            format!("session {id} {how} in {location} as baseline `{name}`")
         }
-        None => format!("session {id} recorded in {location}"),
+        None => format!("session {id} {how} in {location}"),
     })
 }

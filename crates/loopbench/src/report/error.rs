@@ -23,6 +23,10 @@ pub enum ReportError {
     NamedTwice { path: PathBuf },
     #[error("{} is a directory", path.display())]
     IsADirectory { path: PathBuf },
+    #[error("{} is {what}: an output is a regular file, a character device or a FIFO", path.display())]
+    NotWritable { path: PathBuf, what: &'static str },
+    #[error("{} is the input {}: writing it would destroy what it reports; write to another file", output.display(), input.display())]
+    OutputIsInput { output: PathBuf, input: PathBuf },
     /// Another session holds the output's lock; `holder` is the pid it
     /// wrote into the lock file, when it wrote one.
     #[error(

@@ -42,6 +42,8 @@ pub mod table;
 pub mod error;
 
 pub use error::ReportError;
+mod files;
+pub use files::{refuse_input, write_atomic};
 
 use crate::error::Error;
 use crate::results::Document;
@@ -172,8 +174,9 @@ struct Output {
 /// The export manager: every format a command was asked for.
 pub struct Exports {
     outputs: Vec<Output>,
-    /// Held from [`Exports::check`] until the manager is dropped.
-    locks: Vec<OutputLock>,
+    /// Per output, its file held from [`Exports::check`] until the
+    /// manager is dropped (`None` for stdout, or before the check).
+    held: Vec<Option<files::Held>>,
     /// Per output: the last rewrite failed (a note is printed once).
     failing: RefCell<Vec<bool>>,
 }
@@ -213,8 +216,8 @@ impl Exports {
         }
         Ok(Exports {
             failing: RefCell::new(vec![false; outputs.len()]),
+            held: outputs.iter().map(|_| None).collect(),
             outputs,
-            locks: Vec::new(),
         })
     }
 
@@ -222,11 +225,14 @@ impl Exports {
     /// succeeded), if one was asked for.
     pub fn written(&self, format: &str) -> Option<&Path> {
         let failing = self.failing.borrow();
+        // A device or FIFO keeps nothing to read back.
         self.outputs
             .iter()
             .zip(failing.iter())
-            .find_map(|(o, &failed)| match &o.target {
-                Target::File(p) if o.format == format && !failed => Some(p.as_path()),
+            .zip(&self.held)
+            .find_map(|((o, &failed), held)| match (&o.target, held) {
+                (_, Some(files::Held::Stream { .. })) => None,
+                (Target::File(p), _) if o.format == format && !failed => Some(p.as_path()),
                 _ => None,
             })
     }
@@ -247,18 +253,56 @@ impl Exports {
     }
 
     /// Fail before any measuring if an output file could not be written,
-    /// without touching an existing file; then lock each one for this
-    /// command (a second session writing it is refused) and remove the
-    /// temporaries that killed sessions left beside it.
+    /// without touching an existing file; then hold each one for this
+    /// command: a file locked (a second session writing it is refused, the
+    /// temporaries killed sessions left beside it removed), a device or
+    /// FIFO open ([`files`]).
     pub fn check(&mut self) -> Result<(), Error> {
-        for o in &self.outputs {
+        for (o, held) in self.outputs.iter().zip(&mut self.held) {
             if let Target::File(p) = &o.target {
-                check_writable(p)?;
-                self.locks.push(OutputLock::take(p)?);
-                remove_stale_temporaries(p);
+                *held = Some(files::Held::take(p)?);
             }
         }
         Ok(())
+    }
+
+    /// Refuse, before any work, an output file that is one of `inputs`
+    /// (by identity, not name).
+    pub fn refuse_inputs(&self, inputs: &[&Path]) -> Result<(), Error> {
+        for (o, held) in self.outputs.iter().zip(&self.held) {
+            if let Target::File(p) = &o.target {
+                match held {
+                    Some(h) => {
+                        if let Some(input) = inputs.iter().find(|i| h.is(i)) {
+                            return Err(ReportError::OutputIsInput {
+                                output: p.clone(),
+                                input: input.to_path_buf(),
+                            }
+                            .into());
+                        }
+                    }
+                    None => refuse_input(p, inputs)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `bytes` to output `i`'s file: through what the check holds, else
+    /// (no check) straight to the path; `None` when a held stream waits
+    /// for the end.
+    fn write_file(
+        &self,
+        i: usize,
+        path: &Path,
+        bytes: &[u8],
+        last: bool,
+    ) -> Option<Result<(), Error>> {
+        match &self.held[i] {
+            Some(h) if last => Some(h.finish(bytes)),
+            Some(h) => h.partial(bytes),
+            None => Some(write_atomic(path, bytes)),
+        }
     }
 
     /// After each completed shape: rewrite the files (stdout waits for the
@@ -267,7 +311,10 @@ impl Exports {
     pub fn partial(&self, doc: &Document) -> Result<(), Error> {
         for (i, o) in self.outputs.iter().enumerate() {
             if let Target::File(p) = &o.target {
-                let result = write_atomic(p, &o.exporter.render(doc)?);
+                // A device or FIFO takes the document once, at the end.
+                let Some(result) = self.write_file(i, p, &o.exporter.render(doc)?, false) else {
+                    continue;
+                };
                 let mut failing = self.failing.borrow_mut();
                 match result {
                     Ok(()) => failing[i] = false,
@@ -297,7 +344,7 @@ impl Exports {
         let mut failed = Vec::new();
         for (i, (o, bytes)) in self.outputs.iter().zip(&rendered).enumerate() {
             if let Target::File(p) = &o.target {
-                let result = write_atomic(p, bytes);
+                let result = self.write_file(i, p, bytes, true).unwrap_or(Ok(()));
                 self.failing.borrow_mut()[i] = result.is_err();
                 if let Err(e) = result {
                     failed.push(format!("{} ({e})", o.format));
@@ -318,224 +365,6 @@ impl Exports {
             Err(ReportError::Exports { failed }.into())
         }
     }
-}
-
-/// The directory of `path` accepts a new file, and `path` itself, if it
-/// exists, is a writable file (it is left untouched).
-fn check_writable(path: &Path) -> Result<(), Error> {
-    let dir = parent(path);
-    if path.is_dir() {
-        return Err(ReportError::IsADirectory {
-            path: path.to_path_buf(),
-        }
-        .into());
-    }
-    temp_beside(path).map_err(|e| {
-        Error::io(
-            format!("cannot write {} (in {})", path.display(), dir.display()),
-            without_path(e),
-        )
-    })?;
-    if path.exists() {
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-    }
-    Ok(())
-}
-
-fn parent(path: &Path) -> &Path {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-}
-
-/// The file name of `path` as the sidecar names use it.
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-/// The prefix of every temporary file of `path`, before the owner's pid.
-fn temp_prefix(path: &Path) -> String {
-    format!(".{}.loopbench-tmp-", file_name(path))
-}
-
-/// tempfile's errors name the random temporary path, which means nothing
-/// to the user: keep only the system's reason.
-fn without_path(e: std::io::Error) -> std::io::Error {
-    if let Some(code) = e.raw_os_error() {
-        return std::io::Error::from_raw_os_error(code);
-    }
-    // tempfile renders its wrapper as `REASON at path "PATH"`.
-    let text = e.to_string();
-    match text.split_once(" at path ") {
-        Some((reason, _)) => std::io::Error::new(e.kind(), reason.to_string()),
-        None => e,
-    }
-}
-
-/// A new temporary file beside `path`, named for it and this process, with
-/// the mode the target has (a new target: 0666 less the umask, as any
-/// other program's output; tempfile alone would make it 0600).
-fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    let prefix = format!("{}{}-", temp_prefix(path), std::process::id());
-    let mut b = tempfile::Builder::new();
-    b.prefix(&prefix);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map(|m| m.permissions().mode() & 0o7777)
-            .unwrap_or(0o666);
-        b.permissions(std::fs::Permissions::from_mode(mode));
-    }
-    b.tempfile_in(parent(path))
-}
-
-/// Remove `.NAME.loopbench-tmp-PID-*` files beside `path` whose process is
-/// gone (a session killed mid-write). Called with the lock held, so no
-/// live writer of `path` can own them; failures are ignored (another
-/// cleaner, or a read-only directory that `check` would have refused).
-fn remove_stale_temporaries(path: &Path) {
-    let prefix = temp_prefix(path);
-    let Ok(entries) = std::fs::read_dir(parent(path)) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(&prefix) else {
-            continue;
-        };
-        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
-        if let Some(pid) = pid {
-            if !process_alive(pid) {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
-    }
-}
-
-/// Whether a process with this pid exists (a pid in use by another
-/// program counts as alive: its file is kept, never wrongly removed).
-fn process_alive(pid: u32) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        let Ok(pid) = libc::pid_t::try_from(pid) else {
-            return true;
-        };
-        // SAFETY: signal 0 only checks that the process exists.
-        let r = unsafe { libc::kill(pid, 0) };
-        r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = pid;
-        true
-    }
-}
-
-/// An advisory lock on one output file: a sidecar `.NAME.loopbench-lock`
-/// beside it, `flock`ed and holding the owner's pid. The sidecar is
-/// removed when the lock is dropped.
-struct OutputLock {
-    file: std::fs::File,
-    path: PathBuf,
-}
-
-impl OutputLock {
-    fn take(target: &Path) -> Result<Self, Error> {
-        let path = parent(target).join(format!(".{}.loopbench-lock", file_name(target)));
-        let cannot = |e| Error::io(format!("cannot lock {}", target.display()), e);
-        // A lock file removed by its holder between our open and our lock
-        // is a stale inode: try again on the new one.
-        for _ in 0..3 {
-            let mut file = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(cannot)?;
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    let mut holder = String::new();
-                    let _ = std::io::Read::read_to_string(&mut file, &mut holder);
-                    let holder = Some(holder.trim().to_string()).filter(|pid| !pid.is_empty());
-                    return Err(ReportError::Locked {
-                        path: target.to_path_buf(),
-                        holder,
-                    }
-                    .into());
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(cannot(e)),
-            }
-            if !same_file(&file, &path) {
-                continue;
-            }
-            file.set_len(0).map_err(cannot)?;
-            write!(file, "{}", std::process::id()).map_err(cannot)?;
-            return Ok(OutputLock { file, path });
-        }
-        Err(ReportError::LockKeepsChanging {
-            path: target.to_path_buf(),
-        }
-        .into())
-    }
-}
-
-/// Whether `path` still names the open `file` (its holder may have removed
-/// it between our open and our lock).
-fn same_file(file: &std::fs::File, path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (file.metadata(), std::fs::metadata(path)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (file, path);
-        true
-    }
-}
-
-impl Drop for OutputLock {
-    fn drop(&mut self) {
-        // Remove while still holding the lock, so a waiting writer that
-        // opened the old file sees it is gone (`same_file`) and retries.
-        let _ = std::fs::remove_file(&self.path);
-        let _ = self.file.unlock();
-    }
-}
-
-/// Write `bytes` to `path` atomically: a temp file in the same directory,
-/// flushed, then renamed over the target.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let dir = parent(path);
-    let mut tmp = temp_beside(path).map_err(|e| {
-        Error::io(
-            format!("cannot create a file in {}", dir.display()),
-            without_path(e),
-        )
-    })?;
-    tmp.write_all(bytes)
-        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| Error::io(format!("cannot flush {}", path.display()), e))?;
-    tmp.persist(path).map_err(|e| {
-        Error::io(
-            format!("cannot write {}", path.display()),
-            without_path(e.error),
-        )
-    })?;
-    Ok(())
 }
 
 /// A session the history database did not take and no `--json` file

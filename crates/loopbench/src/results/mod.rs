@@ -11,6 +11,7 @@ pub mod calibration;
 pub mod compare;
 pub mod counts;
 pub mod gate;
+pub mod input;
 pub mod layout;
 pub mod model;
 pub(crate) mod nan;
@@ -28,7 +29,7 @@ use thiserror::Error as ThisError;
 /// Why text is not a saved document this loopbench reads.
 #[derive(Debug, ThisError)]
 pub enum ReadError {
-    #[error("{}: a device, not a document file", path.display())]
+    #[error("{}: {}", path.display(), input::NOT_A_FILE)]
     NotAFile { path: std::path::PathBuf },
     #[error("not JSON: {0}")]
     NotJson(#[source] serde_json::Error),
@@ -193,22 +194,21 @@ pub fn parse(text: &str) -> Result<Document, ReadError> {
 }
 
 /// Read a saved document from `path` (a file, or a pipe such as `<(...)`;
-/// a device such as `/dev/zero` would be read until memory ran out).
+/// a device is refused, [`input`]).
 pub fn read(path: &Path) -> Result<Document, ReadError> {
-    #[cfg(unix)]
-    if let Ok(meta) = std::fs::metadata(path) {
-        use std::os::unix::fs::FileTypeExt;
-        let t = meta.file_type();
-        if t.is_char_device() || t.is_block_device() || t.is_socket() {
-            return Err(ReadError::NotAFile {
+    let io = |source: std::io::Error| match source.kind() {
+        std::io::ErrorKind::InvalidInput if source.to_string() == input::NOT_A_FILE => {
+            ReadError::NotAFile {
                 path: path.to_path_buf(),
-            });
+            }
         }
-    }
-    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+        _ => ReadError::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+    };
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut input::open(path).map_err(io)?, &mut text).map_err(io)?;
     parse(&text).map_err(|e| ReadError::File {
         path: path.to_path_buf(),
         source: Box::new(e),

@@ -14,6 +14,8 @@ mod json;
 mod lifecycle;
 /// `noise`: the levels of the noise, per rep length, and bad sweeps.
 mod noise;
+/// Issue 53: devices, FIFOs and links as outputs; outputs that are inputs.
+mod outputs;
 /// Lost results, hangs, wrong numbers, crashes and messages.
 mod reliability;
 /// CSV, Markdown and HTML files; `report` and `compare` of saved sessions.

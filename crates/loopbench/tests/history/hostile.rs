@@ -395,3 +395,66 @@ fn concurrent_agents_on_one_sqlite_history_do_each_job_once() {
     );
     assert_eq!(count(db.as_mut(), "SELECT count(*) FROM sessions"), 4);
 }
+
+/// Issue 53.3: a run's own `--json` file imported while the run still went
+/// on was stored incomplete; the finished run then skipped recording, yet
+/// said "recorded" and exited 0. The complete session now takes the
+/// incomplete copy's place, under its id, and says so.
+#[test]
+fn a_run_imported_while_it_ran_is_stored_whole_when_it_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    let json = dir.path().join("p.json");
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .env("LOOPBENCH_DB", db)
+        .args(["run", "--engines", "mock:cost=2,mock:cost=3", "-q"])
+        .args(["--shapes", "add_chain,br_chain,if_else,add_run,lut"])
+        .args(["--budget", "1.5", "--min-epochs", "3", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The file after the first shape: a copy, so that what is imported is
+    // known to be incomplete.
+    let copy = dir.path().join("partial.json");
+    let until = std::time::Instant::now() + HANG;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&json) {
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(doc["complete"], false, "the run ended before the import");
+            std::fs::write(&copy, text).unwrap();
+            break;
+        }
+        if let Some(status) = run.try_wait().unwrap() {
+            panic!("the run ended ({status}) before its --json file appeared");
+        }
+        assert!(std::time::Instant::now() < until, "no --json file");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let imported = stdout(loopbench(db).args(["history", "import"]).arg(&copy));
+    assert!(imported.contains("stored as session 1"), "{imported}");
+    let out = run.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("session 1 recorded whole"), "{stderr}");
+    let mut store = Location::Sqlite(db.into()).open().unwrap();
+    assert_eq!(count(store.as_mut(), "SELECT count(*) FROM sessions"), 1);
+    let rows = store
+        .query("SELECT origin, complete FROM sessions WHERE id = 1", &[])
+        .unwrap();
+    assert_eq!(rows[0].text(0).unwrap(), "run");
+    assert_eq!(rows[0].int(1).unwrap(), 1);
+    // Every shape of the whole session, none twice.
+    assert_eq!(
+        count(
+            store.as_mut(),
+            "SELECT count(DISTINCT shape_id) FROM summaries WHERE session_id = 1"
+        ),
+        5
+    );
+    // Importing the whole file again stores nothing.
+    let again = stdout(loopbench(db).args(["history", "import"]).arg(&json));
+    assert!(again.contains("already stored as session 1"), "{again}");
+}

@@ -1,0 +1,434 @@
+//! Output files: what an output path names, and how it is written.
+//!
+//! A regular file (or a path where none is yet) is replaced atomically:
+//! a temporary file beside it, flushed, renamed over it, under an advisory
+//! lock held from the check before any work to the end of the command
+//! (see the parent module). A symbolic link is followed: the file it names
+//! is replaced and the link stays. A character device (`/dev/null`, a
+//! terminal) or a FIFO is never replaced: it is opened at the check and
+//! written through once, at the end, since a stream cannot be rewritten
+//! after every shape. A FIFO nobody reads is refused at the check (writing
+//! to it would wait for ever); a directory, a block device or a socket is
+//! refused there too. An output that is one of the command's own inputs
+//! (the same file, by device and inode, whatever its name) is refused.
+
+use super::ReportError;
+use crate::error::Error;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What an output path names, symbolic links followed.
+enum Destination {
+    /// A regular file, or nothing yet: at this path (the link's target
+    /// when the output was a link).
+    File(PathBuf),
+    /// A character device or a FIFO.
+    Stream,
+}
+
+/// Links in a chain of symbolic links followed at most (as Linux's
+/// `open`).
+const MAX_LINKS: usize = 40;
+
+/// Where `path` leads, and what is there.
+fn destination(path: &Path) -> Result<Destination, Error> {
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let meta = match std::fs::symlink_metadata(&at) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Destination::File(at));
+            }
+            Err(e) => return Err(Error::io(format!("cannot write {}", path.display()), e)),
+        };
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            let target = std::fs::read_link(&at)
+                .map_err(|e| Error::io(format!("cannot follow {}", at.display()), e))?;
+            at = parent(&at).join(target);
+            continue;
+        }
+        if kind.is_file() {
+            return Ok(Destination::File(at));
+        }
+        if kind.is_dir() {
+            return Err(ReportError::IsADirectory {
+                path: path.to_path_buf(),
+            }
+            .into());
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if kind.is_char_device() || kind.is_fifo() {
+                return Ok(Destination::Stream);
+            }
+            let what = if kind.is_block_device() {
+                "a block device"
+            } else {
+                "a socket"
+            };
+            return Err(ReportError::NotWritable {
+                path: path.to_path_buf(),
+                what,
+            }
+            .into());
+        }
+        #[cfg(not(unix))]
+        return Ok(Destination::Stream);
+    }
+    Err(Error::Usage(format!(
+        "{}: more than {MAX_LINKS} symbolic links in a row",
+        path.display()
+    )))
+}
+
+/// An output checked before any work and held until the command ends.
+pub(super) enum Held {
+    /// A regular file (or none yet), replaced atomically under its lock.
+    File { path: PathBuf, _lock: OutputLock },
+    /// A character device or a FIFO, open, written once at the end.
+    Stream { path: PathBuf, file: std::fs::File },
+}
+
+impl Held {
+    /// Check that `path` can take the output, without touching what is
+    /// there, and hold it: a file's lock (removing the temporaries a killed
+    /// session left beside it), a stream open.
+    pub(super) fn take(path: &Path) -> Result<Held, Error> {
+        match destination(path)? {
+            Destination::File(real) => {
+                check_writable(&real)?;
+                let lock = OutputLock::take(&real)?;
+                remove_stale_temporaries(&real);
+                Ok(Held::File {
+                    path: real,
+                    _lock: lock,
+                })
+            }
+            Destination::Stream => Ok(Held::Stream {
+                file: open_stream(path)?,
+                path: path.to_path_buf(),
+            }),
+        }
+    }
+
+    /// After a shape: a file is rewritten, a stream waits for the end
+    /// (`None`).
+    pub(super) fn partial(&self, bytes: &[u8]) -> Option<Result<(), Error>> {
+        match self {
+            Held::File { path, .. } => Some(replace(path, bytes)),
+            Held::Stream { .. } => None,
+        }
+    }
+
+    /// The last write.
+    pub(super) fn finish(&self, bytes: &[u8]) -> Result<(), Error> {
+        match self {
+            Held::File { path, .. } => replace(path, bytes),
+            Held::Stream { path, file } => write_stream(file, path, bytes),
+        }
+    }
+
+    /// `input` is this output: the same file, whatever the names.
+    pub(super) fn is(&self, input: &Path) -> bool {
+        let path = match self {
+            Held::File { path, .. } | Held::Stream { path, .. } => path,
+        };
+        same_file_at(path, input)
+    }
+}
+
+/// Write `bytes` to `path`: a regular file (or a new one) is replaced
+/// atomically, a temporary file beside it flushed and renamed over it (a
+/// link's target, the link kept); a character device or a FIFO is written
+/// through; anything else is refused.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    match destination(path)? {
+        Destination::File(real) => replace(&real, bytes),
+        Destination::Stream => write_stream(&open_stream(path)?, path, bytes),
+    }
+}
+
+/// The open stream at `path`. A FIFO is opened without waiting: with no
+/// reader that fails (ENXIO) and says so, rather than waiting for ever;
+/// the writes then wait for the reader as usual.
+fn open_stream(path: &Path) -> Result<std::fs::File, Error> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ENXIO) {
+            Error::Usage(format!(
+                "nobody is reading the FIFO {}: start its reader first",
+                path.display()
+            ))
+        } else {
+            Error::io(format!("cannot write {}", path.display()), e)
+        }
+    })?;
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = file.as_raw_fd();
+        // SAFETY: reads and sets the status flags of a descriptor this
+        // function owns.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+    Ok(file)
+}
+
+fn write_stream(mut file: &std::fs::File, path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    file.write_all(bytes)
+        .and_then(|_| file.flush())
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
+}
+
+/// Replace the regular file (or create the file) at `path` atomically.
+fn replace(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let dir = parent(path);
+    let mut tmp = temp_beside(path).map_err(|e| {
+        Error::io(
+            format!("cannot create a file in {}", dir.display()),
+            without_path(e),
+        )
+    })?;
+    tmp.write_all(bytes)
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io(format!("cannot flush {}", path.display()), e))?;
+    tmp.persist(path).map_err(|e| {
+        Error::io(
+            format!("cannot write {}", path.display()),
+            without_path(e.error),
+        )
+    })?;
+    Ok(())
+}
+
+/// An output that is one of the command's inputs: refused before any work,
+/// whatever either is called (`report s.json --csv ./s.json`, a link).
+pub fn refuse_input(output: &Path, inputs: &[&Path]) -> Result<(), Error> {
+    match inputs.iter().find(|i| same_file_at(output, i)) {
+        Some(input) => Err(ReportError::OutputIsInput {
+            output: output.to_path_buf(),
+            input: input.to_path_buf(),
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// Whether two paths name one existing file (device and inode).
+fn same_file_at(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        a == b
+    }
+}
+
+/// The directory of `path` accepts a new file, and `path` itself, if it
+/// exists, is a writable regular file (it is left untouched).
+fn check_writable(path: &Path) -> Result<(), Error> {
+    let dir = parent(path);
+    temp_beside(path).map_err(|e| {
+        Error::io(
+            format!("cannot write {} (in {})", path.display(), dir.display()),
+            without_path(e),
+        )
+    })?;
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+    }
+    Ok(())
+}
+
+fn parent(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// The file name of `path` as the sidecar names use it.
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The prefix of every temporary file of `path`, before the owner's pid.
+fn temp_prefix(path: &Path) -> String {
+    format!(".{}.loopbench-tmp-", file_name(path))
+}
+
+/// tempfile's errors name the random temporary path, which means nothing
+/// to the user: keep only the system's reason.
+fn without_path(e: std::io::Error) -> std::io::Error {
+    if let Some(code) = e.raw_os_error() {
+        return std::io::Error::from_raw_os_error(code);
+    }
+    // tempfile renders its wrapper as `REASON at path "PATH"`.
+    let text = e.to_string();
+    match text.split_once(" at path ") {
+        Some((reason, _)) => std::io::Error::new(e.kind(), reason.to_string()),
+        None => e,
+    }
+}
+
+/// A new temporary file beside `path`, named for it and this process, with
+/// the mode the target has (a new target: 0666 less the umask, as any
+/// other program's output; tempfile alone would make it 0600).
+fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let prefix = format!("{}{}-", temp_prefix(path), std::process::id());
+    let mut b = tempfile::Builder::new();
+    b.prefix(&prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .map(|m| m.permissions().mode() & 0o7777)
+            .unwrap_or(0o666);
+        b.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    b.tempfile_in(parent(path))
+}
+
+/// Remove `.NAME.loopbench-tmp-PID-*` files beside `path` whose process is
+/// gone (a session killed mid-write). Called with the lock held, so no
+/// live writer of `path` can own them; failures are ignored (another
+/// cleaner, or a read-only directory that `check` would have refused).
+fn remove_stale_temporaries(path: &Path) {
+    let prefix = temp_prefix(path);
+    let Ok(entries) = std::fs::read_dir(parent(path)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid {
+            if !process_alive(pid) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// Whether a process with this pid exists (a pid in use by another
+/// program counts as alive: its file is kept, never wrongly removed).
+fn process_alive(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return true;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// An advisory lock on one output file: a sidecar `.NAME.loopbench-lock`
+/// beside it, `flock`ed and holding the owner's pid. The sidecar is
+/// removed when the lock is dropped.
+pub(super) struct OutputLock {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl OutputLock {
+    fn take(target: &Path) -> Result<Self, Error> {
+        let path = parent(target).join(format!(".{}.loopbench-lock", file_name(target)));
+        let cannot = |e| Error::io(format!("cannot lock {}", target.display()), e);
+        // A lock file removed by its holder between our open and our lock
+        // is a stale inode: try again on the new one.
+        for _ in 0..3 {
+            let mut file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(cannot)?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let mut holder = String::new();
+                    let _ = std::io::Read::read_to_string(&mut file, &mut holder);
+                    let holder = Some(holder.trim().to_string()).filter(|pid| !pid.is_empty());
+                    return Err(ReportError::Locked {
+                        path: target.to_path_buf(),
+                        holder,
+                    }
+                    .into());
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(cannot(e)),
+            }
+            if !same_file(&file, &path) {
+                continue;
+            }
+            file.set_len(0).map_err(cannot)?;
+            write!(file, "{}", std::process::id()).map_err(cannot)?;
+            return Ok(OutputLock { file, path });
+        }
+        Err(ReportError::LockKeepsChanging {
+            path: target.to_path_buf(),
+        }
+        .into())
+    }
+}
+
+/// Whether `path` still names the open `file` (its holder may have removed
+/// it between our open and our lock).
+fn same_file(file: &std::fs::File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), std::fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        true
+    }
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        // Remove while still holding the lock, so a waiting writer that
+        // opened the old file sees it is gone (`same_file`) and retries.
+        let _ = std::fs::remove_file(&self.path);
+        let _ = self.file.unlock();
+    }
+}
