@@ -287,6 +287,14 @@ fn bad_input_is_one_clear_line() {
         &[],
         "--effects `-150%`: an effect must be above -1",
     );
+    // Issue 53.8: 1e308 gave +inf% and NaN intervals, exit 0.
+    for far in ["1e308", "1000", "-99.95%"] {
+        fails_with(
+            &[f, "--effects", far],
+            &[],
+            &format!("--effects `{far}`: an effect must keep the time within a thousandfold"),
+        );
+    }
     fails_with(
         &[f, "--effects", "lots"],
         &[],

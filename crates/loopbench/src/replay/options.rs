@@ -44,8 +44,13 @@ impl Default for Options {
     }
 }
 
+/// The smallest and largest time ratio an effect may give.
+const MIN_RATIO: f64 = 1e-3;
+const MAX_RATIO: f64 = 1e3;
+
 /// `--effects`: fractions (`0.01`) or percentages (`1%`), comma-separated;
-/// each above -1 (no time falls by 100%). Duplicates dropped, order kept.
+/// each above -1 (no time falls by 100%) and within a thousandfold.
+/// Duplicates dropped, order kept.
 pub fn parse_effects(text: &str) -> Result<Vec<f64>, ReplayError> {
     let mut out: Vec<f64> = Vec::new();
     for item in text.split(',').map(str::trim) {
@@ -64,6 +69,13 @@ pub fn parse_effects(text: &str) -> Result<Vec<f64>, ReplayError> {
         if !x.is_finite() || x <= -1.0 {
             return Err(bad(
                 "an effect must be above -1 (-100%): a time cannot fall by all of itself",
+            ));
+        }
+        // A ratio beyond a thousandfold either way is no change a session
+        // measures, and far ones overflow the arithmetic (+inf%, NaN).
+        if !(MIN_RATIO..=MAX_RATIO).contains(&(1.0 + x)) {
+            return Err(bad(
+                "an effect must keep the time within a thousandfold (-99.9% to +99900%)",
             ));
         }
         if !out.contains(&x) {
