@@ -161,7 +161,7 @@ pub fn run(opts: &Options) -> Result<bool, Error> {
     };
     let location = crate::history::Location::resolve(opts.db.as_deref())?;
     let mut db = location.open()?;
-    let (id, stored) = bisects::open(db.as_mut(), &key)?;
+    let (id, _running, stored) = bisects::open(db.as_mut(), &location, &key)?;
     let typical = bisects::typical_step_seconds(db.as_mut(), &opts.engine)?;
     let mut revs = vec![good.clone()];
     revs.extend(after);

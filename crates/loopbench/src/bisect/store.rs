@@ -9,8 +9,11 @@
 use super::{ShapeStep, Verdict};
 use crate::history::sessions::{self, Origin, Provenance};
 use crate::history::store::{transaction, Sql, StoreError};
+use crate::history::Location;
 use crate::results::Session;
 use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::path::PathBuf;
 
 /// What a bisect is, as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,8 +52,95 @@ struct Detail {
     reason: Option<String>,
 }
 
-/// The bisect with `key`, created if new; its id and the steps it finished.
-pub fn open(db: &mut dyn Sql, key: &Key) -> Result<(i64, Vec<Step>), StoreError> {
+/// Held while a bisect measures, released when dropped (or when its
+/// process dies): a second loopbench on the same bisect is refused rather
+/// than measuring every step again beside it. SQLite: an `flock`ed file
+/// beside the database holding the owner's pid; PostgreSQL: an advisory
+/// lock of the bisect's connection.
+pub enum Running {
+    File { file: std::fs::File, path: PathBuf },
+    Postgres,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Running::File { file, path } = self {
+            // Removed while still held, so a waiting runner that opened the
+            // old file finds it gone.
+            let _ = std::fs::remove_file(&*path);
+            let _ = file.unlock();
+        }
+    }
+}
+
+/// The first key of loopbench's PostgreSQL advisory locks on bisects
+/// ("lb" and a 'b'), the bisect's id the second.
+const ADVISORY_KEY: i64 = 0x6c62_62;
+
+/// Hold bisect `id` of the database at `location`, or say who does.
+fn hold(db: &mut dyn Sql, location: &Location, id: i64) -> Result<Running, StoreError> {
+    let busy = |who: String| {
+        StoreError::Query(format!(
+            "bisect {id} is being measured by another loopbench{who}; wait for it to stop, then run this again: it goes on from the steps stored"
+        ))
+    };
+    match location {
+        Location::Postgres(_) => {
+            let rows = db.query(
+                "SELECT CASE WHEN pg_try_advisory_lock(CAST($1 AS integer), CAST($2 AS integer)) THEN 1 ELSE 0 END",
+                &[ADVISORY_KEY.into(), id.into()],
+            )?;
+            match rows.first().map(|r| r.int(0)).transpose()? {
+                Some(1) => Ok(Running::Postgres),
+                _ => Err(busy(
+                    " (it holds the bisect's advisory lock in PostgreSQL)".into(),
+                )),
+            }
+        }
+        Location::Sqlite(db_path) => {
+            let name = db_path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let path = db_path.with_file_name(format!(".{name}.bisect-{id}.lock"));
+            let cannot = |e: std::io::Error| {
+                StoreError::Query(format!("cannot lock bisect {id} ({}): {e}", path.display()))
+            };
+            let mut file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(cannot)?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let mut pid = String::new();
+                    let _ = file.read_to_string(&mut pid);
+                    let pid = pid.trim();
+                    return Err(busy(if pid.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (pid {pid})")
+                    }));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(cannot(e)),
+            }
+            file.set_len(0).map_err(cannot)?;
+            write!(file, "{}", std::process::id()).map_err(cannot)?;
+            Ok(Running::File { file, path })
+        }
+    }
+}
+
+/// The bisect with `key` in the database at `location`, created if new:
+/// its id, held for this process ([`Running`]), and the steps it finished.
+pub fn open(
+    db: &mut dyn Sql,
+    location: &Location,
+    key: &Key,
+) -> Result<(i64, Running, Vec<Step>), StoreError> {
     let d = db.dialect();
     let id = transaction(db, |db| {
         db.execute(
@@ -75,6 +165,9 @@ pub fn open(db: &mut dyn Sql, key: &Key) -> Result<(i64, Vec<Step>), StoreError>
             .ok_or_else(|| StoreError::Query("the bisect row was not written".into()))?
             .int(0)
     })?;
+    // Held before the steps are read: what another runner stored up to
+    // now is all there is.
+    let running = hold(db, location, id)?;
     let rows = db.query(
         &d.sql(
             "SELECT commit_id, position, verdict, detail, session_id, seconds
@@ -99,7 +192,7 @@ pub fn open(db: &mut dyn Sql, key: &Key) -> Result<(i64, Vec<Step>), StoreError>
             })
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
-    Ok((id, steps))
+    Ok((id, running, steps))
 }
 
 /// Store a step and its session together; the session's id. A step

@@ -319,6 +319,72 @@ fn an_interrupted_bisect_keeps_its_finished_steps() {
     assert_eq!(reused, kept, "{stderr}\n{}", b.stderr);
 }
 
+/// Issue 53.6: two runs of one bisect on one database both measured every
+/// step. While one runs, the other is refused in one line that says which
+/// (its pid, on SQLite), and nothing is measured twice.
+fn a_second_runner_is_refused(db: &str, names_pid: bool) {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    repo(dir.path(), &step_change(8, 6));
+    let long = [
+        "--",
+        "--min-epochs",
+        "30",
+        "--max-epochs",
+        "30",
+        "--rep-ms",
+        "0.5",
+    ];
+    let mut first = std::process::Command::new(assert_cmd::cargo::cargo_bin("loopbench"))
+        .env("LOOPBENCH_DB", db)
+        .arg("bisect")
+        .arg("--engine")
+        .arg(format!("mock=git:{}", dir.path().display()))
+        .args(["--good", "main~8", "--bad", "main", "--shapes", "add_chain"])
+        .args(long)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The plan line comes once the bisect is held.
+    let mut lines = std::io::BufReader::new(first.stderr.take().unwrap()).lines();
+    let plan = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find(|l| l.starts_with("bisect: "))
+        .expect("the first bisect printed no plan");
+    assert!(plan.contains("at most"), "{plan}");
+    let e = one_line_failure(
+        loopbench(db)
+            .arg("bisect")
+            .arg("--engine")
+            .arg(format!("mock=git:{}", dir.path().display()))
+            .args(["--good", "main~8", "--bad", "main", "--shapes", "add_chain"])
+            .args(long),
+    );
+    assert!(e.contains("is being measured by another loopbench"), "{e}");
+    if names_pid {
+        assert!(e.contains(&format!("(pid {})", first.id())), "{e}");
+    }
+    // SAFETY: signals the child this test started.
+    unsafe {
+        libc::kill(first.id() as libc::pid_t, libc::SIGINT);
+    }
+    let _ = first.wait();
+    // Once it has stopped, the bisect is free again (a single step now).
+    let mut again = vec!["--max-steps", "1"];
+    again.extend(long);
+    let b = bisect(db, dir.path(), &again);
+    assert!(!b.stderr.contains("another loopbench"), "{}", b.stderr);
+}
+
+#[test]
+fn a_second_run_of_one_bisect_is_refused_while_the_first_measures() {
+    let db_dir = tempfile::tempdir().unwrap();
+    let db = db_dir.path().join("h.sqlite");
+    a_second_runner_is_refused(db.to_str().unwrap(), true);
+}
+
 #[test]
 fn a_bisect_on_postgresql_goes_on_where_it_stopped() {
     let server = PgServer::start();
@@ -347,6 +413,7 @@ fn a_bisect_on_postgresql_goes_on_where_it_stopped() {
         ),
         1
     );
+    a_second_runner_is_refused(url, false);
 }
 
 #[test]
