@@ -75,7 +75,7 @@ impl Drop for Running {
 
 /// The first key of loopbench's PostgreSQL advisory locks on bisects
 /// ("lb" and a 'b'), the bisect's id the second.
-const ADVISORY_KEY: i64 = 0x6c62_62;
+const ADVISORY_KEY: i64 = 0x006c_6262;
 
 /// Hold bisect `id` of the database at `location`, or say who does.
 fn hold(db: &mut dyn Sql, location: &Location, id: i64) -> Result<Running, StoreError> {
