@@ -34,9 +34,10 @@ pub struct NoiseArgs {
     /// null one after the other on one core), `duet` (both at the same
     /// moment on the first two cores this process may use). Duets are
     /// opt-in: measured here they paired worse on one VM and biased
-    /// another shape's null on a second (see the README).
-    #[arg(long, value_delimiter = ',', default_value = "sequential")]
-    pub schedules: Vec<String>,
+    /// another shape's null on a second (see the README). `duet:A,B`
+    /// names the two cores (`--schedules sequential,duet:0,1`).
+    #[arg(long, default_value = "sequential")]
+    pub schedules: String,
     /// Epochs (fresh process pairs) per rep length.
     #[arg(long, default_value_t = 8)]
     pub epochs: usize,
@@ -61,13 +62,34 @@ pub struct NoiseArgs {
     pub db: super::DbArg,
 }
 
+/// A comma-separated list of schedules, where `duet:A,B`'s comma is part
+/// of the duet: a bare number after a `duet:` item is its second core.
+fn split_schedules(list: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in list.split(',').map(str::trim) {
+        match out.last_mut() {
+            Some(last)
+                if last.starts_with("duet:")
+                    && !last.contains(',')
+                    && !item.is_empty()
+                    && item.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                last.push(',');
+                last.push_str(item);
+            }
+            _ => out.push(item.to_string()),
+        }
+    }
+    out
+}
+
 impl NoiseArgs {
     /// The schedules of the sweep; a machine with one core skips duets
     /// and says so.
     fn schedules(&self, notes: &mut Vec<String>) -> Result<Vec<Schedule>, Error> {
         let allowed = crate::measure::affinity::allowed();
         let mut out = Vec::new();
-        for text in &self.schedules {
+        for text in &split_schedules(&self.schedules) {
             match super::run::parse_schedule(text, &allowed) {
                 Ok(s) => out.push(s),
                 Err(_) if text == "duet" && allowed.len() < 2 => notes.push(format!(
@@ -355,5 +377,22 @@ impl NoiseArgs {
                 vec!["no session level: built without the history feature".into()],
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_schedules;
+
+    #[test]
+    fn a_duets_cores_stay_with_it() {
+        assert_eq!(
+            split_schedules("sequential,duet:0,1"),
+            ["sequential", "duet:0,1"]
+        );
+        assert_eq!(split_schedules("duet:2,3,duet"), ["duet:2,3", "duet"]);
+        assert_eq!(split_schedules("duet,sequential"), ["duet", "sequential"]);
+        // A third number is not the duet's: it is refused as a schedule.
+        assert_eq!(split_schedules("duet:0,1,2"), ["duet:0,1", "2"]);
     }
 }

@@ -330,3 +330,19 @@ fn noise_json(args: &[&str]) -> (Value, String, tempfile::TempDir) {
         serde_json::from_slice(&std::fs::read(dir.path().join("noise.json")).unwrap()).unwrap();
     (doc, table, dir)
 }
+
+/// Issue 53.9: `--schedules duet:0,1` was split at its comma and refused,
+/// while the message offered `duet:A,B`. The duet keeps its cores: two
+/// equal ones are refused for being equal.
+#[test]
+fn a_duet_in_the_sweep_names_its_cores() {
+    let (mut cmd, _dir) = loopbench();
+    let out = cmd
+        .args(["noise", "--engine", "mock:cost=10"])
+        .args(["--schedules", "sequential,duet:0,0", "--epochs", "2"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = assert_one_line_error(&out.stderr);
+    assert!(e.contains("two different core numbers"), "{e}");
+}
