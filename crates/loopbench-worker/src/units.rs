@@ -119,7 +119,12 @@ pub fn interval(median: f64, ci: [f64; 2]) -> String {
     )
 }
 
-/// Parse a period: `24h`, `30m`, `90s`, `2d`, `1h30m`; seconds.
+/// The longest period a schedule takes: ten years (a longer one is a
+/// slip of the keyboard, and far longer ones overflow what is shown).
+pub const MAX_PERIOD_S: f64 = 3650.0 * 86400.0;
+
+/// Parse a period: `24h`, `30m`, `90s`, `2d`, `1h30m`; seconds, from one
+/// second to [`MAX_PERIOD_S`].
 pub fn parse_period(text: &str) -> Result<f64, String> {
     let bad = || {
         format!(
@@ -147,6 +152,12 @@ pub fn parse_period(text: &str) -> Result<f64, String> {
     }
     if !(number.is_empty() && total >= 1.0 && total.is_finite()) {
         return Err(bad());
+    }
+    if total > MAX_PERIOD_S {
+        return Err(format!(
+            "`{}`: longer than ten years (3650d)",
+            text.escape_default()
+        ));
     }
     Ok(total)
 }
@@ -176,7 +187,12 @@ mod tests {
         assert_eq!(super::parse_period("90s"), Ok(90.0));
         assert_eq!(super::parse_period("1h30m"), Ok(5400.0));
         assert_eq!(super::parse_period("2d"), Ok(172800.0));
-        for bad in ["", "24", "h", "0s", "-1h", "1x", "1h 30m", "1..5h"] {
+        assert_eq!(super::parse_period("3650d"), Ok(super::MAX_PERIOD_S));
+        let far = super::parse_period("99999999999999999999h").unwrap_err();
+        assert!(far.contains("longer than ten years"), "{far}");
+        for bad in [
+            "", "24", "h", "0s", "-1h", "1x", "1h 30m", "1..5h", "3651d", "1e12",
+        ] {
             assert!(super::parse_period(bad).is_err(), "{bad}");
         }
         assert_eq!(super::show_period(86400.0), "1d");

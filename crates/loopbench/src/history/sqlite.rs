@@ -56,6 +56,12 @@ fn identify(conn: &rusqlite::Connection) -> Result<Identity, rusqlite::Error> {
         Identity::Empty
     } else if foreign.is_empty() && tables.iter().any(|t| t == "schema_migrations") {
         Identity::Unmarked
+    } else if foreign.is_empty() {
+        // Names alone are no proof: loopbench always keeps its migrations.
+        Identity::Foreign(format!(
+            "its tables ({}) are named like loopbench's, but it has no schema_migrations table, which every loopbench history has",
+            tables.join(", ")
+        ))
     } else {
         Identity::Foreign(format!(
             "it holds tables loopbench does not make: {}",

@@ -158,6 +158,20 @@ fn another_program_s_database_is_never_touched() {
         }
         assert_eq!(snapshot(dir.path()), before, "{args:?} changed the file");
     }
+    // Issue 53.10: tables named like loopbench's but no migrations table
+    // were refused with an empty list of odd tables.
+    let lookalike = dir.path().join("lookalike.sqlite");
+    rusqlite::Connection::open(&lookalike)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE sessions (id INTEGER PRIMARY KEY); CREATE TABLE arms (id INTEGER);",
+        )
+        .unwrap();
+    let stderr = one_line_failure(loopbench(lookalike.to_str().unwrap()).arg("history"));
+    assert!(
+        stderr.contains("its tables (arms, sessions) are named like loopbench's, but it has no schema_migrations table"),
+        "{stderr}"
+    );
     // Another program's mark is refused as well.
     rusqlite::Connection::open(&path)
         .unwrap()
