@@ -257,14 +257,21 @@ pub fn heartbeat(db: &mut dyn Sql, job: i64, agent: &str) -> Result<bool, StoreE
 }
 
 /// Put back in the queue every running job whose heartbeat is older than
-/// `timeout_s` seconds (its agent died or lost the database); their ids.
+/// `timeout_s` seconds (its agent died or lost the database), or is no
+/// time at all (missing, NaN, or later than the timeout ahead: a row no
+/// agent wrote, which would otherwise never be re-queued); their ids.
 pub fn requeue_stale(db: &mut dyn Sql, timeout_s: f64) -> Result<Vec<i64>, StoreError> {
     let d = db.dialect();
     transaction(db, |db| {
+        // `NOT (h <= now + t)` holds for NaN in both dialects (PostgreSQL
+        // orders NaN above every number; SQLite stores it as NULL).
         let rows = db.query(
             &d.sql(&format!(
                 "SELECT id, agent, {{now}} - heartbeat_at FROM jobs
-                 WHERE state = 'running' AND heartbeat_at < {{now}} - $1 ORDER BY id{}",
+                 WHERE state = 'running'
+                   AND (heartbeat_at IS NULL OR heartbeat_at < {{now}} - $1
+                        OR NOT (heartbeat_at <= {{now}} + $1))
+                 ORDER BY id{}",
                 lock(d)
             )),
             &[timeout_s.into()],
@@ -273,7 +280,10 @@ pub fn requeue_stale(db: &mut dyn Sql, timeout_s: f64) -> Result<Vec<i64>, Store
         for r in rows {
             let id = r.int(0)?;
             let agent = r.opt_text(1)?.unwrap_or_default();
-            let age = r.real(2)?;
+            let age = r
+                .opt_real(2)?
+                .filter(|a| a.is_finite() && *a >= 0.0)
+                .map_or_else(|| "no valid time".to_string(), |a| format!("{a:.1} s old"));
             db.execute(
                 &d.sql("UPDATE jobs SET state = 'queued', agent = NULL WHERE id = $1"),
                 &[id.into()],
@@ -282,9 +292,7 @@ pub fn requeue_stale(db: &mut dyn Sql, timeout_s: f64) -> Result<Vec<i64>, Store
                 db,
                 id,
                 None,
-                &format!(
-                    "re-queued: heartbeat of {agent} is {age:.1} s old (timeout {timeout_s} s)"
-                ),
+                &format!("re-queued: heartbeat of {agent} is {age} (timeout {timeout_s} s)"),
             )?;
             ids.push(id);
         }

@@ -458,3 +458,44 @@ fn a_run_imported_while_it_ran_is_stored_whole_when_it_ends() {
     let again = stdout(loopbench(db).args(["history", "import"]).arg(&json));
     assert!(again.contains("already stored as session 1"), "{again}");
 }
+
+/// Issue 53.10: a running job whose heartbeat is no time (NaN, missing, a
+/// text) was never re-queued: `heartbeat < now - timeout` is never true of
+/// it. Such a row goes back to the queue, and its event says why.
+#[test]
+fn a_running_job_without_a_valid_heartbeat_is_requeued() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("h.sqlite");
+    let server = PgServer::start();
+    for (url, nan) in [
+        (file.to_str().unwrap(), "'NaN'"),
+        (server.url.as_str(), "'NaN'::double precision"),
+    ] {
+        loopbench(url).args(["db", "init"]).assert().success();
+        let mut db = Location::parse(url).unwrap().connect().unwrap();
+        db.batch(&format!(
+            "INSERT INTO jobs (label, args, loopbench_version, state, attempts, submitted_at, agent, heartbeat_at)
+             VALUES ('odd', '[\"run\"]', 'x', 'running', 1, 1, 'ghost', {nan}),
+                    ('odd', '[\"run\"]', 'x', 'running', 1, 1, 'ghost', NULL)"
+        ))
+        .unwrap();
+        let ids = loopbench::history::queue::requeue_stale(db.as_mut(), 60.0).unwrap();
+        assert_eq!(ids.len(), 2, "{url}");
+        assert_eq!(
+            count(
+                db.as_mut(),
+                "SELECT count(*) FROM jobs WHERE state = 'queued'"
+            ),
+            2,
+            "{url}"
+        );
+        let events = db
+            .query("SELECT event FROM job_events ORDER BY id", &[])
+            .unwrap();
+        let last = events.last().unwrap().text(0).unwrap();
+        assert!(
+            last.contains("heartbeat of ghost is no valid time"),
+            "{url}: {last}"
+        );
+    }
+}
