@@ -236,17 +236,34 @@ impl ListArgs {
     }
 }
 
-/// The commit a git arm's branch is at now, and whether the worker cache
-/// has it checked out already (then its build is likely cached too).
-fn head(arm: &str) -> Result<Option<(String, bool)>, Error> {
+/// What a git arm's revision asks before it runs.
+#[derive(Clone, Copy, PartialEq)]
+enum Build {
+    /// Checked out in the worker cache already (its build likely too).
+    Cached,
+    /// A checkout and a build first: minutes.
+    Needed,
+    /// Nothing is compiled (the mock engine reads its revision's file).
+    None,
+}
+
+/// The commit a git arm's branch is at now, and what it needs built.
+fn head(arm: &str) -> Result<Option<(String, Build)>, Error> {
     let spec: ArmSpec = arm.parse()?;
     match spec.worker.as_ref().map(|b| &b.source) {
         Some(Source::Git { repo, rev }) => {
             let commit = crate::workers::git::resolve(spec.engine, repo, rev)?;
-            let cached = crate::workers::cache::worktree_dir(&commit)
+            let build = if !spec.compiles() {
+                Build::None
+            } else if crate::workers::cache::worktree_dir(&commit)
                 .join(".git")
-                .exists();
-            Ok(Some((commit, cached)))
+                .exists()
+            {
+                Build::Cached
+            } else {
+                Build::Needed
+            };
+            Ok(Some((commit, build)))
         }
         _ => Ok(None),
     }
@@ -296,12 +313,13 @@ impl RunTrackArgs {
             .cloned()
             .collect();
         let build = match &head {
-            Some((commit, true)) => {
+            Some((commit, Build::Cached)) => {
                 format!(" at commit {commit} (checked out in the worker cache)")
             }
-            Some((commit, false)) => format!(
+            Some((commit, Build::Needed)) => format!(
                 " at commit {commit} (not in the worker cache: a checkout and build first, minutes)"
             ),
+            Some((commit, Build::None)) => format!(" at commit {commit} (nothing to build)"),
             None => String::new(),
         };
         let resumed = if run.resumed {
@@ -323,7 +341,7 @@ impl RunTrackArgs {
             per * todo.len() as f64,
             todo.len(),
             per,
-            if matches!(head, Some((_, false))) { " + the build" } else { "" }
+            if matches!(head, Some((_, Build::Needed))) { " + the build" } else { "" }
         );
         let exe = std::env::current_exe()
             .map_err(|e| Error::io("cannot find this loopbench binary", e))?;

@@ -795,3 +795,39 @@ fn alerts_survive_an_agent_killed_mid_job() {
         "{events:?}"
     );
 }
+
+/// Issue 53.10: a track of the mock engine at a git revision said it would
+/// check out and build first, for minutes; the mock compiles nothing.
+#[test]
+fn a_mock_revision_has_nothing_to_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let db = db.to_str().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    crate::builds::git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("loopbench-mock"), "cost=10\n").unwrap();
+    crate::builds::git(&repo, &["add", "."]);
+    crate::builds::git(&repo, &["commit", "-q", "-m", "one"]);
+    loopbench(db)
+        .args(["track", "add", "mocked", "--engine"])
+        .arg(format!("mock=git:{}#main", repo.display()))
+        .args(["--reference", "mock:cost=20", "--shapes", "add_chain", "--"])
+        .args(QUICK)
+        .assert()
+        .success();
+    let out = loopbench(db)
+        .args(["track", "run", "mocked"])
+        .assert()
+        .success();
+    let plan = String::from_utf8_lossy(&out.get_output().stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(plan.contains("(nothing to build)"), "{plan}");
+    assert!(
+        !plan.contains("minutes") && !plan.contains("the build"),
+        "{plan}"
+    );
+}
