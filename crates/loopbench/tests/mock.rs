@@ -403,6 +403,7 @@ fn the_binary_runs_mock_arms() {
     assert_cmd::Command::cargo_bin("loopbench")
         .unwrap()
         .current_dir(dir.path())
+        .env("LOOPBENCH_DB", dir.path().join("history.sqlite"))
         .args([
             "run",
             "--engines",
@@ -443,6 +444,7 @@ fn the_binary_runs_mock_arms() {
     let failed = assert_cmd::Command::cargo_bin("loopbench")
         .unwrap()
         .current_dir(dir.path())
+        .env("LOOPBENCH_DB", dir.path().join("history.sqlite"))
         .args(["run", "--engines", "mock:cost=abc", "--shapes", "add_chain"])
         .assert()
         .failure();

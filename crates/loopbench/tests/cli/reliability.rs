@@ -36,7 +36,14 @@ const TRAP_WAT: &str = r#"(module
   (func (export "run") (param i32) (result i32) unreachable))"#;
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_loopbench"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_loopbench"));
+    // Sessions these tests run are recorded beside them, never in the
+    // user's history, whoever runs the tests.
+    cmd.env(
+        "LOOPBENCH_DB",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/reliability-history.sqlite"),
+    );
+    cmd
 }
 
 fn wait_for(path: &Path, child: &mut Child) {
@@ -117,7 +124,7 @@ fn orphan_temporaries_are_cleaned_and_the_umask_is_honoured() {
         std::fs::write(f, "partial").unwrap();
     }
     let cmd = format!(
-        "umask 027; exec {} run --engines wasmi --shapes add_chain {} --json out.json",
+        "umask 027; exec {} run --no-history --engines wasmi --shapes add_chain {} --json out.json",
         env!("CARGO_BIN_EXE_loopbench"),
         ONE_EPOCH.join(" ")
     );
