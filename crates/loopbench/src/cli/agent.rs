@@ -32,6 +32,11 @@ pub struct AgentArgs {
     /// Stop when no job for this label is queued or running (anywhere).
     #[arg(long)]
     pub exit_when_idle: bool,
+    /// A job still running after this many seconds (builds included) is
+    /// stopped and failed with that reason, and the agent goes on: an
+    /// operator's limit on what one submitted job may take. Default: none.
+    #[arg(long, value_name = "SECONDS")]
+    pub max_job_seconds: Option<f64>,
     /// Build arms this agent may build (building runs the source's build
     /// scripts): directories (`=path:` and `=git:` arms inside them) and
     /// `crates.io` (`@VERSION` and `+profile:`/`+feature:` arms). Default: none.
@@ -76,6 +81,10 @@ impl AgentArgs {
             timeout,
             poll: seconds("poll", self.poll)?,
             exit_when_idle: self.exit_when_idle,
+            max_job: self
+                .max_job_seconds
+                .map(|s| seconds("max-job-seconds", s))
+                .transpose()?,
             exe: std::env::current_exe()
                 .map_err(|e| Error::io("cannot find this loopbench binary", e))?,
         };

@@ -47,6 +47,8 @@ pub struct Options {
     pub poll: Duration,
     /// Stop once no job for this label is queued or running.
     pub exit_when_idle: bool,
+    /// A job running longer than this is stopped and failed.
+    pub max_job: Option<Duration>,
     /// The loopbench binary that runs the jobs.
     pub exe: PathBuf,
 }
@@ -330,6 +332,8 @@ fn run_job(
     let done = Arc::new(AtomicBool::new(false));
     let lost = Arc::new(AtomicBool::new(false));
     let beat = heartbeat_thread(opts, job.id, done.clone(), lost.clone())?;
+    let started = std::time::Instant::now();
+    let mut over_time = false;
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
@@ -345,12 +349,31 @@ fn run_job(
             kill_run(&mut child);
             break None;
         }
+        if opts.max_job.is_some_and(|m| started.elapsed() > m) {
+            kill_run(&mut child);
+            over_time = true;
+            break None;
+        }
         std::thread::sleep(Duration::from_millis(50));
     };
     done.store(true, Ordering::SeqCst);
     let _ = beat.join();
     if lost.load(Ordering::SeqCst) {
         return Ok(Outcome::Lost);
+    }
+    if let Some(limit) = opts.max_job.filter(|_| over_time) {
+        let e = format!(
+            "stopped after {:.0} s: longer than this agent's --max-job-seconds {}",
+            started.elapsed().as_secs_f64(),
+            limit.as_secs_f64()
+        );
+        return Ok(
+            match db.with(stop, log, |db| queue::fail(db, job.id, &opts.name, &e))? {
+                Some(true) => Outcome::Failed(e),
+                Some(false) => Outcome::Lost,
+                None => Outcome::Kept(None),
+            },
+        );
     }
     let Some(status) = status else {
         // Stopping: one try to give the job back (`stop` is set, so no

@@ -499,3 +499,46 @@ fn a_running_job_without_a_valid_heartbeat_is_requeued() {
         );
     }
 }
+
+/// Issue 53.10: nothing bounded how long an agent let a job run. With
+/// `--max-job-seconds` a job still running then is stopped (its process
+/// group killed) and failed with that reason, and the agent takes the
+/// next one.
+#[test]
+fn an_agent_stops_a_job_past_its_limit_and_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.sqlite");
+    let url = db.to_str().unwrap();
+    // A session of a thousand epochs, then a short one.
+    let endless: Vec<&str> = SHORT_RUN
+        .iter()
+        .map(|a| if *a == "2" { "1000" } else { a })
+        .collect();
+    for run in [&endless[..], SHORT_RUN] {
+        loopbench(url)
+            .args(["submit", "--machines", "lim", "--"])
+            .args(run)
+            .assert()
+            .success();
+    }
+    let mut a = agent(
+        url,
+        "lim",
+        "a-lim",
+        &["--exit-when-idle", "--max-job-seconds", "3"],
+        &dir.path().join("a.log"),
+    );
+    wait(&mut a, HANG, "a-lim");
+    let mut store = Location::parse(url).unwrap().connect().unwrap();
+    let rows = store
+        .query("SELECT state, error FROM jobs ORDER BY id", &[])
+        .unwrap();
+    assert_eq!(rows[0].text(0).unwrap(), "failed");
+    let why = rows[0].opt_text(1).unwrap().unwrap_or_default();
+    assert!(
+        why.contains("longer than this agent's --max-job-seconds 3"),
+        "{why}"
+    );
+    assert_eq!(rows[1].text(0).unwrap(), "done");
+    assert_eq!(count(store.as_mut(), "SELECT count(*) FROM sessions"), 1);
+}
