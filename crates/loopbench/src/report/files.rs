@@ -32,55 +32,90 @@ const MAX_LINKS: usize = 40;
 
 /// Where `path` leads, and what is there.
 fn destination(path: &Path) -> Result<Destination, Error> {
+    // What is at the end, every link followed (the kernel's own links in
+    // /proc included: `/dev/stdout` is a pipe, a terminal or a file).
+    let kind = match std::fs::metadata(path) {
+        Ok(m) => Some(m.file_type()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(format!("cannot write {}", path.display()), e)),
+    };
+    match kind {
+        // Nothing there yet (a link may name it), or a regular file.
+        None => Ok(Destination::File(
+            resolve(path)?.ok_or_else(|| dangling(path))?,
+        )),
+        Some(k) if k.is_file() => Ok(match resolve(path)? {
+            Some(real) => Destination::File(real),
+            // Through a descriptor of this process (`/dev/stdout` sent to
+            // a file): whoever opened it keeps that file, so it is written
+            // through, not replaced.
+            None => Destination::Stream,
+        }),
+        Some(k) if k.is_dir() => Err(ReportError::IsADirectory {
+            path: path.to_path_buf(),
+        }
+        .into()),
+        Some(k) => stream_or_refuse(path, k),
+    }
+}
+
+/// A character device or FIFO is a stream; a block device or socket is
+/// refused.
+fn stream_or_refuse(path: &Path, kind: std::fs::FileType) -> Result<Destination, Error> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_char_device() || kind.is_fifo() {
+            return Ok(Destination::Stream);
+        }
+        let what = if kind.is_block_device() {
+            "a block device"
+        } else {
+            "a socket"
+        };
+        Err(ReportError::NotWritable {
+            path: path.to_path_buf(),
+            what,
+        }
+        .into())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, kind);
+        Ok(Destination::Stream)
+    }
+}
+
+/// The path at the end of `path`'s chain of symbolic links, each read as
+/// text; `None` when the chain runs through `/proc` (a process's
+/// descriptors, whose links name no path to replace).
+fn resolve(path: &Path) -> Result<Option<PathBuf>, Error> {
     let mut at = path.to_path_buf();
     for _ in 0..MAX_LINKS {
-        let meta = match std::fs::symlink_metadata(&at) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Destination::File(at));
-            }
-            Err(e) => return Err(Error::io(format!("cannot write {}", path.display()), e)),
-        };
-        let kind = meta.file_type();
-        if kind.is_symlink() {
-            let target = std::fs::read_link(&at)
-                .map_err(|e| Error::io(format!("cannot follow {}", at.display()), e))?;
-            at = parent(&at).join(target);
-            continue;
+        if at.starts_with("/proc") {
+            return Ok(None);
         }
-        if kind.is_file() {
-            return Ok(Destination::File(at));
-        }
-        if kind.is_dir() {
-            return Err(ReportError::IsADirectory {
-                path: path.to_path_buf(),
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(&at)
+                    .map_err(|e| Error::io(format!("cannot follow {}", at.display()), e))?;
+                at = parent(&at).join(target);
             }
-            .into());
+            _ => return Ok(Some(at)),
         }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::FileTypeExt;
-            if kind.is_char_device() || kind.is_fifo() {
-                return Ok(Destination::Stream);
-            }
-            let what = if kind.is_block_device() {
-                "a block device"
-            } else {
-                "a socket"
-            };
-            return Err(ReportError::NotWritable {
-                path: path.to_path_buf(),
-                what,
-            }
-            .into());
-        }
-        #[cfg(not(unix))]
-        return Ok(Destination::Stream);
     }
     Err(Error::Usage(format!(
         "{}: more than {MAX_LINKS} symbolic links in a row",
         path.display()
     )))
+}
+
+/// A link through `/proc` to nothing: there is no file to make.
+fn dangling(path: &Path) -> Error {
+    Error::Usage(format!(
+        "{}: a link to a descriptor that is gone; name a file",
+        path.display()
+    ))
 }
 
 /// An output checked before any work and held until the command ends.
@@ -155,7 +190,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
 /// the writes then wait for the reader as usual.
 fn open_stream(path: &Path) -> Result<std::fs::File, Error> {
     let mut options = std::fs::OpenOptions::new();
-    options.write(true);
+    // A regular file reached through a descriptor link is rewritten whole.
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    options.write(true).truncate(regular);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -226,6 +263,19 @@ pub fn refuse_input(output: &Path, inputs: &[&Path]) -> Result<(), Error> {
         }
         .into()),
         None => Ok(()),
+    }
+}
+
+/// Whether `path` names the file this process's stdout is.
+pub(super) fn is_stdout(path: &Path) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        same_file_at(path, Path::new("/proc/self/fd/1"))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        false
     }
 }
 

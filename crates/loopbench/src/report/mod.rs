@@ -155,9 +155,11 @@ pub enum Target {
 }
 
 impl Target {
-    /// `-` is stdout, anything else a file path.
+    /// `-` is stdout, and so is a path that names this process's stdout
+    /// (`/dev/stdout`, `/proc/self/fd/1`, the file it was sent to); anything
+    /// else a file path.
     pub fn parse(s: &str) -> Self {
-        if s == "-" {
+        if s == "-" || files::is_stdout(Path::new(s)) {
             Target::Stdout
         } else {
             Target::File(PathBuf::from(s))

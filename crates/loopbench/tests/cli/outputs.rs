@@ -283,3 +283,22 @@ fn a_device_given_as_an_input_is_refused() {
         assert!(e.contains("a device, not a document file"), "{args:?}: {e}");
     }
 }
+
+/// `--json /dev/stdout` into a pipe tried to make a file in /proc (the
+/// link names `pipe:[N]`): it is this process's stdout, so it is `-`.
+#[test]
+fn the_standard_output_by_name_is_the_standard_output() {
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .args(MOCK)
+        .args(["--json", "/dev/stdout"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["complete"], true);
+}
