@@ -24,6 +24,7 @@
 //! | real applications as workloads: profile, projection, warm mode | [`apps`] |
 //! | history (SQLite, PostgreSQL), trends, the fleet's job queue | [`history`] |
 //! | the first changed revision of a range: the search and its three-way judgement, the run of a bisect and its stored steps | [`bisect`] |
+//! | reading what a command is given: one opener, no device, a cap | [`input`] |
 //! | the one stable hash (cache keys, module identity, seeds) | [`hash`] |
 //!
 //! Each area owns its errors in a leaf file (`engines/error.rs`,
@@ -60,6 +61,7 @@ pub mod count;
 pub mod error;
 #[cfg(feature = "history")]
 pub mod history;
+pub mod input;
 pub mod machine;
 pub mod model;
 pub mod replay;

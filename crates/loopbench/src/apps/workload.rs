@@ -71,7 +71,7 @@ impl Workload {
             why,
         };
         let mut bytes = Vec::new();
-        crate::results::input::open(path)
+        crate::input::open(path)
             .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes))
             .map_err(|e| bad(format!("cannot read it: {e}")))?;
         // A module given as text (named explicitly) is assembled here.

@@ -83,7 +83,7 @@ pub fn read(path: &Path, metric: &str) -> Result<Recorded, ReplayError> {
         path: path.to_path_buf(),
         source,
     };
-    let file = crate::results::input::open(path).map_err(open)?;
+    let file = crate::input::open(path).map_err(open)?;
     let mut buf = BufReader::new(file);
     let gzip = buf.fill_buf().map_err(open)?.starts_with(&[0x1f, 0x8b]);
     let input: Box<dyn Read> = if gzip {

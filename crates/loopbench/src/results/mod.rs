@@ -11,7 +11,6 @@ pub mod calibration;
 pub mod compare;
 pub mod counts;
 pub mod gate;
-pub mod input;
 pub mod layout;
 pub mod model;
 pub(crate) mod nan;
@@ -29,7 +28,7 @@ use thiserror::Error as ThisError;
 /// Why text is not a saved document this loopbench reads.
 #[derive(Debug, ThisError)]
 pub enum ReadError {
-    #[error("{}: {}", path.display(), input::NOT_A_FILE)]
+    #[error("{}: {}", path.display(), crate::input::NOT_A_FILE)]
     NotAFile { path: std::path::PathBuf },
     #[error("not JSON: {0}")]
     NotJson(#[source] serde_json::Error),
@@ -197,7 +196,7 @@ pub fn parse(text: &str) -> Result<Document, ReadError> {
 /// a device is refused, [`input`]).
 pub fn read(path: &Path) -> Result<Document, ReadError> {
     let io = |source: std::io::Error| match source.kind() {
-        std::io::ErrorKind::InvalidInput if source.to_string() == input::NOT_A_FILE => {
+        std::io::ErrorKind::InvalidInput if source.to_string() == crate::input::NOT_A_FILE => {
             ReadError::NotAFile {
                 path: path.to_path_buf(),
             }
@@ -208,7 +207,8 @@ pub fn read(path: &Path) -> Result<Document, ReadError> {
         },
     };
     let mut text = String::new();
-    std::io::Read::read_to_string(&mut input::open(path).map_err(io)?, &mut text).map_err(io)?;
+    std::io::Read::read_to_string(&mut crate::input::open(path).map_err(io)?, &mut text)
+        .map_err(io)?;
     parse(&text).map_err(|e| ReadError::File {
         path: path.to_path_buf(),
         source: Box::new(e),
