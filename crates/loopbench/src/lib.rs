@@ -25,6 +25,7 @@
 //! | history (SQLite, PostgreSQL), trends, the fleet's job queue | [`history`] |
 //! | the first changed revision of a range: the search and its three-way judgement, the run of a bisect and its stored steps | [`bisect`] |
 //! | reading what a command is given: one opener, no device, a cap | [`input`] |
+//! | a lock on a sidecar file holding its owner's pid (outputs, bisects) | [`pid_lock`] |
 //! | the one stable hash (cache keys, module identity, seeds) | [`hash`] |
 //!
 //! Each area owns its errors in a leaf file (`engines/error.rs`,
@@ -64,6 +65,7 @@ pub mod history;
 pub mod input;
 pub mod machine;
 pub mod model;
+pub mod pid_lock;
 pub mod replay;
 pub mod report;
 pub mod results;

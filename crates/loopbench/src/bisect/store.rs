@@ -10,10 +10,9 @@ use super::{ShapeStep, Verdict};
 use crate::history::sessions::{self, Origin, Provenance};
 use crate::history::store::{transaction, Sql, StoreError};
 use crate::history::Location;
+use crate::pid_lock::{self, PidLock, Taken};
 use crate::results::Session;
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Write};
-use std::path::PathBuf;
 
 /// What a bisect is, as stored.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,19 +57,8 @@ struct Detail {
 /// beside the database holding the owner's pid; PostgreSQL: an advisory
 /// lock of the bisect's connection.
 pub enum Running {
-    File { file: std::fs::File, path: PathBuf },
+    File(PidLock),
     Postgres,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Running::File { file, path } = self {
-            // Removed while still held, so a waiting runner that opened the
-            // old file finds it gone.
-            let _ = std::fs::remove_file(&*path);
-            let _ = file.unlock();
-        }
-    }
 }
 
 /// The first key of loopbench's PostgreSQL advisory locks on bisects
@@ -103,33 +91,19 @@ fn hold(db: &mut dyn Sql, location: &Location, id: i64) -> Result<Running, Store
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let path = db_path.with_file_name(format!(".{name}.bisect-{id}.lock"));
-            let cannot = |e: std::io::Error| {
-                StoreError::Query(format!("cannot lock bisect {id} ({}): {e}", path.display()))
-            };
-            let mut file = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(cannot)?;
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    let mut pid = String::new();
-                    let _ = file.read_to_string(&mut pid);
-                    let pid = pid.trim();
-                    return Err(busy(if pid.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (pid {pid})")
-                    }));
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(cannot(e)),
+            match pid_lock::take(&path) {
+                Ok(Taken::Held(lock)) => Ok(Running::File(lock)),
+                Ok(Taken::Busy { holder }) => Err(busy(
+                    holder
+                        .map(|pid| format!(" (pid {pid})"))
+                        .unwrap_or_default(),
+                )),
+                Ok(Taken::KeepsChanging) => Err(busy(String::new())),
+                Err(e) => Err(StoreError::Query(format!(
+                    "cannot lock bisect {id} ({}): {e}",
+                    path.display()
+                ))),
             }
-            file.set_len(0).map_err(cannot)?;
-            write!(file, "{}", std::process::id()).map_err(cannot)?;
-            Ok(Running::File { file, path })
         }
     }
 }

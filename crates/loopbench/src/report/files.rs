@@ -14,6 +14,7 @@
 
 use super::ReportError;
 use crate::error::Error;
+use crate::pid_lock::{self, PidLock, Taken};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -121,7 +122,7 @@ fn dangling(path: &Path) -> Error {
 /// An output checked before any work and held until the command ends.
 pub(super) enum Held {
     /// A regular file (or none yet), replaced atomically under its lock.
-    File { path: PathBuf, _lock: OutputLock },
+    File { path: PathBuf, _lock: PidLock },
     /// A character device or a FIFO, open, written once at the end.
     Stream { path: PathBuf, file: std::fs::File },
 }
@@ -134,7 +135,7 @@ impl Held {
         match destination(path)? {
             Destination::File(real) => {
                 check_writable(&real)?;
-                let lock = OutputLock::take(&real)?;
+                let lock = lock_output(&real)?;
                 remove_stale_temporaries(&real);
                 Ok(Held::File {
                     path: real,
@@ -163,14 +164,6 @@ impl Held {
             Held::File { path, .. } => replace(path, bytes),
             Held::Stream { path, file } => write_stream(file, path, bytes),
         }
-    }
-
-    /// `input` is this output: the same file, whatever the names.
-    pub(super) fn is(&self, input: &Path) -> bool {
-        let path = match self {
-            Held::File { path, .. } | Held::Stream { path, .. } => path,
-        };
-        same_file_at(path, input)
     }
 }
 
@@ -406,79 +399,21 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
-/// An advisory lock on one output file: a sidecar `.NAME.loopbench-lock`
-/// beside it, `flock`ed and holding the owner's pid. The sidecar is
-/// removed when the lock is dropped.
-pub(super) struct OutputLock {
-    file: std::fs::File,
-    path: PathBuf,
-}
-
-impl OutputLock {
-    fn take(target: &Path) -> Result<Self, Error> {
-        let path = parent(target).join(format!(".{}.loopbench-lock", file_name(target)));
-        let cannot = |e| Error::io(format!("cannot lock {}", target.display()), e);
-        // A lock file removed by its holder between our open and our lock
-        // is a stale inode: try again on the new one.
-        for _ in 0..3 {
-            let mut file = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(cannot)?;
-            match file.try_lock() {
-                Ok(()) => {}
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    let mut holder = String::new();
-                    let _ = std::io::Read::read_to_string(&mut file, &mut holder);
-                    let holder = Some(holder.trim().to_string()).filter(|pid| !pid.is_empty());
-                    return Err(ReportError::Locked {
-                        path: target.to_path_buf(),
-                        holder,
-                    }
-                    .into());
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(cannot(e)),
-            }
-            if !same_file(&file, &path) {
-                continue;
-            }
-            file.set_len(0).map_err(cannot)?;
-            write!(file, "{}", std::process::id()).map_err(cannot)?;
-            return Ok(OutputLock { file, path });
+/// The lock of one output file: a sidecar `.NAME.loopbench-lock` beside
+/// it ([`crate::pid_lock`]).
+fn lock_output(target: &Path) -> Result<PidLock, Error> {
+    let path = parent(target).join(format!(".{}.loopbench-lock", file_name(target)));
+    match pid_lock::take(&path) {
+        Ok(Taken::Held(lock)) => Ok(lock),
+        Ok(Taken::Busy { holder }) => Err(ReportError::Locked {
+            path: target.to_path_buf(),
+            holder,
         }
-        Err(ReportError::LockKeepsChanging {
+        .into()),
+        Ok(Taken::KeepsChanging) => Err(ReportError::LockKeepsChanging {
             path: target.to_path_buf(),
         }
-        .into())
-    }
-}
-
-/// Whether `path` still names the open `file` (its holder may have removed
-/// it between our open and our lock).
-fn same_file(file: &std::fs::File, path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (file.metadata(), std::fs::metadata(path)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (file, path);
-        true
-    }
-}
-
-impl Drop for OutputLock {
-    fn drop(&mut self) {
-        // Remove while still holding the lock, so a waiting writer that
-        // opened the old file sees it is gone (`same_file`) and retries.
-        let _ = std::fs::remove_file(&self.path);
-        let _ = self.file.unlock();
+        .into()),
+        Err(e) => Err(Error::io(format!("cannot lock {}", target.display()), e)),
     }
 }

@@ -271,20 +271,9 @@ impl Exports {
     /// Refuse, before any work, an output file that is one of `inputs`
     /// (by identity, not name).
     pub fn refuse_inputs(&self, inputs: &[&Path]) -> Result<(), Error> {
-        for (o, held) in self.outputs.iter().zip(&self.held) {
+        for o in &self.outputs {
             if let Target::File(p) = &o.target {
-                match held {
-                    Some(h) => {
-                        if let Some(input) = inputs.iter().find(|i| h.is(i)) {
-                            return Err(ReportError::OutputIsInput {
-                                output: p.clone(),
-                                input: input.to_path_buf(),
-                            }
-                            .into());
-                        }
-                    }
-                    None => refuse_input(p, inputs)?,
-                }
+                refuse_input(p, inputs)?;
             }
         }
         Ok(())
