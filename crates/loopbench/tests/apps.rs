@@ -39,7 +39,7 @@ fn every_app_verifies_on_every_default_engine() {
     assert!(!arms.is_empty());
     for spec in apps::APPS {
         let plan = Plan {
-            shapes: vec![Box::new(load(spec.name))],
+            shapes: vec![Box::new(load(spec.name).into_recipe())],
             arms: arms.clone(),
             params: Params::default(),
             rounds: 1,
@@ -108,7 +108,7 @@ fn every_c_app_runs_on_wasm3_too() {
     }
     for name in ["zlib", "lua", "sqlite"] {
         let plan = Plan {
-            shapes: vec![Box::new(load(name))],
+            shapes: vec![Box::new(load(name).into_recipe())],
             arms: vec!["wasm3".parse().unwrap()],
             params: Params::default(),
             rounds: 1,
@@ -136,21 +136,27 @@ fn a_wrong_result_fails_verification() {
         let compiled = engine.compile(&app.prepared.wasm).unwrap();
         let mut inst = compiled.instantiate().unwrap();
         let p = Params::default();
-        app.init(&p, inst.as_mut()).unwrap();
-        app.reset(&p, spec.steps, inst.as_mut()).unwrap();
+        app.recipe.init(&p, inst.as_mut()).unwrap();
+        app.recipe.reset(&p, spec.steps, inst.as_mut()).unwrap();
         let good = inst.call("run", Some(spec.steps as i32), None).unwrap();
-        app.verify(&p, spec.steps, good, inst.as_mut()).unwrap();
+        app.recipe
+            .verify(&p, spec.steps, good, inst.as_mut())
+            .unwrap();
         let bad = good.map(|v| v ^ 1);
         assert!(
-            app.verify(&p, spec.steps, bad, inst.as_mut()).is_err(),
+            app.recipe
+                .verify(&p, spec.steps, bad, inst.as_mut())
+                .is_err(),
             "{}: a wrong checksum passed",
             spec.name
         );
         // The output itself is checked too where the app leaves one in memory.
         if spec.driver == Driver::Zstd {
-            app.reset(&p, spec.steps, inst.as_mut()).unwrap(); // clears the output
+            app.recipe.reset(&p, spec.steps, inst.as_mut()).unwrap(); // clears the output
             assert!(
-                app.verify(&p, spec.steps, good, inst.as_mut()).is_err(),
+                app.recipe
+                    .verify(&p, spec.steps, good, inst.as_mut())
+                    .is_err(),
                 "zstd: cleared output passed"
             );
         }
@@ -246,7 +252,7 @@ fn warm_entry_point_refuses_a_second_call() {
     let compiled = engine.compile(&setup.module.wasm).unwrap();
     let mut inst = compiled.instantiate().unwrap();
     let s = &setup.module;
-    setup.app.setup(inst.as_mut()).unwrap();
+    setup.app.recipe.setup(inst.as_mut()).unwrap();
     let pages = shapes::pages_for(s.shape.memory_bytes(&s.params)) as i32;
     assert!(inst.call(warm::GROW, Some(pages), None).unwrap().unwrap() >= pages);
     s.shape.init(&s.params, inst.as_mut()).unwrap();
@@ -327,7 +333,8 @@ fn an_unserved_import_is_named() {
             .call(apps::stub::ERROR_EXPORT, None, None)
             .unwrap()
             .unwrap();
-        let msg = apps::stub::explain(code, &prepared.imports).unwrap();
+        let stubbed = apps::stub::stubbed(&prepared.imports);
+        let msg = loopbench::shapes::recipe::stub_failure(code, &stubbed).unwrap();
         assert!(msg.contains("env.nope"), "{arm}: {msg}");
     }
 }
@@ -447,4 +454,95 @@ fn sqlite_checksum_matches_an_independent_sqlite() {
     );
     let reference: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
     assert_eq!(reference, spec.expected);
+}
+
+/// A recipe whose `run` never returns (an artifact that loops for ever, in
+/// zlib's place) runs in worker processes like every app: each arm's worker
+/// is killed at its deadline and said in one line, and the session ends
+/// with a failure instead of hanging in this process.
+#[test]
+fn an_app_that_never_returns_is_a_worker_killed_at_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let forever = r#"(module (memory (export "memory") 1)
+        (func (export "run") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#;
+    std::fs::write(
+        dir.path().join("zlib.wasm"),
+        wat::parse_str(forever).unwrap(),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .args([
+            "app",
+            "run",
+            "zlib",
+            "--engines",
+            "wasmi",
+            "--budget",
+            "0.5",
+        ])
+        .args(["--layout-builds", "1", "--no-history", "--json", "-"])
+        .env("LOOPBENCH_APPS_OUT", dir.path())
+        .env("LOOPBENCH_WORKER_DEADLINE_FLOOR_MS", "500")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        json["session"]["isolation"], "workers",
+        "{}",
+        json["session"]
+    );
+    let arms = json["results"][0]["arms"].as_array().unwrap();
+    assert_eq!(arms.len(), 2, "{arms:?}");
+    for arm in arms {
+        let error = arm["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains("the worker did not answer rep 0 within 0.5 s")
+                && error.contains("killed it"),
+            "{arm}"
+        );
+        assert_eq!(arm["verified_reps"], 0, "{arm}");
+    }
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(errors.len(), 2, "{stderr}");
+}
+
+/// `app run` sends each recipe to the workers whole (its prepared module,
+/// what its driver is fed, its checksum), and they verify every rep: the
+/// three drivers, a module's own `run`, hash-wasm's and zstd's.
+#[test]
+fn app_run_verifies_every_recipe_in_worker_processes() {
+    let out = Command::new(env!("CARGO_BIN_EXE_loopbench"))
+        .args(["app", "run", "lua,sha256,zstd", "--engines", "wasmi"])
+        .args(["--budget", "1", "--rounds", "2", "--layout-builds", "1"])
+        .args(["--no-history", "--json", "-"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        json["session"]["isolation"], "workers",
+        "{}",
+        json["session"]
+    );
+    let me = u64::from(std::process::id());
+    for epoch in json["epochs"].as_array().unwrap() {
+        assert_ne!(epoch["pids"]["wasmi"].as_u64(), Some(me), "{epoch}");
+        assert!(epoch["pids"]["wasmi"].as_u64().is_some(), "{epoch}");
+    }
+    let rows = json["results"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["shape"].as_str().unwrap()).collect();
+    assert_eq!(names, ["lua", "sha256", "zstd"]);
+    for row in rows {
+        for arm in row["arms"].as_array().unwrap() {
+            assert!(arm["error"].is_null(), "{arm}");
+            assert!(arm["verified_reps"].as_u64().unwrap() >= 2, "{arm}");
+        }
+    }
 }

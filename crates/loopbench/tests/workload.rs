@@ -741,13 +741,19 @@ fn a_build_beside_what_runs_in_this_process_is_refused_before_any_work() {
             "wasmi,wasmi@2",
             "--in-process",
         ][..],
-        &["app", "run", path, "zlib", "--engines", "wasmi,wasmi@2"][..],
-        &["app", "project", "zlib", "--engines", "wasmi,wasmi@2"][..],
+        &[
+            "app",
+            "run",
+            "zlib",
+            "--engines",
+            "wasmi,wasmi@2",
+            "--in-process",
+        ][..],
     ] {
         let out = Command::cargo_bin("loopbench")
             .unwrap()
             .args(args)
-            .args(["--no-history"].iter().filter(|_| args[1] == "run"))
+            .arg("--no-history")
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -28,6 +28,7 @@ mod frames;
 mod locals;
 mod memory;
 mod predict;
+pub mod recipe;
 mod scalar;
 mod shared;
 mod simd;
@@ -193,6 +194,10 @@ pub trait Shape: Sync + Send {
     /// fresh process on the WASI host ([`crate::wasi`]), and a worker is
     /// sent the command itself rather than a module.
     fn command(&self) -> Option<&command::Command> {
+        None
+    }
+    /// For an app recipe: the recipe, which a worker is sent whole.
+    fn recipe(&self) -> Option<&recipe::Recipe> {
         None
     }
     /// The module bytes; built-in shapes assemble their WAT.

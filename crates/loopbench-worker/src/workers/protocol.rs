@@ -21,19 +21,21 @@
 //! catalog and regenerates the module; a hash of the module bytes proves it
 //! is identical); user shapes travel as their wasm bytes, and WASI commands
 //! as their bytes, invocation and the path of their directory, which the
-//! worker loads itself (a hash of its files proves they are the same).
+//! worker loads itself (a hash of its files proves they are the same); app
+//! recipes as their prepared module, inputs and checksum.
 
 use crate::arm::{Duet, DuetMet, Rep, RunError};
 use crate::engines::EngineError;
 use crate::proposals::Proposal;
 use crate::shapes::command::CommandSource;
+use crate::shapes::recipe::RecipeSource;
 use crate::shapes::Params;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Bumped whenever a message changes; a worker answering with another
 /// number is rebuilt.
-pub const PROTOCOL: u32 = 4;
+pub const PROTOCOL: u32 = 5;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "msg", rename_all = "snake_case")]
@@ -94,6 +96,9 @@ pub enum ShapeSource {
     /// A WASI command: its module, directory, invocation and the output
     /// every run must print.
     Command(Box<CommandSource>),
+    /// An app recipe: its prepared module, what its driver is fed, and the
+    /// checksum every rep must return.
+    Recipe(Box<RecipeSource>),
 }
 
 /// [`Params`] on the wire.

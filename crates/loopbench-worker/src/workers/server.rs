@@ -14,7 +14,9 @@ use crate::arm::{Arm, Duet, DuetMet, InProcessArm, Rep};
 use crate::engines::Engine;
 use crate::measure::counters::{CounterChoice, CounterSet};
 use crate::proposals::{Proposal, Proposals};
-use crate::shapes::{self, command::Command, user::UserShape, Params, Shape, ShapeModule};
+use crate::shapes::{
+    self, command::Command, recipe::Recipe, user::UserShape, Params, Shape, ShapeModule,
+};
 use std::cell::Cell;
 use std::io::{BufRead, Write};
 use std::rc::Rc;
@@ -384,6 +386,7 @@ fn build_module(
             Box::new(UserShape::from_wasm(name, wasm, None).map_err(|e| e.to_string())?)
         }
         ShapeSource::Command(source) => Box::new(Command::from_source(*source)?),
+        ShapeSource::Recipe(source) => Box::new(Recipe::new(*source)),
     };
     let mut module = ShapeModule::build(shape, params).map_err(|e| e.to_string())?;
     let hash = crate::hash::fnv1a(&[&module.wasm]);

@@ -35,8 +35,9 @@ pub mod stub;
 pub mod warm;
 pub mod workload;
 
+pub use crate::shapes::recipe::zstd_checksum;
 pub use catalog::{artifact, artifacts_dir, find, names, root, AppSpec, Driver, APPS, HASH_CHUNK};
 pub use error::AppError;
-pub use prepare::{prepare, zstd_checksum, Injector, Inputs, Prepared, GET_DST, SET_DST, SET_SRC};
+pub use prepare::{prepare, Injector, Inputs, Prepared, GET_DST, SET_DST, SET_SRC};
 pub use shape::AppShape;
 pub use workload::{Invocation, Workload};

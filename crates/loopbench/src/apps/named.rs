@@ -21,7 +21,7 @@ pub enum Named {
 impl Named {
     pub fn into_shape(self) -> Result<Box<dyn Shape>, Error> {
         Ok(match self {
-            Named::Recipe(spec) => Box::new(AppShape::load(spec)?),
+            Named::Recipe(spec) => Box::new(AppShape::load(spec)?.into_recipe()),
             Named::Command(w) => (*w).into_shape(),
         })
     }
@@ -91,14 +91,12 @@ pub fn load(args: &[String], invocation: &Invocation) -> Result<Vec<Named>, Erro
     Ok(named)
 }
 
-/// A build arm runs in worker processes: where the session of `args` runs
-/// in this process (a recipe is named, or `--in-process`), it is refused
+/// A build arm runs in worker processes: with `--in-process` it is refused
 /// before any work.
-pub fn check_builds(args: &[String], arms: &[ArmSpec], in_process: bool) -> Result<(), Error> {
-    let recipes = args.iter().any(|a| !workload::is_path(a));
+pub fn check_builds(arms: &[ArmSpec], in_process: bool) -> Result<(), Error> {
     match arms.iter().find(|a| a.worker.is_some()) {
-        Some(build) if in_process || recipes => Err(Error::Usage(format!(
-            "{build} is a build, which runs in worker processes: a session of WASI commands alone, without --in-process, can run it (recipes run in this process)"
+        Some(build) if in_process => Err(Error::Usage(format!(
+            "{build} is a build, which runs in worker processes: run the session without --in-process"
         ))),
         _ => Ok(()),
     }
@@ -109,7 +107,7 @@ pub fn into_session(
     named: Vec<Named>,
     in_process: bool,
 ) -> Result<(Vec<Box<dyn Shape>>, Isolation), Error> {
-    let isolation = isolation(&named, in_process);
+    let isolation = isolation(in_process);
     let shapes = named
         .into_iter()
         .map(Named::into_shape)
@@ -117,19 +115,12 @@ pub fn into_session(
     Ok((shapes, isolation))
 }
 
-/// Where a session of `named` runs: WASI commands carry all they need to
-/// a worker process, so they run as `run`'s shapes do, a process per arm
-/// in layout variants; a recipe's inputs and checksum live in this
-/// process, and so do the commands beside it (said once).
-fn isolation(named: &[Named], in_process: bool) -> Isolation {
-    let recipes = named.iter().any(|n| matches!(n, Named::Recipe(_)));
-    let commands = named.iter().any(|n| matches!(n, Named::Command(_)));
-    if !in_process && recipes && commands {
-        crate::diag!(
-            "the recipes run in this process, so the WASI commands beside them do too (one code layout; run them apart for layout variants)"
-        );
-    }
-    if in_process || recipes {
+/// Where a session of `named` runs: a recipe (its prepared module, inputs
+/// and checksum) and a WASI command (its module, invocation and directory)
+/// both carry all they need to a worker process, so they run as `run`'s
+/// shapes do, a process per arm in layout variants, unless `--in-process`.
+fn isolation(in_process: bool) -> Isolation {
+    if in_process {
         Isolation::InProcess
     } else {
         Isolation::Workers

@@ -17,10 +17,9 @@ pub struct Inputs {
     pub chunk: Vec<u8>,
 }
 
-/// Exported names loopbench adds to app modules.
-pub const SET_SRC: &str = "__loopbench_set_src";
-pub const SET_DST: &str = "__loopbench_set_dst";
-pub const GET_DST: &str = "__loopbench_get_dst";
+/// Exported names loopbench adds to app modules (the worker's recipe
+/// shape calls them).
+pub use crate::shapes::recipe::{GET_DST, SET_DST, SET_SRC};
 
 /// Extra functions to inject besides the driver (warm mode's loop). The
 /// closure receives the module facts and the additions so far and appends
@@ -203,22 +202,4 @@ fn mem_arg(align: u32) -> MemArg {
         target: wasm_encoder::MemArgTarget::Memory(0),
         ordering: None,
     }
-}
-
-/// The zstd workload's expected checksum, computed from the original bytes
-/// the same way the injected driver does.
-pub fn zstd_checksum(original: &[u8], steps: u64) -> i32 {
-    let dlen = original.len() as u32;
-    let mut acc: u32 = 0;
-    for i in 0..steps as u32 {
-        let off = (i.wrapping_mul(4099) % (dlen - 4)) as usize;
-        let word = u32::from_le_bytes([
-            original[off],
-            original[off + 1],
-            original[off + 2],
-            original[off + 3],
-        ]);
-        acc = acc.wrapping_mul(31).wrapping_add(dlen).wrapping_add(word);
-    }
-    acc as i32
 }

@@ -70,8 +70,8 @@ pub fn count_app(app: &AppShape, steps: u64) -> Result<(Counts, i32), Error> {
     let hook = |e| crate::arm::hook_error(name, "counting run (wasmi)", 0, e);
     let inst = instrumented(&app.prepared.wasm)?;
     let mut ci = CountingInstance::new(&inst.wasm, Some(APP_FUEL)).map_err(ce)?;
-    app.setup(&mut ci).map_err(hook)?;
-    app.before_rep(&mut ci).map_err(hook)?;
+    app.recipe.setup(&mut ci).map_err(hook)?;
+    app.recipe.before_rep(&mut ci).map_err(hook)?;
     let read = |ci: &mut CountingInstance| {
         inst.decode(|slot| ci.read_counter(Instrumented::COUNTER_EXPORT, slot))
     };
@@ -91,6 +91,7 @@ pub fn count_app(app: &AppShape, steps: u64) -> Result<(Counts, i32), Error> {
         }
         Err(Stopped::Trap(m)) => {
             let why = app
+                .recipe
                 .explain(&mut ci)
                 .map(|w| format!("; {w}"))
                 .unwrap_or_default();
@@ -103,7 +104,7 @@ pub fn count_app(app: &AppShape, steps: u64) -> Result<(Counts, i32), Error> {
         }
     };
     let after = read(&mut ci).map_err(ce)?;
-    app.check(steps, ret, &mut ci).map_err(hook)?;
+    app.recipe.check(steps, ret, &mut ci).map_err(hook)?;
     Ok((after.delta(&before), ret.unwrap_or(0)))
 }
 
@@ -117,8 +118,8 @@ pub fn trace_app(app: &AppShape, steps: u64) -> Result<loopbench_count::Predicto
     let traced = loopbench_count::trace_branches(&app.prepared.wasm)
         .map_err(|source| AppError::Trace { app: name, source })?;
     let mut ti = TracingInstance::new(traced, APP_FUEL).map_err(ce)?;
-    app.setup(&mut ti).map_err(hook)?;
-    app.before_rep(&mut ti).map_err(hook)?;
+    app.recipe.setup(&mut ti).map_err(hook)?;
+    app.recipe.before_rep(&mut ti).map_err(hook)?;
     let before = ti.stats();
     let ret =
         crate::engines::Instance::call(&mut ti, "run", Some(steps as i32), None).map_err(|e| {
@@ -128,7 +129,7 @@ pub fn trace_app(app: &AppShape, steps: u64) -> Result<loopbench_count::Predicto
                 source: e,
             }
         })?;
-    app.check(steps, ret, &mut ti).map_err(hook)?;
+    app.recipe.check(steps, ret, &mut ti).map_err(hook)?;
     Ok(ti.stats().since(&before))
 }
 

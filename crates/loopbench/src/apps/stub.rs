@@ -23,7 +23,7 @@
 //! "Fails" means: the stub stores a code in a dedicated global, readable
 //! through the exported [`ERROR_EXPORT`] function, and executes
 //! `unreachable`. The host turns the code back into the import's name
-//! ([`explain`]), so the user reads "the app called env.foo, which the stub
+//! ([`crate::shapes::recipe::stub_failure`]), so the user reads "the app called env.foo, which the stub
 //! host cannot serve" instead of a bare trap. A stub whose import has a
 //! signature other than the one documented above fails the same way.
 
@@ -31,7 +31,7 @@ use super::rewrite::{Import, ImportKind, Sig};
 use wasm_encoder::{Function, Instruction, MemArg, ValType};
 
 /// Exported `() -> i32`: 0, or `1 + import index` of the stub that failed.
-pub const ERROR_EXPORT: &str = "__loopbench_stub_error";
+pub use crate::shapes::recipe::STUB_ERROR_EXPORT as ERROR_EXPORT;
 
 const EBADF: i32 = 8;
 
@@ -172,25 +172,20 @@ pub fn error_reader(err_global: u32) -> Function {
     f
 }
 
-/// Turn a stub error code into a message, or `None` for 0 (no stub failed).
-pub fn explain(code: i32, imports: &[Import]) -> Option<String> {
-    if code <= 0 {
-        return None;
-    }
-    let funcs: Vec<&Import> = imports
+/// The function imports a stub error code counts (`1 + index` among them),
+/// by qualified name, as [`crate::shapes::recipe::stub_failure`] reads them.
+pub fn stubbed(imports: &[Import]) -> Vec<String> {
+    imports
         .iter()
         .filter(|i| matches!(i.kind, ImportKind::Func(_)))
-        .collect();
-    let imp = funcs.get(code as usize - 1)?;
-    Some(format!(
-        "the app called import {}, which loopbench's stub host cannot serve (see apps/README.md, \"stub host\")",
-        imp.qualified()
-    ))
+        .map(Import::qualified)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::shapes::recipe::stub_failure;
 
     fn func(module: &str, name: &str, params: &[ValType], results: &[ValType]) -> Import {
         Import {
@@ -253,7 +248,9 @@ mod tests {
             func("env", "a", &[], &[]),
             func("env", "b", &[], &[]),
         ];
-        assert_eq!(explain(0, &imps), None);
-        assert!(explain(2, &imps).unwrap().contains("import env.b,"));
+        let stubbed = stubbed(&imps);
+        assert_eq!(stub_failure(0, &stubbed), None);
+        assert_eq!(stub_failure(3, &stubbed), None);
+        assert!(stub_failure(2, &stubbed).unwrap().contains("import env.b,"));
     }
 }

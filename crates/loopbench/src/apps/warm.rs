@@ -24,6 +24,7 @@ use crate::error::Error;
 use crate::measure::Meter;
 use crate::proposals::Proposals;
 pub use crate::results::app::WarmResult;
+use crate::shapes::recipe::stub_failure;
 use crate::shapes::{pages_for, HookError, Mismatch, ShapeModule, ShapeRef};
 use crate::stats;
 use crate::stats::LEVEL;
@@ -421,7 +422,7 @@ fn why(app: &AppShape, inst: &mut dyn crate::engines::Instance) -> Option<String
         .ok()
         .flatten()
         .unwrap_or(0);
-    explain(code).or_else(|| super::stub::explain(code, &app.prepared.imports))
+    explain(code).or_else(|| stub_failure(code, &app.recipe.source().stubbed))
 }
 
 impl PreparedArm for WarmPrepared<'_> {
@@ -436,9 +437,9 @@ impl PreparedArm for WarmPrepared<'_> {
             .map_err(|e| err(HookError::Engine(e)))?;
         self.instances.fetch_add(1, Ordering::SeqCst);
         let inst = inst.as_mut();
-        self.app.setup(inst).map_err(err)?;
+        self.app.recipe.setup(inst).map_err(err)?;
         if self.after > 0 {
-            self.app.before_rep(inst).map_err(err)?;
+            self.app.recipe.before_rep(inst).map_err(err)?;
             let ret = match inst.call("run", Some(self.after as i32), None) {
                 Ok(r) => r,
                 Err(e) => {

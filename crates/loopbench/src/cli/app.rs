@@ -339,9 +339,7 @@ fn app_plan(
         params: Params::default(),
         rounds,
         warmup,
-        // An app's host-side inputs and checksum live in this process, and
-        // its step count is the workload: no pilot.
-        isolation: crate::session::Isolation::InProcess,
+        // An app's step count is its workload: no pilot.
         rep_target: None,
         ..Default::default()
     }
@@ -356,7 +354,7 @@ impl AppRunArgs {
             return Ok(outcome);
         }
         let arms = self.arms.arms(ArmSpec::defaults())?;
-        named::check_builds(&self.apps, &arms, self.in_process)?;
+        named::check_builds(&arms, self.in_process)?;
         // Outputs and the history are checked before the counting runs.
         let modules: Vec<&Path> = self.apps.iter().map(Path::new).collect();
         let exports = self.output.exports_reading(&modules)?;
@@ -468,7 +466,6 @@ impl AppProjectArgs {
                 "--engines takes at least two arms: baseline,candidate[,...]".into(),
             ));
         }
-        named::check_builds(&self.apps, &arms, false)?;
         let named = named::load(&self.apps, &invocation)?;
         let labels: Vec<String> = arms.iter().map(|a| a.to_string()).collect();
         // 1. Prices: the cost model fitted on the shape catalog, every arm, this session.

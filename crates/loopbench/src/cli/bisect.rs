@@ -121,7 +121,7 @@ impl BisectArgs {
             }
             if let Some(recipe) = self.app.iter().find(|a| !crate::apps::workload::is_path(a)) {
                 return Err(Error::Usage(format!(
-                    "--app {recipe}: bisect runs WASI command modules (a .wasm file or a directory of them); a recipe runs in this process, where a revision's build cannot"
+                    "--app {recipe}: bisect steps through WASI command modules (a .wasm file or a directory of them), which it keys by their identity; a recipe has none yet: time it on two revisions with `app run {recipe} --engines A,B`"
                 )));
             }
             vec!["app".into(), "run".into(), self.app.join(",")]

@@ -321,11 +321,15 @@ impl Arm for WorkerArm {
     }
 }
 
-/// Built-in shapes travel by name; a WASI command as itself; anything else
-/// (a user shape, or a user file that shares a built-in's name) as its bytes.
+/// Built-in shapes travel by name; a WASI command or an app recipe as
+/// itself; anything else (a user shape, or a user file that shares a
+/// built-in's name) as its bytes.
 fn source_of(shape: &ShapeModule) -> ShapeSource {
     if let Some(command) = shape.shape.command() {
         return ShapeSource::Command(Box::new(command.source().clone()));
+    }
+    if let Some(recipe) = shape.shape.recipe() {
+        return ShapeSource::Recipe(Box::new(recipe.source().clone()));
     }
     let builtin = shapes::find(shape.name())
         .and_then(|s| s.wasm(&shape.params).ok())

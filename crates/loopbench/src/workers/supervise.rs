@@ -75,7 +75,7 @@ impl Timing {
         let floor = floor();
         let state = self.0.borrow();
         let medians = [median(&state.reps), median(own)];
-        let at_least = format!("at least {:.0} s", floor.as_secs_f64());
+        let at_least = format!("at least {} s", floor.as_secs_f64());
         let timed = medians.into_iter().flatten().reduce(f64::max);
         match (timed, state.expected, state.budget) {
             (Some(ns), ..) => (
@@ -89,7 +89,7 @@ impl Timing {
             (None, None, Some(budget)) if budget < FIRST_DEADLINE => (
                 floor.max(budget),
                 format!(
-                    "with --iters no pilot sizes the rep: it gets the shape's --budget of {} s, {at_least}; lower --iters or raise --budget",
+                    "no pilot sized the rep, as for an app's own workload or --iters: it gets the shape's --budget of {} s, {at_least}; raise --budget (or lower --iters) for a longer rep",
                     budget.as_secs_f64()
                 ),
             ),

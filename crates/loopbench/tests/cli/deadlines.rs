@@ -125,7 +125,7 @@ fn a_rep_that_outruns_the_budget_under_iters_is_killed_at_the_budget() {
         assert!(e.contains(&format!("shape add_chain, arm {arm}: ")), "{e}");
         assert!(e.contains("did not answer rep 0 within 1.0 s"), "{e}");
         assert!(
-            e.contains("--budget of 0.5 s") && e.contains("lower --iters or raise --budget"),
+            e.contains("--budget of 0.5 s") && e.contains("raise --budget (or lower --iters)"),
             "{e}"
         );
         assert!(err.contains(&format!("error: {e}")), "{err}");
