@@ -45,13 +45,14 @@ pub fn die_with_parent(cmd: &mut Command) -> &mut Command {
 // so does anything that waits on a child (a worker's cargo build), so that
 // one SIGTERM does not wait minutes for a build nobody will use.
 
+static FLAG: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+
 /// The signal number that the first SIGINT or SIGTERM stores (the session
 /// then stops between shapes and reports what it completed); a second one
 /// exits at once with 130 (SIGINT) or 143 (SIGTERM). Installed once per
 /// process. Without a handler (it could not be installed) the flag stays 0
 /// and the signal keeps its default action.
 pub fn interrupt_flag() -> Arc<AtomicUsize> {
-    static FLAG: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
     Arc::clone(FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicUsize::new(0));
         #[cfg(unix)]
@@ -74,6 +75,14 @@ pub fn interrupt_flag() -> Arc<AtomicUsize> {
 /// installs the handler, so a long command calls it before it starts.
 pub fn stop_requested() -> bool {
     interrupt_flag().load(Ordering::Relaxed) != 0
+}
+
+/// Whether SIGINT or SIGTERM asked this process to stop, without
+/// installing the handler: a library's wait looks, the command decides
+/// whether signals are caught.
+pub fn signalled() -> bool {
+    FLAG.get()
+        .is_some_and(|flag| flag.load(Ordering::Relaxed) != 0)
 }
 
 /// The signal that stopped the session (SIGINT when none did), for

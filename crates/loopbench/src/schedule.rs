@@ -77,6 +77,11 @@ pub trait Progress {
     fn out_of_time(&mut self) -> bool {
         false
     }
+    /// Asked before every rep: a signal asked the session to stop, so the
+    /// epoch ends where it is (the session drops it unfinished).
+    fn stop_asked(&self) -> bool {
+        false
+    }
 }
 
 impl Progress for () {}
@@ -112,6 +117,9 @@ pub fn run_shape(
             let period = order.design.period(order.arms()).max(1);
             for_rounds(warmup, rounds, period, progress, |round, progress| {
                 for (slot, i) in sequence(order, warmup, round).into_iter().enumerate() {
+                    if progress.stop_asked() {
+                        return;
+                    }
                     let Some(p) = epoch.prepared[i].as_mut() else {
                         continue;
                     };
@@ -221,7 +229,7 @@ impl<'a> EpochRun<'a> {
 /// Call `round_fn` for each of `warmup + rounds` rounds while the budget
 /// allows: once it is spent, no further warm-up round starts, and no
 /// further measured round after the first whole design of `period` rounds
-/// (the order stays balanced).
+/// (the order stays balanced). An interrupt starts no further round.
 pub fn for_rounds(
     warmup: usize,
     rounds: usize,
@@ -230,7 +238,7 @@ pub fn for_rounds(
     mut round_fn: impl FnMut(usize, &mut dyn Progress),
 ) {
     let mut round = 0;
-    while round < warmup + rounds {
+    while round < warmup + rounds && !progress.stop_asked() {
         let whole_design = round >= warmup + period && (round - warmup).is_multiple_of(period);
         if (round < warmup || whole_design) && progress.out_of_time() {
             if round < warmup {

@@ -257,6 +257,11 @@ fn run_epoch(
             ))
         })
         .collect();
+    if sink.interrupted() && ran.is_empty() {
+        // The signal cut this epoch short before any shape of it ended:
+        // it is no epoch of the session.
+        return Ok(true);
+    }
     report.epochs.push(EpochRecord {
         epoch,
         pids,
@@ -264,7 +269,7 @@ fn run_epoch(
         seconds: started.elapsed().as_secs_f64(),
         variants,
     });
-    Ok(interrupted)
+    Ok(interrupted || sink.interrupted())
 }
 
 /// One shape's rounds in one epoch, its results so far, and whether it
@@ -303,6 +308,10 @@ fn run_shape_epoch(
                 for a in arms {
                     a.take_phases();
                 }
+            }
+            if sink.interrupted() {
+                // A pilot rep cut off by the signal is no arm's failure.
+                return Ok(false);
             }
             for (i, e) in failed.into_iter().enumerate() {
                 if let Some(e) = e {
@@ -355,6 +364,11 @@ fn run_shape_epoch(
         setup.duet_plan().as_ref(),
         &mut budgeted,
     );
+    if budgeted.sink.interrupted() {
+        // Asked to stop mid-epoch: the epoch is unfinished (a rep cut off
+        // in a worker is no arm's failure), so none of it is kept.
+        return Ok(false);
+    }
     if budgeted.cut {
         run.cut_epochs += 1;
     }
@@ -397,6 +411,9 @@ impl schedule::Progress for Budgeted<'_> {
     fn out_of_time(&mut self) -> bool {
         self.cut = self.until.is_some_and(|u| Instant::now() >= u);
         self.cut
+    }
+    fn stop_asked(&self) -> bool {
+        self.sink.interrupted()
     }
 }
 

@@ -26,6 +26,8 @@ pub const DEADLINE_FLOOR: Duration = Duration::from_secs(10);
 pub const FIRST_DEADLINE: Duration = Duration::from_secs(120);
 /// Lines of a worker's stderr kept for error reports.
 const STDERR_TAIL: usize = 12;
+/// How often a wait for a worker looks whether a signal asked to stop.
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
 /// Rep times of the current shape, shared by the baseline (which records)
 /// and the worker arms (which set their deadlines from it), and the rep
@@ -152,6 +154,9 @@ pub enum Failure {
     Timeout(Deadline),
     Garbled(String),
     Io(String),
+    /// SIGINT or SIGTERM asked this process to stop while it waited: the
+    /// worker is killed rather than waited for (its rep may never end).
+    Interrupted,
 }
 
 /// At most 200 characters of what a worker sent, control characters
@@ -197,6 +202,14 @@ impl Failure {
             Failure::Io(e) => {
                 let status = process.wait_briefly();
                 format!("talking to the worker failed during {during}: {e} ({status})")
+            }
+            Failure::Interrupted => {
+                let _ = process.child.kill();
+                let _ = process.child.wait();
+                format!(
+                    "stopped during {during} by signal {}; killed the worker",
+                    crate::children::stop_signal()
+                )
             }
         };
         let tail = process.stderr_tail();
@@ -279,12 +292,32 @@ impl Process {
 
     /// The answer to the request sent last, if it comes within `wait`.
     pub fn poll(&mut self, wait: Duration) -> Result<Option<Response>, Failure> {
-        match self.lines.recv_timeout(wait) {
-            Ok(answer) => serde_json::from_str(&answer)
+        match self.line_within(wait)? {
+            Some(answer) => serde_json::from_str(&answer)
                 .map(Some)
                 .map_err(|_| Failure::Garbled(answer)),
-            Err(RecvTimeoutError::Timeout) => Ok(None),
-            Err(RecvTimeoutError::Disconnected) => Err(Failure::Gone),
+            None => Ok(None),
+        }
+    }
+
+    /// The next line the worker writes, if it comes within `wait`. The
+    /// wait looks at the interrupt flag every [`INTERRUPT_POLL`], so one
+    /// SIGINT or SIGTERM ends it at once, not at the deadline.
+    fn line_within(&mut self, wait: Duration) -> Result<Option<String>, Failure> {
+        let until = Instant::now().checked_add(wait);
+        loop {
+            if crate::children::signalled() {
+                return Err(Failure::Interrupted);
+            }
+            let left = until.map_or(Duration::MAX, |u| {
+                u.saturating_duration_since(Instant::now())
+            });
+            match self.lines.recv_timeout(left.min(INTERRUPT_POLL)) {
+                Ok(line) => return Ok(Some(line)),
+                Err(RecvTimeoutError::Timeout) if left <= INTERRUPT_POLL => return Ok(None),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Err(Failure::Gone),
+            }
         }
     }
 
@@ -295,10 +328,9 @@ impl Process {
 
     /// The answer to the request sent last, within `deadline`.
     pub fn receive(&mut self, deadline: &Deadline) -> Result<Response, Failure> {
-        match self.lines.recv_timeout(deadline.after) {
-            Ok(answer) => serde_json::from_str(&answer).map_err(|_| Failure::Garbled(answer)),
-            Err(RecvTimeoutError::Timeout) => Err(Failure::Timeout(deadline.clone())),
-            Err(RecvTimeoutError::Disconnected) => Err(Failure::Gone),
+        match self.line_within(deadline.after)? {
+            Some(answer) => serde_json::from_str(&answer).map_err(|_| Failure::Garbled(answer)),
+            None => Err(Failure::Timeout(deadline.clone())),
         }
     }
 

@@ -472,3 +472,136 @@ fn a_killed_callgrind_run_takes_valgrind_with_it() {
         "valgrind outlived its parent"
     );
 }
+
+/// The processes whose parent is `pid` (from /proc).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|c| {
+            let stat = std::fs::read_to_string(format!("/proc/{c}/stat")).unwrap_or_default();
+            // After the command name in parentheses: state, then the ppid.
+            let after = stat.rsplit_once(") ").map(|(_, rest)| rest).unwrap_or("");
+            after.split(' ').nth(1) == Some(pid.to_string().as_str())
+        })
+        .collect()
+}
+
+/// Wait (generously) until the session has a worker process running, then
+/// a second more, so a signal sent next lands inside its rep.
+fn wait_for_a_worker(child: &mut Child) {
+    let until = Instant::now() + Duration::from_secs(120);
+    while children_of(child.id()).is_empty() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("ended ({status}) before a worker started");
+        }
+        assert!(Instant::now() < until, "no worker started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+}
+
+/// What an interrupted session says: the interrupt, named last, and no
+/// arm failure for the rep the signal cut off.
+fn assert_interrupted(out: &std::process::Output, code: i32) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    assert!(
+        err.lines()
+            .last()
+            .unwrap_or_default()
+            .starts_with("error: interrupted: the results cover the "),
+        "{err}"
+    );
+    assert!(!err.contains("did not answer"), "{err}");
+    assert!(!err.contains("killed the worker"), "{err}");
+}
+
+/// Issue 53.4/53.11: a signal while a worker runs a rep that never ends (an
+/// app whose `run` loops for ever) kills the worker and ends the session as
+/// interrupted at once; before, the first SIGTERM waited for the rep. The
+/// deadline here is ten minutes, so only the signal can end it.
+#[test]
+fn a_signal_during_a_rep_that_never_ends_stops_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let forever = r#"(module (memory (export "memory") 1)
+        (func (export "run") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#;
+    std::fs::write(
+        dir.path().join("zlib.wasm"),
+        wat::parse_str(forever).unwrap(),
+    )
+    .unwrap();
+    let mut child = bin(dir.path())
+        .args([
+            "app",
+            "run",
+            "zlib",
+            "--engines",
+            "wasmi",
+            "--budget",
+            "600",
+        ])
+        .args([
+            "--layout-builds",
+            "1",
+            "--no-history",
+            "--json",
+            "partial.json",
+        ])
+        .env("LOOPBENCH_APPS_OUT", dir.path())
+        .env("LOOPBENCH_WORKER_DEADLINE_FLOOR_MS", "600000")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_a_worker(&mut child);
+    sigterm(&child);
+    let out = child.wait_with_output().unwrap();
+    assert_interrupted(&out, 143);
+    let saved = json(&dir.path().join("partial.json"));
+    assert_eq!(saved["complete"], false);
+    // The epoch the signal cut short is no epoch, and no arm failed.
+    assert_eq!(saved["epochs"].as_array().map_or(0, Vec::len), 0, "{saved}");
+    assert_eq!(
+        saved["results"].as_array().map(Vec::len),
+        Some(0),
+        "{saved}"
+    );
+    assert_eq!(saved["errors"].as_array().map(Vec::len), Some(0), "{saved}");
+}
+
+/// Issue 53.11: SIGINT during a session's only shape, whose epoch would
+/// take minutes of rounds, ends the epoch at the next rep and the session
+/// as interrupted (exit 130); before, the epoch ran all its rounds and the
+/// session ended as if nothing had been asked.
+#[test]
+fn sigint_during_the_only_shape_ends_its_epoch_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bin(dir.path())
+        .args(["run", "--engines", "wasmi", "--shapes", "add_chain"])
+        .args([
+            "--rounds",
+            "1000000",
+            "--budget",
+            "600",
+            "--layout-builds",
+            "1",
+        ])
+        .args(["--no-history", "--json", "partial.json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_a_worker(&mut child);
+    // SAFETY: signals this test's own child.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_interrupted(&out, 130);
+    assert_eq!(json(&dir.path().join("partial.json"))["complete"], false);
+}
