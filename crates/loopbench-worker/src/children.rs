@@ -10,8 +10,9 @@
 //! them (the session's, the agent's), never from a short-lived helper.
 
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// `cmd`'s process is killed when this one dies (Linux; elsewhere nothing).
 #[cfg(target_os = "linux")]
@@ -66,9 +67,75 @@ pub fn interrupt_flag() -> Arc<AtomicUsize> {
                 let _ = signal_hook::flag::register(sig, Arc::clone(&seen));
                 let _ = signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize);
             }
+            let watched = Arc::clone(&flag);
+            let _ = std::thread::Builder::new()
+                .name("loopbench-watchdog".into())
+                .spawn(move || watchdog(&watched));
         }
         flag
     }))
+}
+
+/// Calls into wasm in this process that only the end of the process can
+/// stop (an in-process arm's timed call, warm mode's, a counting run):
+/// counted as they start and as they end, so the watchdog can tell whether
+/// the call running when a signal came is still running.
+static CALLS_STARTED: AtomicU64 = AtomicU64::new(0);
+static CALLS_ENDED: AtomicU64 = AtomicU64::new(0);
+
+/// A call into wasm running in this process, from [`Unstoppable::enter`]
+/// until dropped.
+pub struct Unstoppable(());
+
+impl Unstoppable {
+    pub fn enter() -> Self {
+        CALLS_STARTED.fetch_add(1, Ordering::SeqCst);
+        Unstoppable(())
+    }
+}
+
+impl Drop for Unstoppable {
+    fn drop(&mut self) {
+        CALLS_ENDED.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// How long a call running in this process may go on after SIGINT or
+/// SIGTERM before the process ends without it.
+pub const SIGNAL_GRACE: Duration = Duration::from_secs(5);
+
+/// After a signal, a call in this process that never returns (a loop
+/// without end in an in-process arm) would keep the session from ever
+/// seeing it: once the call running at the signal has gone on for
+/// [`SIGNAL_GRACE`], the process says so and exits as the signal asked.
+/// Files written after each completed epoch stay; nothing more is written.
+fn watchdog(flag: &AtomicUsize) {
+    // The number of calls ended when a call was first seen running after
+    // the signal, and when.
+    let mut stuck: Option<(u64, Instant)> = None;
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        let sig = flag.load(Ordering::Relaxed);
+        if sig == 0 {
+            continue;
+        }
+        let ended = CALLS_ENDED.load(Ordering::SeqCst);
+        let running = CALLS_STARTED.load(Ordering::SeqCst) > ended;
+        stuck = match stuck {
+            Some((was, since)) if running && was == ended => {
+                if since.elapsed() >= SIGNAL_GRACE {
+                    crate::diag!(
+                        "error: interrupted: a call into wasm running in this process did not return within {} s of signal {sig}, so loopbench ends without it (files written after each completed epoch stay; nothing more is written or recorded)",
+                        SIGNAL_GRACE.as_secs()
+                    );
+                    std::process::exit(128 + sig as i32);
+                }
+                Some((was, since))
+            }
+            _ if running => Some((ended, Instant::now())),
+            _ => None,
+        };
+    }
 }
 
 /// Whether SIGINT or SIGTERM asked this process to stop. The first call

@@ -546,3 +546,51 @@ fn app_run_verifies_every_recipe_in_worker_processes() {
         }
     }
 }
+
+/// `app profile` and `app warm` run the app in this process, where no
+/// worker can be killed: its counting run's fuel stops a `run` that never
+/// returns, in one line (before, reading the counters before the run
+/// refuelled it without bound, and warm mode had no counting run).
+#[test]
+fn an_app_that_never_returns_is_stopped_by_fuel_where_it_runs_in_this_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let forever = r#"(module (memory (export "memory") 1)
+        (func (export "run") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#;
+    std::fs::write(
+        dir.path().join("zlib.wasm"),
+        wat::parse_str(forever).unwrap(),
+    )
+    .unwrap();
+    let start = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_loopbench"))
+            .args(args)
+            .env("LOOPBENCH_APPS_OUT", dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // Both at once: each burns the fuel for about half a minute.
+    let children = [
+        start(&["app", "profile", "zlib"]),
+        start(&[
+            "app",
+            "warm",
+            "zlib",
+            "--shape",
+            "add_chain",
+            "--after",
+            "1",
+        ]),
+    ];
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains("app zlib: run(") && stderr.contains("did not finish within"),
+            "{stderr}"
+        );
+    }
+}

@@ -457,12 +457,13 @@ pub fn timed_rep(
     use crate::phases::{record, time, Phase};
     time(Phase::Setup, || s.shape.reset(s.params, n, inst)).map_err(err)?;
     meter.context(s.name, arm, rep);
-    let ret =
-        inst.call(entry, Some(n as i32), Some(meter))
-            .map_err(|e| match explain(&mut *inst) {
-                Some(why) => err(HookError::Engine(EngineError::Trap(format!("{e}; {why}")))),
-                None => err(HookError::Engine(e)),
-            })?;
+    let call = crate::children::Unstoppable::enter();
+    let ret = inst.call(entry, Some(n as i32), Some(meter));
+    drop(call);
+    let ret = ret.map_err(|e| match explain(&mut *inst) {
+        Some(why) => err(HookError::Engine(EngineError::Trap(format!("{e}; {why}")))),
+        None => err(HookError::Engine(e)),
+    })?;
     let reading = meter.take();
     record(
         Phase::TimedRun,

@@ -81,6 +81,7 @@ impl CountingInstance {
             .get_func(&self.inner.store, export)
             .ok_or(EngineError::NoMemory)?;
         let mut out = vec![Val::I32(0); results];
+        let _call = crate::children::Unstoppable::enter();
         match f.call(&mut self.inner.store, args, &mut out) {
             Ok(()) => Ok(Ok(out)),
             Err(e) => {
@@ -101,12 +102,20 @@ impl CountingInstance {
             .instance
             .get_typed_func::<i32, i64>(&self.inner.store, export)
             .map_err(|_| EngineError::MissingExport(export.to_string()))?;
-        // Counting runs may have exhausted their fuel: refuel the reader.
-        if self.inner.store.get_fuel().is_ok() {
+        // Counting runs may have exhausted their fuel: the reader gets its
+        // own, and the run's is given back after (read before a run, the
+        // reader's fuel would otherwise become the run's, without bound).
+        let left = self.inner.store.get_fuel().ok();
+        if left.is_some() {
             let _ = self.inner.store.set_fuel(u64::MAX / 4);
         }
-        f.call(&mut self.inner.store, slot as i32)
-            .map_err(|e| EngineError::Trap(e.to_string()))
+        let read = f
+            .call(&mut self.inner.store, slot as i32)
+            .map_err(|e| EngineError::Trap(e.to_string()));
+        if let Some(left) = left {
+            let _ = self.inner.store.set_fuel(left);
+        }
+        read
     }
 }
 
@@ -210,6 +219,7 @@ impl Instance for TracingInstance {
         let results = f.ty(&self.store).results().len();
         let args: Vec<Val> = arg.map(Val::I32).into_iter().collect();
         let mut out = vec![Val::I32(0); results];
+        let _call = crate::children::Unstoppable::enter();
         f.call(&mut self.store, &args, &mut out)
             .map_err(|e| EngineError::Trap(e.to_string()))?;
         Ok(out.first().and_then(Val::i32))

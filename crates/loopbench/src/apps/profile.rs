@@ -8,6 +8,7 @@
 //! counters are read after the untimed setup and again after the run, and
 //! the difference is the workload (setup and allocation excluded).
 
+use super::workload::WORKLOAD_FUEL;
 use super::{AppError, AppShape};
 use crate::arm::RunError;
 use crate::count::instrumented;
@@ -20,10 +21,6 @@ pub use crate::results::app::{HOT_SHARE, SHAPE_SHARE};
 use crate::shapes::{self, Params, ShapeModule};
 use loopbench_count::{Counts, Instrumented, OpClass};
 use serde::Serialize;
-
-/// Fuel for an app's counting run: far above any recipe's workload
-/// (a few hundred million ops), low enough to stop a runaway.
-pub const APP_FUEL: u64 = 1 << 40;
 
 fn ce(e: EngineError) -> Error {
     AppError::CountingRun(e).into()
@@ -66,10 +63,29 @@ pub fn profile_workload(workload: &super::Workload) -> AppProfile {
 
 /// Exact counts of one `run(steps)` of the app, verified like a rep.
 pub fn count_app(app: &AppShape, steps: u64) -> Result<(Counts, i32), Error> {
+    let hook = |e| crate::arm::hook_error(app.spec.name, "counting run (wasmi)", 0, e);
+    let (counts, ret, mut ci) = counting_run(app, steps)?;
+    app.recipe.check(steps, ret, &mut ci).map_err(hook)?;
+    Ok((counts, ret.unwrap_or(0)))
+}
+
+/// Whether the app's `run(steps)` ends within the counting run's fuel (warm
+/// mode's prefix, whose checksum no recipe knows, before any timing: the
+/// prefix runs in this process, where only fuel can stop it).
+pub fn check_ends(app: &AppShape, steps: u64) -> Result<(), Error> {
+    counting_run(app, steps).map(|_| ())
+}
+
+/// One `run(steps)` of the app in the counting engine, under fuel: its
+/// counts, its return and the instance, for a check.
+fn counting_run(
+    app: &AppShape,
+    steps: u64,
+) -> Result<(Counts, Option<i32>, CountingInstance), Error> {
     let name = app.spec.name;
     let hook = |e| crate::arm::hook_error(name, "counting run (wasmi)", 0, e);
     let inst = instrumented(&app.prepared.wasm)?;
-    let mut ci = CountingInstance::new(&inst.wasm, Some(APP_FUEL)).map_err(ce)?;
+    let mut ci = CountingInstance::new(&inst.wasm, Some(WORKLOAD_FUEL)).map_err(ce)?;
     app.recipe.setup(&mut ci).map_err(hook)?;
     app.recipe.before_rep(&mut ci).map_err(hook)?;
     let read = |ci: &mut CountingInstance| {
@@ -85,7 +101,7 @@ pub fn count_app(app: &AppShape, steps: u64) -> Result<(Counts, i32), Error> {
             return Err(AppError::OutOfFuel {
                 app: name,
                 steps,
-                fuel: APP_FUEL,
+                fuel: WORKLOAD_FUEL,
             }
             .into())
         }
@@ -104,8 +120,7 @@ pub fn count_app(app: &AppShape, steps: u64) -> Result<(Counts, i32), Error> {
         }
     };
     let after = read(&mut ci).map_err(ce)?;
-    app.recipe.check(steps, ret, &mut ci).map_err(hook)?;
-    Ok((after.delta(&before), ret.unwrap_or(0)))
+    Ok((after.delta(&before), ret, ci))
 }
 
 /// The simulated predictor over one app rep (`run(steps)` after setup),
@@ -117,7 +132,7 @@ pub fn trace_app(app: &AppShape, steps: u64) -> Result<loopbench_count::Predicto
     let hook = |e| crate::arm::hook_error(name, "branch trace (wasmi)", 0, e);
     let traced = loopbench_count::trace_branches(&app.prepared.wasm)
         .map_err(|source| AppError::Trace { app: name, source })?;
-    let mut ti = TracingInstance::new(traced, APP_FUEL).map_err(ce)?;
+    let mut ti = TracingInstance::new(traced, WORKLOAD_FUEL).map_err(ce)?;
     app.recipe.setup(&mut ti).map_err(hook)?;
     app.recipe.before_rep(&mut ti).map_err(hook)?;
     let before = ti.stats();

@@ -440,7 +440,10 @@ impl PreparedArm for WarmPrepared<'_> {
         self.app.recipe.setup(inst).map_err(err)?;
         if self.after > 0 {
             self.app.recipe.before_rep(inst).map_err(err)?;
-            let ret = match inst.call("run", Some(self.after as i32), None) {
+            let call = crate::children::Unstoppable::enter();
+            let ret = inst.call("run", Some(self.after as i32), None);
+            drop(call);
+            let ret = match ret {
                 Ok(r) => r,
                 Err(e) => {
                     return Err(err(HookError::Engine(match why(&self.app, inst) {

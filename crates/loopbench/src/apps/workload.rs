@@ -27,7 +27,9 @@ use std::sync::Arc;
 
 /// The counting run's fuel unless `--fuel` says otherwise: a tight loop
 /// that never ends burns it in 18 s on a 2-vCPU EPYC VM, and Sightglass's
-/// modules (about 10^8 instructions) fit many times over.
+/// modules (about 10^8 instructions) fit many times over; so do the
+/// recipes' counting runs (at most 1.7 * 10^8 ops, sqlite), which take it
+/// as theirs.
 pub const WORKLOAD_FUEL: u64 = 1 << 36;
 
 /// What a workload is given besides its module.

@@ -580,6 +580,9 @@ impl AppWarmArgs {
         let module = ShapeModule::build(shape, &params)?;
         let setup = warm::setup(spec, module)?;
         let exports = self.output.exports()?;
+        // The app's steps before the loop run in this process: an app that
+        // never ends them is stopped by fuel here, in one line, not hung.
+        apps::profile::check_ends(&setup.app, self.after)?;
         let mut errors = Vec::new();
         let mut results = Vec::new();
         for spec_arm in &arms {

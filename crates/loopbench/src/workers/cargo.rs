@@ -187,6 +187,17 @@ pub(super) fn run(
             }
             let _ = child.kill();
             let _ = child.wait();
+            // cargo's rustc jobs die of the same signal a moment later:
+            // wait (2 s at most) until its group is empty, so nothing of
+            // the build runs once loopbench has ended.
+            #[cfg(target_os = "linux")]
+            for _ in 0..200 {
+                // SAFETY: signal 0 only asks whether the group has members.
+                if unsafe { libc::killpg(child.id() as libc::pid_t, 0) } != 0 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
             let _ = stderr_reader.join();
             if let Some(bar) = bar {
                 bar.finish_and_clear();

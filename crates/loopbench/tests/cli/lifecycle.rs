@@ -605,3 +605,42 @@ fn sigint_during_the_only_shape_ends_its_epoch_at_once() {
     assert_interrupted(&out, 130);
     assert_eq!(json(&dir.path().join("partial.json"))["complete"], false);
 }
+
+/// Issue 53.11: `run --in-process` on a loop that never ends past 1000
+/// iterations (the counting run's 16 and 32 end; the pilot's larger count
+/// does not). No worker can be killed; the call into wasm never returns to
+/// look at the signal. The watchdog ends the process once the call running
+/// at the signal has gone on for its grace period, in one line, with the
+/// signal's exit status; before, one SIGTERM was ignored for good.
+#[test]
+fn a_signal_during_an_in_process_call_that_never_returns_ends_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let hang = r#"(module (memory (export "memory") 1)
+      (func (export "run") (param $n i32) (result i32) (local $i i32)
+        (if (i32.gt_u (local.get $n) (i32.const 1000)) (then (loop $l (br $l))))
+        (loop $l (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+        (local.get $i))
+      (func (export "verify") (result i32) (i32.const 1)))"#;
+    std::fs::write(dir.path().join("hang.wat"), hang).unwrap();
+    let child = bin(dir.path())
+        .args(["run", "--engines", "wasmi", "--shape-file", "hang.wat"])
+        .args(["--in-process", "--no-history", "--json", "partial.json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Into the pilot's call that never returns (whenever the signal lands,
+    // that call comes and does not return).
+    std::thread::sleep(Duration::from_secs(2));
+    sigterm(&child);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].starts_with("error: interrupted: a call into wasm running in this process did not return within 5 s of signal 15"),
+        "{err}"
+    );
+}
