@@ -27,7 +27,10 @@ fn main() -> ExitCode {
             ExitCode::from(u8::try_from(128 + signal).unwrap_or(130))
         }
         Err(e) => {
-            loopbench::diag!("error: {e}");
+            // A name the user gave (a shape, a file, an arm) may carry
+            // control characters: they show as escapes, never act.
+            let text = loopbench::report::markup::Text.page(&e.to_string());
+            loopbench::diag!("error: {text}");
             ExitCode::from(2)
         }
     }

@@ -58,11 +58,22 @@ impl CountingInstance {
 
     /// Parameter and result types of an export.
     pub fn signature(&self, export: &str) -> Result<(Vec<wasmi::ValType>, usize), EngineError> {
-        let f = self
-            .inner
-            .instance
-            .get_func(&self.inner.store, export)
-            .ok_or_else(|| EngineError::MissingExport(export.to_string()))?;
+        let instance = &self.inner.instance;
+        let f = match instance.get_export(&self.inner.store, export) {
+            Some(wasmi::Extern::Func(f)) => f,
+            Some(other) => {
+                let kind = match other {
+                    wasmi::Extern::Memory(_) => "a memory",
+                    wasmi::Extern::Table(_) => "a table",
+                    wasmi::Extern::Global(_) => "a global",
+                    _ => "no function",
+                };
+                return Err(EngineError::Config(format!(
+                    "the module's export `{export}` is {kind}, not a function"
+                )));
+            }
+            None => return Err(EngineError::MissingExport(export.to_string())),
+        };
         let ty = f.ty(&self.inner.store);
         Ok((ty.params().to_vec(), ty.results().len()))
     }

@@ -61,10 +61,10 @@ pub struct ArmArgs {
     #[arg(long, value_delimiter = ',')]
     pub engines: Vec<String>,
     /// Measured rounds (rounded up to a multiple of the arm count).
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = 6, value_parser = super::rounds_count)]
     pub rounds: usize,
     /// Warm-up rounds, run and verified but discarded.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::rounds_count)]
     pub warmup: usize,
 }
 
@@ -229,9 +229,9 @@ pub struct AppProjectArgs {
     #[arg(long, default_value = "1m", value_parser = crate::units::working_set)]
     pub bytes: u64,
     /// Measured rounds of the pricing session and of the app session.
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = 6, value_parser = super::rounds_count)]
     pub rounds: usize,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::rounds_count)]
     pub warmup: usize,
     #[command(flatten)]
     pub stop: AppStopArgs,

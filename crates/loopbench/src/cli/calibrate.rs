@@ -41,10 +41,10 @@ pub struct CalibrateArgs {
     #[arg(long, default_value_t = 10)]
     pub epochs: usize,
     /// Measured rounds per epoch (rounded up to a whole order design).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = super::rounds_count)]
     pub rounds: usize,
     /// Warm-up rounds per epoch, run and verified but discarded.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::rounds_count)]
     pub warmup: usize,
     #[command(flatten)]
     pub params: ShapeParams,

@@ -116,12 +116,13 @@ impl HistoryArgs {
 }
 
 fn filter_words(shape: Option<&str>, arm: Option<&str>) -> String {
+    use crate::report::markup::{Markup, Text};
     let mut w = String::new();
     if let Some(s) = shape {
-        w.push_str(&format!(" with shape {s}"));
+        w.push_str(&format!(" with shape {}", Text.escape(s)));
     }
     if let Some(a) = arm {
-        w.push_str(&format!(" with arm {a}"));
+        w.push_str(&format!(" with arm {}", Text.escape(a)));
     }
     w
 }

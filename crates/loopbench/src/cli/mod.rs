@@ -211,6 +211,11 @@ impl OutputArgs {
             ("html", &self.html),
         ] {
             if let Some(f) = file {
+                if f.is_empty() {
+                    return Err(Error::Usage(format!(
+                        "--{format} \"\": the file name is empty (`-` is stdout)"
+                    )));
+                }
                 requested.push((format, Target::parse(f)));
             }
         }
@@ -220,6 +225,11 @@ impl OutputArgs {
                     "--export `{e}`: expected FORMAT=FILE, e.g. json=session.json"
                 ))
             })?;
+            if path.is_empty() {
+                return Err(Error::Usage(format!(
+                    "--export `{e}`: the file name is empty (`-` is stdout)"
+                )));
+            }
             requested.push((format, Target::parse(path)));
         }
         let mut exports = Exports::new(&requested)?;
@@ -227,6 +237,22 @@ impl OutputArgs {
         exports.refuse_inputs(inputs)?;
         Ok(exports)
     }
+}
+
+/// The most rounds (or warm-up rounds) an epoch may be asked for: an epoch
+/// stops at its `--budget` long before, and a count near the integer's
+/// limit wrapped to no rounds at all when rounded up to whole designs.
+pub const MAX_ROUNDS: usize = 1_000_000_000;
+
+/// `--rounds` and `--warmup` as clap parses them, at most [`MAX_ROUNDS`].
+pub fn rounds_count(s: &str) -> Result<usize, String> {
+    let n: usize = s.parse().map_err(|e| format!("{e}"))?;
+    if n > MAX_ROUNDS {
+        return Err(format!(
+            "at most {MAX_ROUNDS} (an epoch stops at its --budget long before)"
+        ));
+    }
+    Ok(n)
 }
 
 /// Where the history database is, shared by every command that uses it.

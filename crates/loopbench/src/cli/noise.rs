@@ -44,7 +44,7 @@ pub struct NoiseArgs {
     /// Measured rounds per epoch. Default: what `run` takes at each rep
     /// length (enough for 8 ms of reps, at least 8), so the predictions are
     /// for the sessions `run` would hold.
-    #[arg(long)]
+    #[arg(long, value_parser = super::rounds_count)]
     pub rounds: Option<usize>,
     /// The session budget per shape the predictions are for, seconds
     /// (run's --budget).

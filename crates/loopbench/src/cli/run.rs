@@ -50,10 +50,10 @@ pub struct RunArgs {
     /// Measured rounds per shape and epoch (rounded up to whole order
     /// designs). Default: enough for 8 ms of the slowest arm's reps, at
     /// least 8 (16 at the default 0.5 ms reps).
-    #[arg(long)]
+    #[arg(long, value_parser = super::rounds_count)]
     pub rounds: Option<usize>,
     /// Warm-up rounds per shape and epoch, run and verified but discarded.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::rounds_count)]
     pub warmup: usize,
     #[command(flatten)]
     pub epochs: EpochArgs,

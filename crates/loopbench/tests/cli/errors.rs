@@ -174,3 +174,118 @@ fn a_module_that_never_ends_is_stopped_by_the_counting_run() {
         "{err}"
     );
 }
+
+/// Issue 53.14/15/19: checked before anything is measured, each in its
+/// own words: counts of rounds past what the arithmetic holds (they
+/// wrapped to no rounds at all), an empty output name (the session used to
+/// run whole and then fail to write), an export that is no function.
+#[test]
+fn impossible_requests_are_refused_before_measuring() {
+    let huge = "18446744073709551615";
+    for (args, needle) in [
+        (
+            &[
+                "run",
+                "--engines",
+                "wasmi",
+                "--shapes",
+                "add_chain",
+                "--rounds",
+                huge,
+            ][..],
+            "at most 1000000000",
+        ),
+        (
+            &[
+                "run",
+                "--engines",
+                "wasmi",
+                "--shapes",
+                "add_chain",
+                "--warmup",
+                huge,
+            ][..],
+            "at most 1000000000",
+        ),
+        (
+            &["app", "run", "lua", "--rounds", huge][..],
+            "at most 1000000000",
+        ),
+        (&["calibrate", "--warmup", huge][..], "at most 1000000000"),
+        (
+            &[
+                "run",
+                "--engines",
+                "wasmi",
+                "--shapes",
+                "add_chain",
+                "--json",
+                "",
+            ][..],
+            "--json \"\": the file name is empty",
+        ),
+        (
+            &[
+                "run",
+                "--engines",
+                "wasmi",
+                "--shapes",
+                "add_chain",
+                "--export",
+                "json=",
+            ][..],
+            "--export `json=`: the file name is empty",
+        ),
+    ] {
+        let (mut cmd, dir) = loopbench();
+        let out = cmd.args(args).output().unwrap();
+        let err = assert_one_line_error(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        // Refused before measuring: nothing was recorded or written.
+        assert!(!dir.path().join("history.sqlite").exists(), "{args:?}");
+    }
+    let (mut cmd, dir) = loopbench();
+    std::fs::write(
+        dir.path().join("m.wat"),
+        r#"(module (memory (export "memory") 1) (func (export "run") (param i32) (result i32) (local.get 0)))"#,
+    )
+    .unwrap();
+    let out = cmd
+        .args(["count", "m.wat", "--invoke", "memory", "1"])
+        .output()
+        .unwrap();
+    let err = assert_one_line_error(&out.stderr);
+    assert!(
+        err.contains("the module's export `memory` is a memory, not a function"),
+        "{err}"
+    );
+}
+
+/// Issue 53.16: a name that reaches an error or a listing shows its
+/// control characters as escapes; none reaches the terminal raw.
+#[test]
+fn control_characters_in_names_never_reach_the_terminal() {
+    let hostile = "x\u{1b}]0;pwned\u{7}\u{1b}[2J";
+    for args in [
+        &["run", "--shapes", hostile][..],
+        &["run", "--engines", hostile][..],
+        &["show", hostile][..],
+        &["report", hostile][..],
+        &["history", "--shape", hostile][..],
+    ] {
+        let (mut cmd, _dir) = loopbench();
+        let out = cmd.args(args).output().unwrap();
+        for stream in [&out.stdout, &out.stderr] {
+            let text = String::from_utf8_lossy(stream);
+            assert!(!text.contains('\u{1b}'), "{args:?}: {text:?}");
+            assert!(!text.contains('\u{7}'), "{args:?}: {text:?}");
+        }
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(all.contains(r"x\u{1b}]0;pwned\u{7}"), "{args:?}: {all}");
+    }
+}
