@@ -236,7 +236,11 @@ impl Shape for UserShape {
         &self.name
     }
     fn prices(&self) -> &str {
-        "user loop (--shape-file)"
+        if self.has_verify {
+            "user loop (--shape-file)"
+        } else {
+            "user loop (--shape-file); no verify(): a rep is checked only for running to its end"
+        }
     }
     fn default_iters(&self, _p: &Params) -> u64 {
         DEFAULT_USER_ITERS

@@ -67,6 +67,16 @@ pub fn shape_counts(module: &ShapeModule) -> Result<Option<IterCounts>, Error> {
         }));
     }
     let counted = crate::count::count_shape(module)?;
+    if counted.delta.total_ops == 0 {
+        // Twice the iterations, not one instruction more: the loop ignores
+        // its count, and a time per iteration would measure nothing.
+        return Err(Error::Usage(format!(
+            "shape {}: run({}) executes exactly the instructions of run({}): its loop does not take its iteration count, so a time per iteration would measure nothing",
+            module.name(),
+            2 * counted.iters,
+            counted.iters
+        )));
+    }
     if let Some(d) = &module.declared {
         crate::count::check_declared(module.name(), d, &counted)?;
     }

@@ -131,7 +131,7 @@ fn a_failed_user_verify_names_shape_arm_and_rep() {
     let (mut cmd, dir) = loopbench();
     std::fs::write(
         dir.path().join("wrong.wat"),
-        "(module (func (export \"run\") (param i32)) (func (export \"verify\") (result i32) i32.const 0))",
+        "(module (func (export \"run\") (param $n i32) (loop $l (local.set $n (i32.sub (local.get $n) (i32.const 1))) (br_if $l (i32.gt_s (local.get $n) (i32.const 0))))) (func (export \"verify\") (result i32) i32.const 0))",
     )
     .unwrap();
     let mut args = vec!["run", "--engines", "wasmi", "--shape-file", "wrong.wat"];
@@ -288,4 +288,58 @@ fn control_characters_in_names_never_reach_the_terminal() {
         );
         assert!(all.contains(r"x\u{1b}]0;pwned\u{7}"), "{args:?}: {all}");
     }
+}
+
+/// Issue 53.12: a shape file whose `run` ignores its count does no work
+/// that a time per iteration could price: it fails in one line naming that,
+/// not as 0.000 ns/iter. One without `verify` says its reps are checked
+/// only for running to their end.
+#[test]
+fn a_loop_that_ignores_its_count_is_refused_and_a_missing_verify_is_said() {
+    let (mut cmd, dir) = loopbench();
+    std::fs::write(
+        dir.path().join("flat.wat"),
+        r#"(module (func (export "run") (param i32) (result i32) (i32.const 7)))"#,
+    )
+    .unwrap();
+    let out = cmd
+        .args(["run", "--engines", "wasmi", "--shape-file", "flat.wat"])
+        .args(["--budget", "0.3", "--layout-builds", "1", "--no-history"])
+        .args(["--json", "s.json"])
+        .output()
+        .unwrap();
+    let err = assert_one_line_error(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("shape flat: run(32) executes exactly the instructions of run(16)"),
+        "{err}"
+    );
+    let (mut cmd, dir) = loopbench();
+    std::fs::write(
+        dir.path().join("count.wat"),
+        r#"(module (func (export "run") (param $n i32) (result i32) (local $i i32)
+            (loop $l (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+            (local.get $i)))"#,
+    )
+    .unwrap();
+    let out = cmd
+        .args(["run", "--engines", "wasmi", "--shape-file", "count.wat"])
+        .args(["--budget", "0.3", "--layout-builds", "1", "--no-history"])
+        .args(["--json", "s.json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap();
+    let about = json["results"][0]["prices"].as_str().unwrap_or_default();
+    assert!(
+        about.contains("no verify(): a rep is checked only for running to its end"),
+        "{}",
+        json["results"][0]
+    );
 }

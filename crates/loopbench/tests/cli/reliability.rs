@@ -446,8 +446,10 @@ fn traps_name_the_shape_and_say_trap_once() {
     std::fs::write(
         dir.path().join("late.wat"),
         r#"(module
-  (func (export "run") (param $n i32) (result i32)
+  (func (export "run") (param $n i32) (result i32) (local $i i32)
     (if (i32.gt_u (local.get $n) (i32.const 1000)) (then unreachable))
+    (loop $l (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
     (local.get $n)))"#,
     )
     .unwrap();
