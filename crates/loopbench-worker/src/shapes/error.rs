@@ -59,6 +59,8 @@ pub enum ShapeError {
         #[source]
         source: Arc<std::io::Error>,
     },
+    #[error("{}: a FIFO nobody writes to; start its writer first", .0.display())]
+    NoWriter(PathBuf),
     #[error("{}: larger than {} MiB, the most a shape file may hold", path.display(), limit >> 20)]
     TooLarge { path: PathBuf, limit: u64 },
     #[error("{}: neither a wasm binary nor UTF-8 WAT text", .0.display())]

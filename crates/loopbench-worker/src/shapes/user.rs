@@ -32,9 +32,13 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, ShapeError> {
         source: std::sync::Arc::new(source),
     };
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_SHAPE_FILE + 1).read_to_end(&mut bytes))
+    let file = open_without_waiting(path).map_err(read_error)?;
+    file.take(MAX_SHAPE_FILE + 1)
+        .read_to_end(&mut bytes)
         .map_err(read_error)?;
+    if bytes.is_empty() && is_fifo(path) {
+        return Err(ShapeError::NoWriter(path.to_path_buf()));
+    }
     if bytes.len() as u64 > MAX_SHAPE_FILE {
         return Err(ShapeError::TooLarge {
             path: path.to_path_buf(),
@@ -42,6 +46,46 @@ pub fn read_file(path: &Path) -> Result<Vec<u8>, ShapeError> {
         });
     }
     Ok(bytes)
+}
+
+/// `path` opened for reading without waiting for a FIFO's writer (opening
+/// a FIFO blocks until one comes): then reads wait for its data as usual,
+/// and a FIFO nobody writes to reads as empty at once.
+fn open_without_waiting(path: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::io::AsRawFd;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)?;
+        // SAFETY: fcntl on a descriptor this function owns.
+        unsafe {
+            let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::File::open(path)
+    }
+}
+
+fn is_fifo(path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 /// A .wasm or .wat file as module bytes, with the WAT text when it was text.

@@ -343,3 +343,59 @@ fn a_loop_that_ignores_its_count_is_refused_and_a_missing_verify_is_said() {
         json["results"][0]
     );
 }
+
+/// Issue 53.17: a FIFO as a shape file or `count` input is read as its
+/// writer writes it, and one that nobody writes to is one line at once
+/// (opening it used to wait for a writer for ever).
+#[test]
+fn a_fifo_nobody_writes_to_is_one_line_and_one_with_a_writer_is_read() {
+    let (_cmd, dir) = loopbench();
+    let fifo = dir.path().join("loop.wat");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a path in this test's own directory.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    for args in [
+        &[
+            "run",
+            "--engines",
+            "wasmi",
+            "--shape-file",
+            "loop.wat",
+            "--no-history",
+        ][..],
+        &["count", "loop.wat", "--invoke", "run", "5"][..],
+    ] {
+        let (mut cmd, _d) = loopbench();
+        let out = cmd.current_dir(dir.path()).args(args).output().unwrap();
+        let err = assert_one_line_error(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(err.contains("a FIFO nobody writes to"), "{args:?}: {err}");
+    }
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            std::fs::write(
+                fifo,
+                r#"(module (func (export "run") (param $n i32) (result i32) (local $i i32)
+                    (loop $l (local.set $i (i32.add (local.get $i) (i32.const 1)))
+                      (br_if $l (i32.lt_u (local.get $i) (local.get $n))))
+                    (local.get $i)))"#,
+            )
+        })
+    };
+    // The writer is waiting in its open before the reader comes (the
+    // message above tells a user to start it first).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .current_dir(dir.path())
+        .args(["count", "loop.wat", "--invoke", "run", "5"])
+        .output()
+        .unwrap();
+    writer.join().unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
