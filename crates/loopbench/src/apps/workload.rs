@@ -213,6 +213,9 @@ fn count(
     fuel: u64,
 ) -> Result<(wasi::wasmi::Counted, Counts), String> {
     let inst = crate::count::instrumented(wasm).map_err(|e| e.to_string())?;
+    // Marked here, not in the routing file (a build's worker compiles that
+    // file on its own, without loopbench's modules).
+    let _call = crate::children::Unstoppable::enter();
     let counted = wasi::wasmi::count(
         &inst.wasm,
         Instrumented::COUNTER_EXPORT,
