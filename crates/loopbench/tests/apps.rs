@@ -463,13 +463,7 @@ fn sqlite_checksum_matches_an_independent_sqlite() {
 #[test]
 fn an_app_that_never_returns_is_a_worker_killed_at_its_deadline() {
     let dir = tempfile::tempdir().unwrap();
-    let forever = r#"(module (memory (export "memory") 1)
-        (func (export "run") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#;
-    std::fs::write(
-        dir.path().join("zlib.wasm"),
-        wat::parse_str(forever).unwrap(),
-    )
-    .unwrap();
+    crate::cli::util::a_recipe_that_never_returns(dir.path());
     let out = Command::new(env!("CARGO_BIN_EXE_loopbench"))
         .args([
             "app",
@@ -554,13 +548,7 @@ fn app_run_verifies_every_recipe_in_worker_processes() {
 #[test]
 fn an_app_that_never_returns_is_stopped_by_fuel_where_it_runs_in_this_process() {
     let dir = tempfile::tempdir().unwrap();
-    let forever = r#"(module (memory (export "memory") 1)
-        (func (export "run") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#;
-    std::fs::write(
-        dir.path().join("zlib.wasm"),
-        wat::parse_str(forever).unwrap(),
-    )
-    .unwrap();
+    crate::cli::util::a_recipe_that_never_returns(dir.path());
     let start = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_loopbench"))
             .args(args)

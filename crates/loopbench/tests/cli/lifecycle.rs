@@ -527,13 +527,7 @@ fn assert_interrupted(out: &std::process::Output, code: i32) {
 #[test]
 fn a_signal_during_a_rep_that_never_ends_stops_the_session() {
     let dir = tempfile::tempdir().unwrap();
-    let forever = r#"(module (memory (export "memory") 1)
-        (func (export "run") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#;
-    std::fs::write(
-        dir.path().join("zlib.wasm"),
-        wat::parse_str(forever).unwrap(),
-    )
-    .unwrap();
+    super::util::a_recipe_that_never_returns(dir.path());
     let mut child = bin(dir.path())
         .args([
             "app",

@@ -22,4 +22,4 @@ mod reliability;
 mod reports;
 /// list, show and a small session.
 mod run;
-mod util;
+pub(crate) mod util;

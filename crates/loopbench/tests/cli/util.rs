@@ -45,3 +45,11 @@ pub const LONG: &[&str] = &[
     "--budget",
     "1000",
 ];
+
+/// In `dir`, an app artifact in zlib's place whose `run` loops for ever
+/// (point `LOOPBENCH_APPS_OUT` at `dir`): an app that never returns.
+pub fn a_recipe_that_never_returns(dir: &std::path::Path) {
+    let forever = r#"(module (memory (export "memory") 1)
+        (func (export "run") (param i32) (result i32) (loop $l (br $l)) (i32.const 0)))"#;
+    std::fs::write(dir.join("zlib.wasm"), wat::parse_str(forever).unwrap()).unwrap();
+}
