@@ -59,6 +59,7 @@ pub mod measure;
 pub mod phases;
 pub mod proposals;
 pub mod shapes;
+pub mod text;
 pub mod units;
 pub mod versions;
 pub mod wasi;

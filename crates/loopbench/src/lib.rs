@@ -27,6 +27,7 @@
 //! | reading what a command is given: one opener, no device, a cap | [`input`] |
 //! | a lock on a sidecar file holding its owner's pid (outputs, bisects) | [`pid_lock`] |
 //! | the one stable hash (cache keys, module identity, seeds) | [`hash`] |
+//! | error text from engines and parsers as one line | [`text`] |
 //!
 //! Each area owns its errors in a leaf file (`engines/error.rs`,
 //! `shapes/error.rs`, `arm/error.rs`, ...); [`error::Error`], above those
@@ -50,7 +51,7 @@
 // The timed path is its own crate (worker builds link it and nothing
 // else); its modules are this library's, under the same names.
 pub use loopbench_worker::{
-    arm, children, diag, diag_part, engines, hash, measure, phases, proposals, shapes, units,
+    arm, children, diag, diag_part, engines, hash, measure, phases, proposals, shapes, text, units,
     versions, wasi,
 };
 

@@ -582,3 +582,85 @@ fn an_app_that_never_returns_is_stopped_by_fuel_where_it_runs_in_this_process() 
         );
     }
 }
+
+/// Every app a command names is read before anything is measured, and a
+/// module that is not one is said in one line: `app project` priced the
+/// catalog for about 20 s before it found its app missing, and a garbage
+/// module's error printed wasmparser's byte lists over 11 lines.
+#[test]
+fn an_app_that_cannot_be_read_is_one_line_before_any_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty_root = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.wasm");
+    std::fs::write(&garbage, b"garbage, not wasm").unwrap();
+    std::fs::write(dir.path().join("zlib.wasm"), b"garbage, not wasm").unwrap();
+    let truncated = dir.path().join("truncated.wasm");
+    std::fs::write(&truncated, b"\0asm\x01\0\0\0\x05").unwrap();
+    let loopbench = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_loopbench"));
+        c.env("LOOPBENCH_APPS_OUT", dir.path())
+            .env("LOOPBENCH_DB", dir.path().join("history.sqlite"));
+        c
+    };
+    let (garbage, truncated) = (garbage.to_str().unwrap(), truncated.to_str().unwrap());
+    let engines = ["--engines", "wasmi,tinywasm"];
+    let cases: Vec<(Command, &str)> = vec![
+        (
+            {
+                // No artifact and no recipe to build one.
+                let mut c = loopbench();
+                c.args(["app", "project", "sha256"]).args(engines);
+                c.env("LOOPBENCH_ROOT", empty_root.path());
+                c
+            },
+            "app sha256 is not built",
+        ),
+        (
+            {
+                let mut c = loopbench();
+                c.args(["app", "project", "zlib"]).args(engines);
+                c
+            },
+            "app zlib: invalid module: magic header not detected",
+        ),
+        (
+            {
+                let mut c = loopbench();
+                c.args(["app", "project", garbage]).args(engines);
+                c
+            },
+            "it does not start with the wasm magic bytes \\0asm",
+        ),
+        (
+            {
+                let mut c = loopbench();
+                c.args(["app", "run", garbage]);
+                c
+            },
+            "it does not start with the wasm magic bytes \\0asm",
+        ),
+        (
+            {
+                let mut c = loopbench();
+                c.args(["app", "profile", truncated]);
+                c
+            },
+            "is not a wasm module loopbench can read: unexpected end-of-file",
+        ),
+    ];
+    for (mut command, says) in cases {
+        let out = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {stderr}");
+        // Nothing priced, nothing measured: the error is all it says.
+        assert!(
+            !stderr.contains("pricing primitives"),
+            "{command:?}: {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{command:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(says),
+            "{command:?}: {stderr}"
+        );
+    }
+}

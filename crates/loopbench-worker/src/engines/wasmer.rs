@@ -108,10 +108,7 @@ impl Engine for WasmerEngine {
 
 /// wasmer's messages may span lines; loopbench reports one.
 fn one_line(e: &dyn std::fmt::Display) -> String {
-    e.to_string()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    crate::text::one_line(&e.to_string())
 }
 
 struct WasmerModule {

@@ -169,7 +169,7 @@ fn one_line(e: &wasmtime::Error) -> String {
         .chain()
         .map(|c| c.to_string())
         .filter(|s| !s.starts_with("error while executing at wasm backtrace"))
-        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(|s| crate::text::one_line(&s))
         .collect();
     parts.join(": ")
 }

@@ -8,6 +8,7 @@
 
 use super::error::{ModuleError, ShapeError};
 use super::*;
+use crate::text::one_line;
 use std::path::Path;
 use wasmparser::{ExternalKind, Parser, Payload, ValType};
 
@@ -198,10 +199,6 @@ fn wat_error_line(rendered: &str) -> String {
         (Some(at), None) => format!("{at}: malformed WAT: {message}"),
         _ => format!("malformed WAT: {}", one_line(rendered)),
     }
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 type Signature = (String, Vec<ValType>, Vec<ValType>);

@@ -253,7 +253,14 @@ pub enum ModuleError {
 /// or every import it does not, named in one line.
 pub fn imports(wasm: &[u8]) -> Result<Vec<Func>, ModuleError> {
     use wasmparser::{Payload, TypeRef, ValType};
-    let parse = |e: wasmparser::BinaryReaderError| ModuleError::Parse(e.to_string());
+    if !wasm.starts_with(b"\0asm") {
+        return Err(ModuleError::Parse(
+            "it does not start with the wasm magic bytes \\0asm".into(),
+        ));
+    }
+    let parse = |e: wasmparser::BinaryReaderError| {
+        ModuleError::Parse(crate::text::one_line(&e.to_string()))
+    };
     let mut types: Vec<Option<(Vec<Ty>, Vec<Ty>)>> = Vec::new();
     let mut served = Vec::new();
     let mut unserved = Vec::new();

@@ -4,6 +4,7 @@
 
 use super::rewrite::Sig;
 use crate::engines::EngineError;
+use crate::text::one_line;
 use std::path::PathBuf;
 use thiserror::Error;
 use wasmparser::BinaryReaderError;
@@ -65,11 +66,11 @@ pub enum AppError {
         source: loopbench_count::CountError,
     },
     /// wasmparser's reading of a section or item.
-    #[error("{0}")]
+    #[error("{}", one_line(&.0.to_string()))]
     Wasm(#[from] BinaryReaderError),
-    #[error("invalid module: {0}")]
+    #[error("invalid module: {}", one_line(&.0.to_string()))]
     Invalid(#[source] BinaryReaderError),
-    #[error("unsupported type section: {0}")]
+    #[error("unsupported type section: {}", one_line(&.0.to_string()))]
     TypeSection(#[source] BinaryReaderError),
     /// The re-encoder's refusal of a value type, as it debug-prints.
     #[error("unsupported value type: {0}")]
@@ -98,7 +99,7 @@ pub enum AppError {
     ExportTaken { name: String },
     #[error("unsupported section in app module: {id:?}")]
     UnsupportedSection { id: Option<u8> },
-    #[error("rewritten module does not validate (a loopbench bug): {0}")]
+    #[error("rewritten module does not validate (a loopbench bug): {}", one_line(&.0.to_string()))]
     RewriteInvalid(#[source] BinaryReaderError),
     #[error("the app module has no memory")]
     NoMemory,

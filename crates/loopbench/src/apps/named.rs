@@ -13,7 +13,8 @@ use std::path::Path;
 
 /// One named app.
 pub enum Named {
-    Recipe(&'static AppSpec),
+    /// Built, read and prepared (its counting run comes with the subject).
+    Recipe(Box<AppShape>),
     /// Loaded, checked and counted (the counting run is done).
     Command(Box<Workload>),
 }
@@ -21,7 +22,7 @@ pub enum Named {
 impl Named {
     pub fn into_shape(self) -> Result<Box<dyn Shape>, Error> {
         Ok(match self {
-            Named::Recipe(spec) => Box::new(AppShape::load(spec)?.into_recipe()),
+            Named::Recipe(app) => Box::new(app.into_recipe()),
             Named::Command(w) => (*w).into_shape(),
         })
     }
@@ -29,7 +30,7 @@ impl Named {
     /// What a projection is made onto (a recipe is counted and traced now).
     pub fn subject(&self) -> Result<Subject, Error> {
         match self {
-            Named::Recipe(spec) => Subject::recipe(spec),
+            Named::Recipe(app) => Subject::recipe(app),
             Named::Command(w) => Ok(Subject::workload(w)),
         }
     }
@@ -46,7 +47,8 @@ pub fn recipes(names: &[String]) -> Result<Vec<&'static AppSpec>, Error> {
         .collect::<Result<_, _>>()?)
 }
 
-/// Every app `args` names, recipes first. A module named on the command
+/// Every app `args` names, recipes first, each read (a recipe built if
+/// missing) before anything is measured. A module named on the command
 /// line must run; one found in a directory (a suite as it is, Sightglass's
 /// with its components and wasi-nn) is skipped with its line.
 pub fn load(args: &[String], invocation: &Invocation) -> Result<Vec<Named>, Error> {
@@ -56,7 +58,10 @@ pub fn load(args: &[String], invocation: &Invocation) -> Result<Vec<Named>, Erro
     let mut named: Vec<Named> = if names.is_empty() {
         Vec::new()
     } else {
-        recipes(&names)?.into_iter().map(Named::Recipe).collect()
+        recipes(&names)?
+            .into_iter()
+            .map(|spec| Ok(Named::Recipe(Box::new(AppShape::load(spec)?))))
+            .collect::<Result<_, Error>>()?
     };
     for f in files {
         let path = Path::new(f);

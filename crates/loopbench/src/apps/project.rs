@@ -19,7 +19,7 @@
 //! their share of the app: the prediction says nothing about them.
 
 use super::profile::{count_app, trace_app};
-use super::{AppShape, AppSpec};
+use super::AppShape;
 use crate::error::Error;
 use crate::model::instructions::COUNTER as INSTRUCTIONS;
 use crate::model::EngineModel;
@@ -176,14 +176,14 @@ pub struct Subject {
 
 impl Subject {
     /// A recipe, counted and traced over one rep (untimed).
-    pub fn recipe(spec: &'static AppSpec) -> Result<Subject, Error> {
-        let app = AppShape::load(spec)?;
-        let (counts, _) = count_app(&app, spec.steps)?;
+    pub fn recipe(app: &AppShape) -> Result<Subject, Error> {
+        let spec = app.spec;
+        let (counts, _) = count_app(app, spec.steps)?;
         Ok(Subject {
             name: spec.name.to_string(),
             steps: spec.steps,
             counts,
-            predictor: Some(trace_app(&app, spec.steps)?),
+            predictor: Some(trace_app(app, spec.steps)?),
         })
     }
 
