@@ -248,13 +248,36 @@ impl Session {
     }
 }
 
-/// `s` as one POSIX shell word.
+/// `s` as one shell word that a terminal shows as it is: plain, in single
+/// quotes, or, when it holds control characters, in ANSI-C quotes (`$'...'`,
+/// POSIX.1-2024, bash, zsh, ksh) with each byte as a three-digit octal
+/// escape (a hex one may swallow the next character), which the shell turns
+/// back into the same byte: a pasted command names the same file.
 pub fn shell_quote(s: &str) -> String {
     if !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@+%".contains(&b))
     {
         s.to_string()
+    } else if s.chars().any(char::is_control) {
+        let mut word = String::from("$'");
+        for c in s.chars() {
+            match c {
+                '\\' | '\'' => {
+                    word.push('\\');
+                    word.push(c);
+                }
+                c if c.is_control() => {
+                    let mut bytes = [0; 4];
+                    for b in c.encode_utf8(&mut bytes).bytes() {
+                        word.push_str(&format!("\\{b:03o}"));
+                    }
+                }
+                c => word.push(c),
+            }
+        }
+        word.push('\'');
+        word
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
     }

@@ -44,6 +44,21 @@ fn hostile_shape_names_are_escaped_everywhere() {
     let (prose, command) = md.split_once("Reproduce:").expect("a command");
     assert!(!prose.contains("<img"), "raw HTML in Markdown:\n{md}");
     assert!(command.trim_start().starts_with("```sh\n"), "{command}");
+    // Pasted into a shell, it names the very file (issue 53.16: the name's
+    // escape sequence, shown as `\u{1b}` inside single quotes, named
+    // another).
+    let line = command
+        .lines()
+        .find(|l| l.starts_with("loopbench "))
+        .expect("the command's line");
+    let words = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(line.replacen("loopbench", "printf '%s\\0'", 1))
+        .output()
+        .unwrap();
+    assert!(words.status.success(), "{line}");
+    let words: Vec<&[u8]> = words.stdout.split(|b| *b == 0).collect();
+    assert!(words.contains(&file.as_bytes()), "{line}");
     assert!(!md.contains('\u{1b}'), "escape sequence in Markdown:\n{md}");
     let heading = md
         .lines()
