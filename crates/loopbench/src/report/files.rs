@@ -225,25 +225,14 @@ fn write_stream(mut file: &std::fs::File, path: &Path, bytes: &[u8]) -> Result<(
 
 /// Replace the regular file (or create the file) at `path` atomically.
 fn replace(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let dir = parent(path);
-    let mut tmp = temp_beside(path).map_err(|e| {
-        Error::io(
-            format!("cannot create a file in {}", dir.display()),
-            without_path(e),
-        )
-    })?;
-    tmp.write_all(bytes)
-        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| Error::io(format!("cannot flush {}", path.display()), e))?;
-    tmp.persist(path).map_err(|e| {
-        Error::io(
-            format!("cannot write {}", path.display()),
-            without_path(e.error),
-        )
-    })?;
-    Ok(())
+    Temporary::beside(path)
+        .map_err(|e| {
+            Error::io(
+                format!("cannot create a file in {}", parent(path).display()),
+                e,
+            )
+        })?
+        .replace(path, bytes)
 }
 
 /// An output that is one of the command's inputs: refused before any work,
@@ -292,10 +281,10 @@ fn same_file_at(a: &Path, b: &Path) -> bool {
 /// exists, is a writable regular file (it is left untouched).
 fn check_writable(path: &Path) -> Result<(), Error> {
     let dir = parent(path);
-    temp_beside(path).map_err(|e| {
+    Temporary::beside(path).map_err(|e| {
         Error::io(
             format!("cannot write {} (in {})", path.display(), dir.display()),
-            without_path(e),
+            e,
         )
     })?;
     if path.exists() {
@@ -320,41 +309,97 @@ fn file_name(path: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// The file name of `path` as its sidecars (`.NAME.loopbench-lock`,
+/// `.NAME.loopbench-tmp-PID-XXXXXX`) carry it: whole when they fit in a file
+/// name (255 bytes on Linux's file systems), else its first 128 bytes and a
+/// stable hash of the whole, so any name the output itself can have has
+/// sidecars too (a 240-byte name was refused as "File name too long").
+fn sidecar_stem(path: &Path) -> String {
+    const WHOLE: usize = 200;
+    let name = file_name(path);
+    if name.len() <= WHOLE {
+        return name;
+    }
+    let mut cut = 128;
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let raw = path.file_name().unwrap_or_default().as_encoded_bytes();
+    format!("{}~{:016x}", &name[..cut], crate::hash::fnv1a(&[raw]))
+}
+
 /// The prefix of every temporary file of `path`, before the owner's pid.
 fn temp_prefix(path: &Path) -> String {
-    format!(".{}.loopbench-tmp-", file_name(path))
+    format!(".{}.loopbench-tmp-", sidecar_stem(path))
 }
 
-/// tempfile's errors name the random temporary path, which means nothing
-/// to the user: keep only the system's reason.
-fn without_path(e: std::io::Error) -> std::io::Error {
-    if let Some(code) = e.raw_os_error() {
-        return std::io::Error::from_raw_os_error(code);
+/// A new file beside an output, named for it and this process, removed
+/// unless it replaces the output. Made here, not with tempfile: tempfile
+/// opens a relative directory by the working directory's absolute name,
+/// which cannot be opened when it is longer than PATH_MAX, where the
+/// output's own relative name can.
+struct Temporary {
+    path: PathBuf,
+    file: std::fs::File,
+    kept: bool,
+}
+
+impl Temporary {
+    /// With the mode the target has (a new target: 0666 less the umask, as
+    /// any other program's output).
+    fn beside(target: &Path) -> std::io::Result<Self> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static MADE: AtomicU64 = AtomicU64::new(0);
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+            let mode = std::fs::metadata(target)
+                .map(|m| m.permissions().mode() & 0o7777)
+                .unwrap_or(0o666);
+            options.mode(mode);
+        }
+        let prefix = format!("{}{}-", temp_prefix(target), std::process::id());
+        loop {
+            // A name left by a dead process with this pid is taken: the next.
+            let n = MADE.fetch_add(1, Ordering::Relaxed);
+            let path = parent(target).join(format!("{prefix}{n}"));
+            match options.open(&path) {
+                Ok(file) => {
+                    return Ok(Temporary {
+                        path,
+                        file,
+                        kept: false,
+                    })
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
     }
-    // tempfile renders its wrapper as `REASON at path "PATH"`.
-    let text = e.to_string();
-    match text.split_once(" at path ") {
-        Some((reason, _)) => std::io::Error::new(e.kind(), reason.to_string()),
-        None => e,
+
+    /// Written and flushed to the disk, then renamed over `target`.
+    fn replace(mut self, target: &Path, bytes: &[u8]) -> Result<(), Error> {
+        self.file
+            .write_all(bytes)
+            .map_err(|e| Error::io(format!("cannot write {}", target.display()), e))?;
+        self.file
+            .sync_all()
+            .map_err(|e| Error::io(format!("cannot flush {}", target.display()), e))?;
+        std::fs::rename(&self.path, target)
+            .map_err(|e| Error::io(format!("cannot write {}", target.display()), e))?;
+        self.kept = true;
+        Ok(())
     }
 }
 
-/// A new temporary file beside `path`, named for it and this process, with
-/// the mode the target has (a new target: 0666 less the umask, as any
-/// other program's output; tempfile alone would make it 0600).
-fn temp_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    let prefix = format!("{}{}-", temp_prefix(path), std::process::id());
-    let mut b = tempfile::Builder::new();
-    b.prefix(&prefix);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map(|m| m.permissions().mode() & 0o7777)
-            .unwrap_or(0o666);
-        b.permissions(std::fs::Permissions::from_mode(mode));
+impl Drop for Temporary {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
-    b.tempfile_in(parent(path))
 }
 
 /// Remove `.NAME.loopbench-tmp-PID-*` files beside `path` whose process is
@@ -402,7 +447,7 @@ fn process_alive(pid: u32) -> bool {
 /// The lock of one output file: a sidecar `.NAME.loopbench-lock` beside
 /// it ([`crate::pid_lock`]).
 fn lock_output(target: &Path) -> Result<PidLock, Error> {
-    let path = parent(target).join(format!(".{}.loopbench-lock", file_name(target)));
+    let path = parent(target).join(format!(".{}.loopbench-lock", sidecar_stem(target)));
     match pid_lock::take(&path) {
         Ok(Taken::Held(lock)) => Ok(lock),
         Ok(Taken::Busy { holder }) => Err(ReportError::Locked {

@@ -216,6 +216,50 @@ fn a_linked_output_replaces_its_target_and_keeps_the_link() {
     }
 }
 
+/// Any name an output can have is written (issue 53.19): a 250-byte name
+/// (its lock and temporary files, named after it, exceeded the 255 bytes a
+/// file name may have), and a relative name in a working directory deeper
+/// than PATH_MAX (the temporary file was opened by the directory's
+/// absolute name, which the kernel refuses).
+#[test]
+fn a_long_name_and_a_deep_directory_take_outputs() {
+    let (mut cmd, dir) = loopbench();
+    let long = format!("{}.json", "n".repeat(245));
+    cmd.args(MOCK).args(["--json", &long]).assert().success();
+    let listing = std::process::Command::new("ls")
+        .arg("-A")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    // The output, and no lock or temporary file left beside it.
+    assert_eq!(
+        String::from_utf8_lossy(&listing.stdout),
+        format!("{long}\n")
+    );
+
+    // 25 levels of 200 bytes, entered one at a time (no path to them fits
+    // in PATH_MAX, so no process can be started there by name).
+    let deep = r#"set -e; for i in $(seq 25); do mkdir LEVEL; cd LEVEL; done
+        "$0" "$@" --json s.json --csv s.csv; ls -A"#
+        .replace("LEVEL", &"d".repeat(200));
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(deep)
+        .arg(assert_cmd::cargo::cargo_bin("loopbench"))
+        .args(MOCK)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let listed: Vec<&str> = stdout.lines().rev().take(2).collect();
+    assert_eq!(listed, ["s.json", "s.csv"], "{stdout}");
+}
+
 /// `report s.json --csv ./s.json` replaced the saved session with CSV,
 /// exit 0; so did `run --shape-file v.wat --json v.wat`, `replay` and
 /// `compare`. Each is refused in one line now, before any work, by file
