@@ -66,7 +66,9 @@ struct RecordedPrepared<'s> {
 
 impl PreparedArm for RecordedPrepared<'_> {
     fn rep(&mut self, rep: usize) -> Result<Rep, RunError> {
+        let asked = Instant::now();
         let r = self.inner.rep(rep)?;
+        self.timing.answered(asked.elapsed());
         self.timing.record(r.reading.ns);
         Ok(r)
     }
@@ -436,12 +438,16 @@ impl PreparedArm for WorkerPrepared<'_> {
 
     fn rep(&mut self, rep: usize) -> Result<Rep, RunError> {
         let deadline = self.timing.deadline(&self.own);
+        let asked = Instant::now();
         let answer = ask(
             &self.state,
             &Request::Rep { rep, duet: None },
             &deadline,
             &format!("rep {rep}"),
         );
+        if answer.is_ok() {
+            self.timing.answered(asked.elapsed());
+        }
         self.answer(rep, answer)
     }
 
@@ -476,6 +482,7 @@ impl PreparedArm for WorkerPrepared<'_> {
             Ok(None) => Ok(None),
             Ok(Some(answer)) => {
                 self.duet_since = None;
+                self.timing.answered(since.elapsed());
                 self.answer(rep, Ok(answer)).map(Some)
             }
             Err(detail) => {

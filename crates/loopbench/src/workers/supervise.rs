@@ -38,6 +38,10 @@ pub struct Timing(Rc<RefCell<TimingState>>);
 #[derive(Default)]
 struct TimingState {
     reps: Vec<f64>,
+    /// The longest wall time any rep of the shape took, its untimed reset
+    /// and verify included (a setup that grows memory to 4 GiB spends
+    /// seconds there on every fresh instance, and none in the timed call).
+    longest: Option<Duration>,
     expected: Option<f64>,
     /// The time a shape's epoch may take (`--budget`): with no timing at
     /// all, a rep may take this long (at least the floor), not
@@ -48,10 +52,17 @@ struct TimingState {
 impl Timing {
     /// A new shape: its reps are not yet timed (the expectation stays).
     pub fn reset(&self) {
-        self.0.borrow_mut().reps.clear();
+        let mut state = self.0.borrow_mut();
+        state.reps.clear();
+        state.longest = None;
     }
     pub fn record(&self, ns: f64) {
         self.0.borrow_mut().reps.push(ns);
+    }
+    /// A rep of the shape took `wall` from request to answer, on any arm.
+    pub fn answered(&self, wall: Duration) {
+        let mut state = self.0.borrow_mut();
+        state.longest = state.longest.max(Some(wall));
     }
     /// The rep time the next reps should take, in ns, when the pilot knows
     /// it: a call that never ends is then killed at the floor, not after
@@ -67,10 +78,20 @@ impl Timing {
     /// `DEADLINE_FACTOR` times the larger of the baseline's and this arm's
     /// median rep (or the expected rep time before either has one), at
     /// least the floor; with no timing at all, the budget or
-    /// `FIRST_DEADLINE`, whichever is shorter, at least the floor.
+    /// `FIRST_DEADLINE`, whichever is shorter, at least the floor. Never
+    /// below `DEADLINE_FACTOR` times the longest whole rep of the shape so
+    /// far: a fresh instance's setup costs every arm alike.
     pub fn deadline(&self, own: &[f64]) -> Deadline {
         let (after, basis) = self.deadline_and_basis(own);
-        Deadline { after, basis }
+        match self.0.borrow().longest.map(|l| l.mul_f64(DEADLINE_FACTOR)) {
+            Some(whole) if whole > after => Deadline {
+                after: whole,
+                basis: format!(
+                    "{DEADLINE_FACTOR:.0}x the longest rep of this shape so far, its untimed reset and verify included"
+                ),
+            },
+            _ => Deadline { after, basis },
+        }
     }
 
     fn deadline_and_basis(&self, own: &[f64]) -> (Duration, String) {
@@ -475,5 +496,27 @@ mod tests {
         t.within(Some(Duration::from_millis(500)));
         t.record(1e9);
         assert_eq!(t.deadline(&[]).after, Duration::from_secs(20));
+    }
+
+    /// Issue 53.13: a setup that grows memory to 4 GiB took one arm's first
+    /// rep 4 s, all untimed, and the next arm was killed at the floor of
+    /// 10 s set by a 1 us timed call.
+    #[test]
+    fn a_slow_untimed_rep_raises_every_arms_deadline() {
+        let t = Timing::default();
+        t.record(1e3);
+        assert_eq!(t.deadline(&[]).after, floor());
+        t.answered(Duration::from_secs(4));
+        t.answered(Duration::from_millis(1));
+        let d = t.deadline(&[1e3]);
+        assert_eq!(d.after, Duration::from_secs(80));
+        assert!(d.basis.contains("untimed reset and verify"), "{}", d.basis);
+        // A slow timed rep still sets it where it is the longer.
+        t.record(1e10);
+        t.record(1e10);
+        assert_eq!(t.deadline(&[]).after, Duration::from_secs(200));
+        // The next shape starts afresh.
+        t.reset();
+        assert_eq!(t.deadline(&[]).after, FIRST_DEADLINE);
     }
 }
