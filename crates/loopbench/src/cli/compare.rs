@@ -42,13 +42,11 @@ impl CompareArgs {
         let exports = self
             .output
             .exports_reading(&[Path::new(&self.a), Path::new(&self.b)])?;
+        if let Some(p) = self.precision {
+            super::run::check_precision(p)?;
+        }
         let a = load_session(&self.a, self.db.db.as_deref())?;
         let b = load_session(&self.b, self.db.db.as_deref())?;
-        if let Some(p) = self.precision.filter(|p| !(*p > 0.0 && p.is_finite())) {
-            return Err(Error::Usage(format!(
-                "--precision {p}: must be a positive percentage"
-            )));
-        }
         let precision_pct = self.precision.unwrap_or_else(|| {
             [&a, &b]
                 .iter()

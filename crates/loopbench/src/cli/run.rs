@@ -387,14 +387,17 @@ pub(super) fn check_budget(budget: f64) -> Result<(), Error> {
     }
 }
 
-/// `--precision` of `run`, `app run` and `bisect`: a positive percentage.
+/// `--precision` of `run`, `app run`, `bisect` and `compare`: a percentage
+/// from 1e-6 (a stop rule that only the budget ends) to 1000, so every
+/// line that shows it stays a line (1e-300 printed 300 zeros).
 pub(super) fn check_precision(precision: f64) -> Result<(), Error> {
-    if precision > 0.0 && precision.is_finite() {
+    if crate::results::sane::PRECISION_PCT.contains(&precision) {
         Ok(())
     } else {
-        Err(Error::Usage(
-            "--precision must be a positive percentage".into(),
-        ))
+        Err(Error::Usage(format!(
+            "--precision {}: must be a percentage from 0.000001 to 1000",
+            crate::results::sane::shown(precision)
+        )))
     }
 }
 

@@ -470,13 +470,15 @@ fn summarise(shapes: &[ShapeReplay], opts: &Options) -> Vec<Row> {
                     .sum::<f64>()
                     / sessions as f64
             });
-            let width_vs_default = default.map(|d| {
+            // Shapes whose widths are both 0 (no spread) have no ratio;
+            // with none left, there is nothing to show ("-", not NaNx).
+            let width_vs_default = default.and_then(|d| {
                 let logs: Vec<f64> = shapes
                     .iter()
                     .map(|s| (width(s, k, f) / width(s, d, f)).ln())
                     .filter(|x| x.is_finite())
                     .collect();
-                (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+                (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
             });
             let narrowest_on = shapes
                 .iter()

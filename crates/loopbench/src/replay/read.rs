@@ -149,8 +149,13 @@ fn parse(path: &Path, input: impl Read, metric: &str) -> Result<Recorded, Replay
         let value = match cell(metric_c) {
             "" => None,
             text => {
+                // A time no clock gives is refused, not skipped; 0 (a CPU
+                // clock's coarse tick) is a rep without a reading.
                 let v: f64 = text.parse().map_err(|_| bad(metric_c, metric))?;
-                (v.is_finite() && v > 0.0).then_some(v)
+                if !(0.0..=crate::results::sane::MAX_NS).contains(&v) {
+                    return Err(bad(metric_c, metric));
+                }
+                (v > 0.0).then_some(v)
             }
         };
         let session = match rec.sessions.iter().position(|s| s == cell(session_c)) {
@@ -277,5 +282,12 @@ mod tests {
             parse_str(HEAD).unwrap_err().to_string(),
             "t.csv: no timed reps"
         );
+        // Issue 53.18: a time no clock gives is refused, not left out.
+        for ns in ["-5", "NaN", "inf", "1e308"] {
+            let e = parse_str(&format!("{HEAD}s,0,0,0,a,w,baseline,1,{ns},,,0,false\n"))
+                .unwrap_err()
+                .to_string();
+            assert_eq!(e, format!("t.csv, line 2: bad ns `{ns}`"));
+        }
     }
 }

@@ -15,6 +15,7 @@ pub mod layout;
 pub mod model;
 pub(crate) mod nan;
 pub mod noise;
+pub mod sane;
 pub mod session;
 pub mod shape;
 
@@ -55,6 +56,9 @@ pub enum ReadError {
         app::WARM_SCHEMA
     )]
     UnknownSchema { schema: String },
+    /// A value no measurement can have (a hand-edited file).
+    #[error("impossible value: {0}")]
+    Impossible(String),
     #[error("cannot read {}: {source}", path.display())]
     Io {
         path: std::path::PathBuf,
@@ -161,9 +165,11 @@ pub fn parse(text: &str) -> Result<Document, ReadError> {
         source,
     };
     match schema.as_str() {
-        s if SESSION_SCHEMAS_READ.contains(&s) => serde_json::from_str(text)
-            .map(Document::Session)
-            .map_err(bad),
+        s if SESSION_SCHEMAS_READ.contains(&s) => {
+            let session: Session = serde_json::from_str(text).map_err(bad)?;
+            sane::check(&session).map_err(ReadError::Impossible)?;
+            Ok(Document::Session(session))
+        }
         MODEL_SCHEMA => serde_json::from_str(text).map(Document::Model).map_err(bad),
         counts::SCHEMA => serde_json::from_str(text)
             .map(Document::Counts)

@@ -399,3 +399,105 @@ fn a_fifo_nobody_writes_to_is_one_line_and_one_with_a_writer_is_read() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Issue 53.18: a saved session edited by hand is read back only if it
+/// holds values a measurement can have; an option that would print
+/// hundreds of digits is refused; a replay of reps with no spread shows no
+/// `NaNx`.
+#[test]
+fn impossible_values_in_saved_files_and_options_are_refused() {
+    let (mut cmd, dir) = loopbench();
+    cmd.args([
+        "run",
+        "--engines",
+        "mock:cost=2,mock:cost=3",
+        "--shapes",
+        "add_chain",
+    ])
+    .args([
+        "--min-epochs",
+        "6",
+        "--max-epochs",
+        "6",
+        "--rounds",
+        "3",
+        "--no-history",
+    ])
+    .args(["--json", "s.json", "--csv", "s.csv"])
+    .assert()
+    .success();
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("s.json")).unwrap()).unwrap();
+    let edited = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut doc = saved.clone();
+        edit(&mut doc["results"][0]);
+        std::fs::write(dir.path().join(name), doc.to_string()).unwrap();
+    };
+    edited("huge.json", &|r| {
+        r["arms"][0]["ns_per_iter"]["median"] = 1e308.into()
+    });
+    edited("negative.json", &|r| {
+        r["arms"][1]["samples_ns_per_iter"][0] = (-3.0).into()
+    });
+    edited("inverted.json", &|r| {
+        r["comparisons"][0]["ci_pct"] = serde_json::json!([50.0, -50.0])
+    });
+    edited("below.json", &|r| {
+        r["null_control"]["median_pct"] = (-150.0).into()
+    });
+    for (file, says) in [
+        (
+            "huge.json",
+            "ns_per_iter.median is 1e308, which no clock gives",
+        ),
+        (
+            "negative.json",
+            "samples_ns_per_iter is -3, which no clock gives",
+        ),
+        (
+            "inverted.json",
+            "interval [50%, -50%] has its low end above its high end",
+        ),
+        (
+            "below.json",
+            "null_control: change -150% [0%, 0%] is not a change of a time",
+        ),
+    ] {
+        for command in [&["report", file][..], &["compare", "s.json", file]] {
+            let (mut cmd, _d) = loopbench();
+            let out = cmd.current_dir(dir.path()).args(command).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{command:?}");
+            let err = assert_one_line_error(&out.stderr);
+            assert!(
+                err.contains(&format!("{file}: impossible value: shape add_chain")),
+                "{err}"
+            );
+            assert!(err.contains(says), "{err}");
+            assert!(out.stdout.is_empty(), "{command:?}");
+        }
+    }
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .current_dir(dir.path())
+        .args(["compare", "s.json", "s.json", "--precision", "1e-300"])
+        .output()
+        .unwrap();
+    let err = assert_one_line_error(&out.stderr);
+    assert_eq!(
+        err,
+        "error: --precision 1e-300: must be a percentage from 0.000001 to 1000"
+    );
+    // The mock's reps have no spread: every width ratio is 0/0.
+    let (mut cmd, _d) = loopbench();
+    let out = cmd
+        .current_dir(dir.path())
+        .args(["replay", "s.csv"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("width vs median") && !text.contains("NaN"),
+        "{text}"
+    );
+}
