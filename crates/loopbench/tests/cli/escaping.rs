@@ -82,7 +82,19 @@ fn hostile_shape_names_are_escaped_everywhere() {
         .arg("history")
         .output()
         .unwrap();
-    for (what, out) in [("run", &run), ("report", &report), ("history", &history)] {
+    let (mut compare, _c) = loopbench();
+    let saved = dir.path().join("s.json");
+    let compare = compare
+        .arg("compare")
+        .args([&saved, &saved])
+        .output()
+        .unwrap();
+    for (what, out) in [
+        ("run", &run),
+        ("report", &report),
+        ("history", &history),
+        ("compare", &compare),
+    ] {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "{what}: {text}");
         assert!(!text.contains('\u{1b}'), "{what} printed an escape: {text}");
