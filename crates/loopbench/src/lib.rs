@@ -44,7 +44,7 @@
 //! };
 //! // `()` is the sink that reports nothing as the session goes.
 //! let session = session::run(plan, &mut ()).unwrap();
-//! let table = loopbench::report::table::Table.render(&Document::Session(session)).unwrap();
+//! let table = loopbench::report::table::Table::default().render(&Document::Session(session)).unwrap();
 //! print!("{}", String::from_utf8_lossy(&table));
 //! ```
 

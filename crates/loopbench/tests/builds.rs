@@ -695,6 +695,7 @@ fn build_arms_run_in_layout_variants_beside_a_build_layout_null() {
     let out = loopbench()
         .arg("report")
         .arg(saved.path())
+        .arg("--verbose")
         .output()
         .unwrap();
     let table = String::from_utf8_lossy(&out.stdout);

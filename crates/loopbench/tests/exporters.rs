@@ -94,10 +94,11 @@ fn fixed_session() -> Session {
 }
 
 fn render(format: &str, doc: &Document) -> String {
-    let bytes = loopbench::report::format(format)
+    let bytes = loopbench::report::format(format.split(' ').next().unwrap_or(format))
         .map(|_| ())
         .and_then(|_| match format {
-            "table" => loopbench::report::table::Table.render(doc),
+            "table" => loopbench::report::table::Table::default().render(doc),
+            "table --verbose" => loopbench::report::table::Table { verbose: true }.render(doc),
             "json" => loopbench::report::json::Json.render(doc),
             "csv" => loopbench::report::csv::Csv.render(doc),
             "markdown" => loopbench::report::markdown::Markdown.render(doc),
@@ -174,9 +175,22 @@ fn markdown_has_the_command_and_the_fingerprint() {
     assert!(text.contains("Null floor:"));
 }
 
+/// At a glance: a line per shape and arm, and the summary.
 #[test]
 fn table_snapshot() {
-    insta::assert_snapshot!(render("table", &Document::Session(fixed_session())));
+    let text = render("table", &Document::Session(fixed_session()));
+    let widest = text.lines().map(|l| l.chars().count()).max();
+    assert!(widest <= Some(100), "{widest:?} columns:\n{text}");
+    insta::assert_snapshot!(text);
+}
+
+/// In full: what every line rests on.
+#[test]
+fn table_verbose_snapshot() {
+    insta::assert_snapshot!(render(
+        "table --verbose",
+        &Document::Session(fixed_session())
+    ));
 }
 
 #[test]

@@ -65,9 +65,11 @@ fn reports<'f>(json: &Value, formats: &[Option<&'f str>]) -> Vec<(Option<&'f str
         .map(|format| {
             let mut cmd = Command::cargo_bin("loopbench").unwrap();
             cmd.arg("report").arg(saved.path());
-            if let Some(flag) = format {
-                cmd.args([flag, "-"]);
-            }
+            match format {
+                Some(flag) => cmd.args([flag, "-"]),
+                // The terminal's report in full, every note under a shape.
+                None => cmd.arg("--verbose"),
+            };
             let out = cmd.output().unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(out.status.success(), "{stderr}");

@@ -187,6 +187,11 @@ pub struct OutputArgs {
     /// repeat for more. Formats: table, json, csv, markdown, html.
     #[arg(long, value_name = "FORMAT=FILE")]
     pub export: Vec<String>,
+    /// The terminal report in full: under every shape its floors, how its
+    /// intervals were made and why it stopped, layout spreads and counters
+    /// per op (by default one line per shape and arm and a summary).
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 impl OutputArgs {
@@ -233,6 +238,9 @@ impl OutputArgs {
             requested.push((format, Target::parse(path)));
         }
         let mut exports = Exports::new(&requested)?;
+        if self.verbose {
+            exports.verbose_table();
+        }
         exports.check()?;
         exports.refuse_inputs(inputs)?;
         Ok(exports)

@@ -634,7 +634,9 @@ fn profile_bars(name: &str, classes: &serde_json::Value, total: f64) -> String {
 fn text_block(doc: &Document) -> Result<String, ReportError> {
     Ok(format!(
         "<pre>{}</pre>",
-        esc(&String::from_utf8_lossy(&super::table::Table.render(doc)?))
+        esc(&String::from_utf8_lossy(
+            &super::table::Table::default().render(doc)?
+        ))
     ))
 }
 

@@ -33,7 +33,7 @@ impl Exporter for Markdown {
             | Document::AppWarm(_)
             | Document::Noise(_) => MD.code_block(
                 "text",
-                &String::from_utf8_lossy(&super::table::Table.render(doc)?),
+                &String::from_utf8_lossy(&super::table::Table::default().render(doc)?),
             ),
         };
         Ok(text.into_bytes())

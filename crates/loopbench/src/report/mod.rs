@@ -24,6 +24,7 @@
 //! so the next run can remove those a killed session left behind.
 
 pub mod app;
+pub mod brief;
 pub mod calibration;
 pub mod compare;
 pub mod counters;
@@ -77,7 +78,7 @@ pub const FORMATS: &[Format] = &[
     Format {
         name: "table",
         about: "the terminal table",
-        make: || Box::new(table::Table),
+        make: || Box::new(table::Table::default()),
     },
     Format {
         name: "json",
@@ -221,6 +222,13 @@ impl Exports {
             held: outputs.iter().map(|_| None).collect(),
             outputs,
         })
+    }
+
+    /// Every table in full ([`table::Table::verbose`]).
+    pub fn verbose_table(&mut self) {
+        for o in self.outputs.iter_mut().filter(|o| o.format == "table") {
+            o.exporter = Box::new(table::Table { verbose: true });
+        }
     }
 
     /// A file of `format` that holds the latest document (its last write

@@ -7,8 +7,12 @@ use crate::results::{Comparison, Document, Layout, Role, Session, ShapeResult};
 use crate::units::{interval, significant as num};
 use std::fmt::Write;
 
-/// The terminal table of any document.
-pub struct Table;
+/// The terminal report of any document; of a session, at a glance
+/// ([`super::brief`]) unless `verbose`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Table {
+    pub verbose: bool,
+}
 
 impl Exporter for Table {
     fn render(&self, doc: &Document) -> Result<Vec<u8>, ReportError> {
@@ -21,7 +25,8 @@ impl Exporter for Table {
                     .collect();
                 apps + &super::app::render_suite(&super::app::suite(&s.results))
             }
-            Document::Session(s) => render(s),
+            Document::Session(s) if self.verbose => render(s),
+            Document::Session(s) => super::brief::render(s),
             Document::Model(m) => render(&m.session) + &super::model::render(&m.models),
             Document::Counts(c) => {
                 let title = match (c.iters, &c.invoke) {
@@ -237,7 +242,7 @@ pub(super) fn builds_line(report: &Session) -> String {
 /// A change with its interval, and the layout spread when it has one
 /// (`L`), and for a candidate whether it is inside the spread that moving
 /// code alone makes (`B`).
-fn change_text(r: &ShapeResult, c: &Comparison, role: Role) -> String {
+pub(super) fn change_text(r: &ShapeResult, c: &Comparison, role: Role) -> String {
     let mut t = interval(c.median_pct, c.ci_pct);
     if c.layout.layout_sensitive {
         t.push_str(" L");
@@ -269,7 +274,7 @@ pub(super) fn spread_note(r: &ShapeResult) -> Option<String> {
 
 /// `B`: the change is inside the build-layout spread of its interval or
 /// either engine's own spread across code layouts.
-fn inside_spread(r: &ShapeResult, c: &Comparison) -> bool {
+pub(super) fn inside_spread(r: &ShapeResult, c: &Comparison) -> bool {
     inside_build_spread(c.median_pct, &c.layout) || r.inside_layout_spread(c)
 }
 

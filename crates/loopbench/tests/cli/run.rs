@@ -36,6 +36,7 @@ fn a_session_prints_the_table_with_null_floor() {
         "wasmi,wasmi:fuel",
         "--shapes",
         "add_chain,br_chain",
+        "--verbose",
     ];
     args.extend_from_slice(SMALL);
     cmd.args(&args)
