@@ -7,10 +7,10 @@
 //! is in `--verbose`, the full report of [`super::table`].
 
 use super::markup::{Column, Markup, Text};
-use crate::results::{Comparison, Role, Session, ShapeResult};
+use crate::results::{Comparison, Layout, Role, Session, ShapeResult};
 use crate::stats::outcome::Outcome;
 use crate::stats::Verdict;
-use crate::units::significant as num;
+use crate::units::{interval, significant as num};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -40,11 +40,11 @@ pub fn render(report: &Session) -> String {
     if marks.clone().any(|c| c.layout.layout_sensitive) {
         out.push_str("L: layout-sensitive, a single process would have misled\n");
     }
-    if report.results.iter().any(|r| {
-        r.comparisons
-            .iter()
-            .any(|c| super::table::inside_spread(r, c))
-    }) {
+    if report
+        .results
+        .iter()
+        .any(|r| r.comparisons.iter().any(|c| inside_spread(r, c)))
+    {
         out.push_str("B: inside the spread that moving code alone makes\n");
     }
     for (why, shapes) in &skipped {
@@ -189,7 +189,7 @@ fn rows(columns: &[Column], r: &ShapeResult) -> String {
             }
             (Some(t), _, Some(c)) => [
                 num(t.median),
-                super::table::change_text(r, c, a.role),
+                change_text(r, c, a.role),
                 verdict(a.role, c).to_string(),
             ],
             (Some(t), _, None) => [num(t.median), "-".into(), String::new()],
@@ -311,4 +311,33 @@ fn wrap(line: &str) -> String {
 /// A skipped arm's reason as its row stores it, without the word.
 fn reason(skipped: &str) -> &str {
     skipped.strip_prefix("skipped: ").unwrap_or(skipped)
+}
+
+/// A change with its interval, and the layout spread when it has one
+/// (`L`), and for a candidate whether it is inside the spread that moving
+/// code alone makes (`B`).
+pub(super) fn change_text(r: &ShapeResult, c: &Comparison, role: Role) -> String {
+    let mut t = interval(c.median_pct, c.ci_pct);
+    if c.layout.layout_sensitive {
+        t.push_str(" L");
+    }
+    if role == Role::Candidate && inside_spread(r, c) {
+        t.push_str(" B");
+    }
+    t
+}
+
+/// `B`: the change is inside the build-layout spread of its interval or
+/// either engine's own spread across code layouts.
+pub(super) fn inside_spread(r: &ShapeResult, c: &Comparison) -> bool {
+    inside_build_spread(c.median_pct, &c.layout) || r.inside_layout_spread(c)
+}
+
+/// The change is no larger than what the build layout alone moves (twice
+/// the build component of its interval).
+fn inside_build_spread(median: f64, l: &Layout) -> bool {
+    l.build
+        .as_ref()
+        .and_then(|b| b.build_sd_pct)
+        .is_some_and(|sd| sd > 0.0 && median.abs() <= 2.0 * sd)
 }

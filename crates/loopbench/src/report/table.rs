@@ -1,9 +1,10 @@
 //! The terminal table, in the reference harness's spirit: one row per shape
 //! and arm, the null floor beside every shape, verdicts in words.
 
+use super::brief::{change_text, inside_spread};
 use super::markup::{Column, Markup, Text};
 use super::{Exporter, ReportError};
-use crate::results::{Comparison, Document, Layout, Role, Session, ShapeResult};
+use crate::results::{Document, Role, Session, ShapeResult};
 use crate::units::{interval, significant as num};
 use std::fmt::Write;
 
@@ -239,20 +240,6 @@ pub(super) fn builds_line(report: &Session) -> String {
     }
 }
 
-/// A change with its interval, and the layout spread when it has one
-/// (`L`), and for a candidate whether it is inside the spread that moving
-/// code alone makes (`B`).
-pub(super) fn change_text(r: &ShapeResult, c: &Comparison, role: Role) -> String {
-    let mut t = interval(c.median_pct, c.ci_pct);
-    if c.layout.layout_sensitive {
-        t.push_str(" L");
-    }
-    if role == Role::Candidate && inside_spread(r, c) {
-        t.push_str(" B");
-    }
-    t
-}
-
 /// Each arm's spread across code layouts, in one line (every report).
 pub(super) fn spread_note(r: &ShapeResult) -> Option<String> {
     let spreads = r.layout_spreads();
@@ -270,21 +257,6 @@ pub(super) fn spread_note(r: &ShapeResult) -> Option<String> {
         spreads.first()?.1.variants,
         each.join(", ")
     ))
-}
-
-/// `B`: the change is inside the build-layout spread of its interval or
-/// either engine's own spread across code layouts.
-pub(super) fn inside_spread(r: &ShapeResult, c: &Comparison) -> bool {
-    inside_build_spread(c.median_pct, &c.layout) || r.inside_layout_spread(c)
-}
-
-/// The change is no larger than what the build layout alone moves (twice
-/// the build component of its interval).
-fn inside_build_spread(median: f64, l: &Layout) -> bool {
-    l.build
-        .as_ref()
-        .and_then(|b| b.build_sd_pct)
-        .is_some_and(|sd| sd > 0.0 && median.abs() <= 2.0 * sd)
 }
 
 /// How a shape's intervals were made and why it stopped.
