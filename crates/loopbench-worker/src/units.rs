@@ -7,6 +7,11 @@
 
 use thiserror::Error;
 
+/// The longest time a saved session or per-rep file may hold, per
+/// iteration or per rep: about 11.6 days. What is read back beyond it
+/// (or below 0, or not finite) is refused, never printed.
+pub const MAX_NS: f64 = 1e15;
+
 /// A size on the command line that loopbench cannot use.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum SizeError {

@@ -152,7 +152,7 @@ fn parse(path: &Path, input: impl Read, metric: &str) -> Result<Recorded, Replay
                 // A time no clock gives is refused, not skipped; 0 (a CPU
                 // clock's coarse tick) is a rep without a reading.
                 let v: f64 = text.parse().map_err(|_| bad(metric_c, metric))?;
-                if !(0.0..=crate::results::sane::MAX_NS).contains(&v) {
+                if !(0.0..=crate::units::MAX_NS).contains(&v) {
                     return Err(bad(metric_c, metric));
                 }
                 (v > 0.0).then_some(v)

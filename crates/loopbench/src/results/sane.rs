@@ -7,9 +7,7 @@
 use super::shape::{Comparison, NullControl, ShapeResult};
 use super::Session;
 
-/// The longest time a session may hold, per iteration or per rep: about
-/// 11.6 days.
-pub const MAX_NS: f64 = 1e15;
+use crate::units::MAX_NS;
 
 /// The precision a stop rule or a comparison may ask for, in percent: down
 /// to a rule only the budget ends, and every line that shows it stays a
