@@ -20,6 +20,8 @@ mod cli;
 mod counts;
 /// Duet schedules end to end: pairs released together on two cores, kept together.
 mod duet;
+/// Engine defects the apps found, each reduced to a small module.
+mod engine_defects;
 /// Layout epochs end to end: fresh workers per epoch, a dying worker, the stop rule.
 mod epochs;
 /// Every exporter on a fixed results value (insta snapshots), and the export manager.

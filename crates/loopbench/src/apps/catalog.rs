@@ -30,6 +30,41 @@ pub struct AppSpec {
     /// computed from the input instead, see [`zstd_checksum`]).
     pub expected: i32,
     pub driver: Driver,
+    /// Engines known to run this app to a wrong answer.
+    pub known_defects: &'static [KnownDefect],
+}
+
+/// An engine that runs an app to a wrong answer: the defect is the
+/// engine's, reduced to a small module that shows the difference (kept as a
+/// test, `tests/engine_defects.rs`, which fails once the engine is fixed).
+#[derive(Clone, Copy, Debug)]
+pub struct KnownDefect {
+    /// The engine and version it was found in, as an arm's version starts
+    /// (`tinywasm 0.10.`).
+    pub engine: &'static str,
+    /// What the engine does wrong, after "which".
+    pub what: &'static str,
+    /// The reduced module, from the workspace root.
+    pub reduced: &'static str,
+}
+
+/// tinywasm 0.10 lowers `local.get X; end; local.tee Y` of a block with a
+/// result into one copy placed before the block's end, so a branch out of
+/// the block skips the tee. zstddec meets it in its bit reader and reports
+/// corruption (ZSTD error 20).
+pub const TINYWASM_010_TEE_AFTER_BRANCH: KnownDefect = KnownDefect {
+    engine: "tinywasm 0.10.",
+    what: "skips a local.tee right after a block's end when a branch leaves the block",
+    reduced: "crates/loopbench/tests/fixtures/engine-defects/tinywasm-0.10-tee-after-branch.wat",
+};
+
+impl AppSpec {
+    /// The known defect of the engine that ran this arm, by its version.
+    pub fn known_defect(&self, version: &str) -> Option<&'static KnownDefect> {
+        self.known_defects
+            .iter()
+            .find(|d| version.starts_with(d.engine))
+    }
 }
 
 /// hash-wasm workload: this many bytes per `Hash_Update`.
@@ -50,6 +85,7 @@ pub const APPS: &[AppSpec] = &[
         steps: 2,
         expected: 222861457,
         driver: Driver::Native,
+        known_defects: &[],
     },
     AppSpec {
         name: "lua",
@@ -59,6 +95,7 @@ pub const APPS: &[AppSpec] = &[
         steps: 2,
         expected: 60610254,
         driver: Driver::Native,
+        known_defects: &[],
     },
     AppSpec {
         name: "sqlite",
@@ -69,6 +106,7 @@ pub const APPS: &[AppSpec] = &[
         // apps/sqlite/reference.py 2 (Python's sqlite3, same rows and SQL).
         expected: -1085592089,
         driver: Driver::Native,
+        known_defects: &[],
     },
     AppSpec {
         name: "sha256",
@@ -78,6 +116,7 @@ pub const APPS: &[AppSpec] = &[
         steps: 64,
         expected: 753580254,
         driver: Driver::HashWasm,
+        known_defects: &[],
     },
     AppSpec {
         name: "zstd",
@@ -87,6 +126,7 @@ pub const APPS: &[AppSpec] = &[
         steps: 4,
         expected: 0,
         driver: Driver::Zstd,
+        known_defects: &[TINYWASM_010_TEE_AFTER_BRANCH],
     },
 ];
 

@@ -7,6 +7,7 @@ use super::project::Subject;
 use super::{workload, AppShape, AppSpec, Invocation, Workload, APPS};
 use crate::arm::ArmSpec;
 use crate::error::Error;
+use crate::results::ShapeResult;
 use crate::session::Isolation;
 use crate::shapes::Shape;
 use std::path::Path;
@@ -32,6 +33,50 @@ impl Named {
         match self {
             Named::Recipe(app) => Subject::recipe(app),
             Named::Command(w) => Ok(Subject::workload(w)),
+        }
+    }
+}
+
+/// The recipes among `named`, for [`name_known_defects`].
+pub fn recipes_of(named: &[Named]) -> Vec<&'static AppSpec> {
+    named
+        .iter()
+        .filter_map(|n| match n {
+            Named::Recipe(app) => Some(app.spec),
+            Named::Command(_) => None,
+        })
+        .collect()
+}
+
+/// Each arm whose verification of a recipe failed on an engine known to run
+/// that recipe to a wrong answer says so in its error (and in the session's
+/// line of that error), with the module the defect was reduced to: the
+/// wrong answer is the engine's, not loopbench's.
+pub fn name_known_defects(
+    recipes: &[&'static AppSpec],
+    results: &mut [ShapeResult],
+    errors: &mut [String],
+) {
+    for r in results {
+        let Some(spec) = recipes.iter().find(|s| s.name == r.shape) else {
+            continue;
+        };
+        for a in &mut r.arms {
+            let (Some(error), Some(d)) = (&mut a.error, spec.known_defect(&a.version)) else {
+                continue;
+            };
+            if !error.contains("verify failed") {
+                continue;
+            }
+            let note = format!(
+                " (a known defect of {}x, which {}: reduced to {})",
+                d.engine, d.what, d.reduced
+            );
+            let this_arm = format!("shape {}, arm {},", r.shape, a.arm);
+            for e in errors.iter_mut().filter(|e| e.contains(&this_arm)) {
+                e.push_str(&note);
+            }
+            error.push_str(&note);
         }
     }
 }

@@ -323,6 +323,13 @@ fn list() -> Result<bool, Error> {
                 "   (not built yet: built on first use)"
             }
         );
+        for d in a.known_defects {
+            crate::outln!("           wrong on: {}x, which {}", d.engine, d.what);
+            crate::outln!(
+                "             (the engine's defect, reduced to {})",
+                d.reduced
+            );
+        }
     }
     Ok(true)
 }
@@ -360,6 +367,7 @@ impl AppRunArgs {
         let exports = self.output.exports_reading(&modules)?;
         let keeping = self.keep.open()?;
         let named = named::load(&self.apps, &invocation)?;
+        let recipes = named::recipes_of(&named);
         let (shapes, isolation) = named::into_session(named, self.in_process)?;
         let mut plan = app_plan(shapes, arms, self.arms.rounds, self.arms.warmup);
         plan.stop = stop;
@@ -371,6 +379,7 @@ impl AppRunArgs {
         // rewrites the files after every epoch.
         let mut sink = super::progress::TerminalSink::new(true, Some(&exports));
         let mut report = session::run(plan, &mut sink)?;
+        named::name_known_defects(&recipes, &mut report.results, &mut report.errors);
         keeping.judge(&mut report);
         let (interrupted, completed) = (!report.complete, report.results.len());
         let mut errors = report.errors.clone();

@@ -79,11 +79,13 @@ pub fn render_suite(rows: &[SuiteRow]) -> String {
 
 pub fn render_app(r: &ShapeResult, steps: u64) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "app {} (run({steps}) per rep; every rep verified)",
-        r.shape
-    );
+    // A rep is timed only once verified; an arm that failed has none.
+    let verified = if r.arms.iter().any(|a| a.error.is_some()) {
+        "every timed rep verified"
+    } else {
+        "every rep verified"
+    };
+    let _ = writeln!(out, "app {} (run({steps}) per rep; {verified})", r.shape);
     let _ = writeln!(
         out,
         "  {:<16} {:>12} {:>12} {:>6}  ",
