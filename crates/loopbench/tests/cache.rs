@@ -184,3 +184,27 @@ fn a_disk_too_full_for_the_relinks_is_one_line_before_any_link() {
     );
     assert!(!stderr.contains("relinking this binary"), "{stderr}");
 }
+
+/// A cache root that a file holds (or lies under) is one line, exit 2,
+/// before any measuring: `cache` said "0 B in 0 parts" and a session ran
+/// every arm to "Not a directory" on its first rep.
+#[test]
+fn a_cache_root_a_file_holds_is_one_line_before_any_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-directory");
+    std::fs::write(&file, "").unwrap();
+    for root in [file.clone(), file.join("workers")] {
+        let (ok, stdout, stderr) = cache_cmd(&root, &[]);
+        assert!(!ok && stdout.is_empty(), "{stdout}{stderr}");
+        let want = format!("{} is not a directory", file.display());
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(&want), "{stderr}");
+
+        let (ok, stderr) = session(&root, &[]);
+        assert!(!ok, "{stderr}");
+        let errors = crate::cli::util::assert_one_line_error(stderr.as_bytes());
+        assert!(errors.contains(&want) && !errors.contains('\n'), "{stderr}");
+        assert!(!stderr.contains("pilot"), "{stderr}");
+        assert!(!stderr.contains("relinking"), "{stderr}");
+    }
+}

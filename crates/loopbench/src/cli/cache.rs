@@ -3,7 +3,7 @@
 //! and pruning by age, count or size.
 
 use crate::error::Error;
-use crate::workers::cache::workers_root;
+use crate::workers::cache::check_root;
 use crate::workers::inventory::{self, Part, Policy};
 use clap::Args;
 use std::time::{Duration, SystemTime};
@@ -67,7 +67,7 @@ impl CacheArgs {
         };
         let limit = inventory::limit()
             .map_err(|e| Error::Usage(format!("{}: {e}", inventory::LIMIT_VAR)))?;
-        let root = workers_root();
+        let root = check_root()?;
         let now = SystemTime::now();
         let pruning =
             policy.older_than.is_some() || policy.keep_last.is_some() || policy.max_bytes.is_some();

@@ -51,6 +51,10 @@ fn compiled_in(a: &ArmPlan) -> bool {
 /// the variants.
 pub(super) fn plan_variants(plan: &Plan, arms: &mut Vec<ArmPlan>) -> Result<Planned, Error> {
     let k = plan.layout_builds.min(plan.stop.max_epochs).max(1);
+    let relinks = k >= 2 && plan.isolation == Isolation::Workers && arms.iter().any(compiled_in);
+    if relinks || arms.iter().any(|a| a.spec.compiles()) {
+        workers::cache::check_root()?;
+    }
     let mut planned = Planned {
         layouts: arms.iter().map(|_| None).collect(),
         ..Default::default()

@@ -134,6 +134,40 @@ pub fn check_space(what: &str, need: u64) -> Result<(), WorkerError> {
     }
 }
 
+/// The cache root, refused in one line when something that is not a
+/// directory holds its place or an ancestor's (a file, a device): every
+/// arm would otherwise fail on its first rep with "Not a directory", and
+/// `loopbench cache` would report it empty.
+pub fn check_root() -> Result<PathBuf, WorkerError> {
+    let root = workers_root();
+    check_dir(&root)?;
+    Ok(root)
+}
+
+/// [`check_root`] of `root`: the nearest part of it that exists is a
+/// directory (what does not exist yet is made when needed).
+fn check_dir(root: &Path) -> Result<(), WorkerError> {
+    use std::io::ErrorKind::{NotADirectory, NotFound};
+    let mut at = root;
+    loop {
+        match std::fs::metadata(at) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(WorkerError::CacheNotADirectory {
+                    root: root.to_path_buf(),
+                    blocker: at.to_path_buf(),
+                    var: CACHE_DIR_VAR,
+                })
+            }
+            Err(e) if matches!(e.kind(), NotFound | NotADirectory) => match at.parent() {
+                Some(up) if !up.as_os_str().is_empty() => at = up,
+                _ => return Ok(()),
+            },
+            Err(e) => return Err(WorkerError::io(at, e)),
+        }
+    }
+}
+
 /// Where `commit`'s worktree of a git arm lives.
 pub fn worktree_dir(commit: &str) -> PathBuf {
     workers_root().join("git").join(commit)
@@ -160,5 +194,21 @@ mod tests {
             "an empty override is no override"
         );
         assert!(cache_root(None, None).ends_with("loopbench/workers"));
+    }
+
+    #[test]
+    fn a_cache_root_under_a_file_is_refused_and_one_not_made_yet_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let check = |root: &Path| check_dir(root).map_err(|e| e.to_string());
+        assert_eq!(check(&dir.path().join("a/b")), Ok(()));
+        for root in [file.clone(), file.join("workers")] {
+            let e = check(&root).unwrap_err();
+            assert!(
+                e.contains(&format!("{} is not a directory", file.display())),
+                "{e}"
+            );
+        }
     }
 }

@@ -142,6 +142,12 @@ pub enum WorkerError {
         free: u64,
         need: u64,
     },
+    #[error("the worker cache {} cannot be made: {} is not a directory; set {var} to a directory", root.display(), blocker.display())]
+    CacheNotADirectory {
+        root: PathBuf,
+        blocker: PathBuf,
+        var: &'static str,
+    },
     #[error("cargo reported success but {} does not exist", bin.display())]
     NoBinary { bin: PathBuf },
     #[error("layout variants: {detail}")]
