@@ -155,8 +155,14 @@ pub fn parse_period(text: &str) -> Result<f64, String> {
         total += n * unit;
         number.clear();
     }
-    if !(number.is_empty() && total >= 1.0 && total.is_finite()) {
+    if !(number.is_empty() && total.is_finite()) {
         return Err(bad());
+    }
+    if total < 1.0 {
+        return Err(format!(
+            "`{}`: shorter than a second (the shortest period is 1s)",
+            text.escape_default()
+        ));
     }
     if total > MAX_PERIOD_S {
         return Err(format!(
@@ -195,6 +201,8 @@ mod tests {
         assert_eq!(super::parse_period("3650d"), Ok(super::MAX_PERIOD_S));
         let far = super::parse_period("99999999999999999999h").unwrap_err();
         assert!(far.contains("longer than ten years"), "{far}");
+        let zero = super::parse_period("0d").unwrap_err();
+        assert!(zero.contains("shorter than a second"), "{zero}");
         for bad in [
             "", "24", "h", "0s", "-1h", "1x", "1h 30m", "1..5h", "3651d", "1e12",
         ] {

@@ -229,9 +229,14 @@ fn arguments_and_environment_reach_the_command_and_the_first_run_is_the_referenc
     let (ok, _, stderr) = app_run(&[path, "--engines", "wasmi", "--env", "A=1"]);
     assert!(!ok);
     assert!(stderr.contains("the module exited with code 1"), "{stderr}");
-    let (ok, _, stderr) = app_run(&[path, "--engines", "wasmi", "--env", "A"]);
-    assert!(!ok);
-    assert_eq!(stderr.trim(), "error: --env A: expected NAME=value");
+    for bad in ["A", "=1"] {
+        let (ok, _, stderr) = app_run(&[path, "--engines", "wasmi", "--env", bad]);
+        assert!(!ok);
+        assert_eq!(
+            stderr.trim(),
+            format!("error: --env {bad}: expected NAME=value")
+        );
+    }
 }
 
 #[test]

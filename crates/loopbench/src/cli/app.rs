@@ -188,7 +188,12 @@ pub struct WorkloadArgs {
 
 impl WorkloadArgs {
     pub(super) fn invocation(&self) -> Result<Invocation, Error> {
-        if let Some(bad) = self.env.iter().find(|e| !e.contains('=')) {
+        // A name is what a module can look up: not empty.
+        if let Some(bad) = self
+            .env
+            .iter()
+            .find(|e| e.split_once('=').is_none_or(|(n, _)| n.is_empty()))
+        {
             return Err(Error::Usage(format!("--env {bad}: expected NAME=value")));
         }
         if self.fuel == 0 {
