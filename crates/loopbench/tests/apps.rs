@@ -681,6 +681,30 @@ fn an_app_that_cannot_be_read_is_one_line_before_any_measuring() {
             },
             "is not a wasm module loopbench can read: unexpected end-of-file",
         ),
+        (
+            {
+                // A build that cannot be built is refused as run refuses it
+                // (app run measured the other arms and failed it per shape).
+                let mut c = loopbench();
+                c.args([
+                    "app",
+                    "run",
+                    "zlib",
+                    "--engines",
+                    "wasmi,wasmi=git:/no/such/repo#main",
+                ]);
+                c
+            },
+            "arm wasmi=git:/no/such/repo#main: wasmi=git:/no/such/repo#main: no such directory",
+        ),
+        (
+            {
+                let mut c = loopbench();
+                c.args(["app", "run", "zlib", "--engines", "wasmi,wasmi@>=99"]);
+                c
+            },
+            "wasmi 99.0.0 is outside every adapter family",
+        ),
     ];
     for (mut command, says) in cases {
         let out = command.output().unwrap();

@@ -78,16 +78,11 @@ impl ArmArgs {
         if arms.is_empty() {
             return Err(Error::Usage("no engines given".into()));
         }
-        for (i, a) in arms.iter().enumerate() {
-            if arms[..i].contains(a) {
-                return Err(Error::Usage(format!(
-                    "arm {a} is listed twice; the null control is added automatically"
-                )));
-            }
-            // A build is checked, and built, by the session's workers.
-            if a.worker.is_none() {
-                a.build().map_err(|e| Error::Usage(e.to_string()))?;
-            }
+        super::run::check_arms(&arms)?;
+        // An engine compiled in takes its options now; a build is built by
+        // the session's workers.
+        for a in arms.iter().filter(|a| a.worker.is_none()) {
+            a.build().map_err(|e| Error::Usage(e.to_string()))?;
         }
         if self.rounds == 0 {
             return Err(Error::Usage("--rounds must be at least 1".into()));

@@ -117,22 +117,7 @@ impl RunArgs {
                 })
             }
         };
-        for (i, a) in arms.iter().enumerate() {
-            if arms[..i].contains(a) {
-                return Err(Error::Usage(format!(
-                    "arm {a} is listed twice; the null control is added automatically"
-                )));
-            }
-            if a.worker.is_some() {
-                crate::workers::check(a)?;
-            } else if !a.engine.compiled_in() {
-                return Err(Error::Usage(format!(
-                    "{} is not compiled into this binary; rebuild with --features {}",
-                    a.engine,
-                    a.engine.feature()
-                )));
-            }
-        }
+        check_arms(&arms)?;
         if self.rounds == Some(0) {
             return Err(Error::Usage("--rounds must be at least 1".into()));
         }
@@ -377,6 +362,29 @@ impl From<MetricArg> for Metric {
 }
 
 /// `--budget` (seconds per shape) must be positive and finite.
+/// Every arm, before any work: listed once, a build one that can be built
+/// (its family, version, path or repository: [`crate::workers::check`]),
+/// any other compiled into this binary.
+pub(super) fn check_arms(arms: &[ArmSpec]) -> Result<(), Error> {
+    for (i, a) in arms.iter().enumerate() {
+        if arms[..i].contains(a) {
+            return Err(Error::Usage(format!(
+                "arm {a} is listed twice; the null control is added automatically"
+            )));
+        }
+        if a.worker.is_some() {
+            crate::workers::check(a)?;
+        } else if !a.engine.compiled_in() {
+            return Err(Error::Usage(format!(
+                "{} is not compiled into this binary; rebuild with --features {}",
+                a.engine,
+                a.engine.feature()
+            )));
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn check_budget(budget: f64) -> Result<(), Error> {
     if budget > 0.0 && budget.is_finite() {
         Ok(())
