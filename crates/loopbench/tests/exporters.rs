@@ -312,7 +312,54 @@ fn a_session_compared_with_itself_shows_no_change() {
     assert!(c.mismatches.is_empty(), "{:?}", c.mismatches);
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     let text = render("table", &Document::Compare(c));
-    assert!(text.contains("no change: no row changed"), "{text}");
+    assert!(
+        text.contains("no change: every row unchanged inside ±0.5%"),
+        "{text}"
+    );
+}
+
+/// Two sessions of one build with nothing to span them: every row unsure,
+/// each citing its reason by number, and the comparison says it has no
+/// answer yet and what to run for one, never "no change"; in every format.
+#[test]
+fn a_comparison_with_every_row_unsure_says_how_to_get_an_answer() {
+    let a = fixed_session();
+    let mut b = a.clone();
+    b.id = Some("another session".into());
+    let c = compare_with(&a, &b, None);
+    assert!(c
+        .rows
+        .iter()
+        .all(|r| r.outcome == Some(loopbench::stats::outcome::Outcome::Unsure)));
+    let arm = &c.a.engines[0].arm;
+    assert_eq!(
+        c.to_answer[0],
+        format!("anchor on {arm} (one build, measured in both): loopbench compare a.json b.json --reference {arm}")
+    );
+    let text = render("table", &Document::Compare(c.clone()));
+    assert!(!text.contains("no change"), "{text}");
+    assert!(
+        text.contains("no answer yet: every row is unsure; to get one:\n  anchor on "),
+        "{text}"
+    );
+    let cited = text
+        .lines()
+        .filter(|l| l.ends_with("unsure: nothing spans the two sessions [1]"));
+    assert_eq!(cited.count(), c.rows.len(), "{text}");
+    assert_eq!(
+        text.matches("[1] no shared reference arm").count(),
+        1,
+        "{text}"
+    );
+    for format in ["markdown", "html"] {
+        let doc = render(format, &Document::Compare(c.clone()));
+        assert!(doc.contains("no answer yet"), "{format}: {doc}");
+        assert!(
+            doc.contains("[1] no shared reference arm"),
+            "{format}: {doc}"
+        );
+        assert!(!doc.contains("no change"), "{format}: {doc}");
+    }
 }
 
 /// B 20% slower on every rep of one arm: with a between-session spread of

@@ -77,10 +77,9 @@ impl CompareArgs {
                 counted_out: r.counted_out,
             }))
         });
-        // The warnings go to stderr too, where they are seen even when the
-        // report goes to a file; not when the table that starts with them
-        // is on the same stream (a terminal, a log of both).
-        if !(exports.stdout_has_table() && super::progress::stdout_is_stderr()) {
+        // The warnings go to stderr when the report goes only to files,
+        // where they are seen; the table on stdout starts with them (once).
+        if !exports.stdout_has_table() {
             for w in &c.warnings {
                 crate::diag!("warning: {w}");
             }

@@ -256,26 +256,6 @@ impl session::Sink for TerminalSink<'_> {
     }
 }
 
-/// Whether stdout and stderr are one stream (the same terminal, or one log
-/// file or pipe taking both), so a line in the report is already seen.
-pub fn stdout_is_stderr() -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (
-            std::fs::metadata("/dev/stdout"),
-            std::fs::metadata("/dev/stderr"),
-        ) {
-            (Ok(out), Ok(err)) => out.dev() == err.dev() && out.ino() == err.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        false
-    }
-}
-
 impl crate::schedule::Progress for TerminalSink<'_> {
     fn rep_done(&mut self) {
         self.bar.inc(1);

@@ -69,20 +69,73 @@ pub fn render(c: &SessionComparison) -> String {
     for u in &c.unmatched {
         let _ = writeln!(out, "not compared: {u}");
     }
-    let mut reasons: Vec<&str> = c.rows.iter().filter_map(|r| r.reason.as_deref()).collect();
-    reasons.dedup();
-    for r in reasons {
-        let _ = writeln!(out, "unsure: {r}");
+    for line in notes(c) {
+        let _ = writeln!(out, "{line}");
     }
     for line in calibration_lines(c) {
         let _ = writeln!(out, "{line}");
     }
     let _ = writeln!(out, "{}", outcomes_line(c));
     let _ = writeln!(out, "method: {}", c.method);
-    if c.no_change() {
-        let _ = writeln!(out, "no change: no row changed");
+    for line in answer_lines(c) {
+        let _ = writeln!(out, "{line}");
     }
     out
+}
+
+/// The rows' reasons, once each, numbered as the rows cite them (`[1]`).
+fn reasons(c: &SessionComparison) -> Vec<&str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for r in c.rows.iter().filter_map(|r| r.reason.as_deref()) {
+        if !seen.contains(&r) {
+            seen.push(r);
+        }
+    }
+    seen
+}
+
+/// The notes the rows cite: `[k] reason`, for every format.
+pub fn notes(c: &SessionComparison) -> Vec<String> {
+    reasons(c)
+        .iter()
+        .enumerate()
+        .map(|(k, r)| format!("[{}] {r}", k + 1))
+        .collect()
+}
+
+/// What the comparison answers, in its last lines: changed rows are their
+/// own answer; "no change" only when every row is unchanged; with every
+/// row unsure, "no answer yet" and what to run for one.
+pub fn answer_lines(c: &SessionComparison) -> Vec<String> {
+    let (changed, unchanged, unsure) = (
+        c.count(Outcome::Changed),
+        c.count(Outcome::Unchanged),
+        c.count(Outcome::Unsure),
+    );
+    if c.rows.is_empty() || changed > 0 {
+        return Vec::new();
+    }
+    if unsure == 0 {
+        return vec![format!(
+            "no change: every row unchanged inside ±{}%",
+            c.precision_pct.unwrap_or(0.5)
+        )];
+    }
+    if unchanged > 0 {
+        return vec![format!(
+            "no change found: {unchanged} rows unchanged, {unsure} unsure"
+        )];
+    }
+    let mut lines = vec![format!(
+        "no answer yet: every row is unsure{}",
+        if c.to_answer.is_empty() {
+            ""
+        } else {
+            "; to get one:"
+        }
+    )];
+    lines.extend(c.to_answer.iter().map(|w| format!("  {w}")));
+    lines
 }
 
 /// What widened the intervals across sessions: one line per calibration
@@ -128,10 +181,19 @@ pub fn table(c: &SessionComparison, units: bool) -> (Vec<Column>, Vec<Vec<String
         Column::right("units", 9),
         Column::left("outcome", 0).gap(2),
     ];
+    let cited = reasons(c);
     let mut rows: Vec<Vec<String>> = c
         .rows
         .iter()
         .map(|r| {
+            let note = match r.reason.as_deref() {
+                Some(why) => cited
+                    .iter()
+                    .position(|c| *c == why)
+                    .map(|k| format!(" [{}]", k + 1))
+                    .unwrap_or_default(),
+                None => String::new(),
+            };
             vec![
                 r.shape.clone(),
                 r.arm.clone(),
@@ -143,7 +205,7 @@ pub fn table(c: &SessionComparison, units: bool) -> (Vec<Column>, Vec<Vec<String
                 match r.outcome {
                     Some(_) => r.verdict_text(precision),
                     None => verdict_words(r.verdict).to_string(),
-                },
+                } + &note,
             ]
         })
         .collect();

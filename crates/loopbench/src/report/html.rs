@@ -595,8 +595,9 @@ pub fn compare_section(c: &SessionComparison) -> String {
     for u in &c.unmatched {
         let _ = write!(o, "<p class=\"meta\">Not compared: {}</p>", esc(u));
     }
-    for line in super::compare::calibration_lines(c) {
-        let _ = write!(o, "<p class=\"meta\">{}</p>", esc(&line));
+    let notes = super::compare::notes(c);
+    for line in notes.iter().chain(&super::compare::calibration_lines(c)) {
+        let _ = write!(o, "<p class=\"meta\">{}</p>", esc(line));
     }
     let _ = write!(
         o,
@@ -604,6 +605,9 @@ pub fn compare_section(c: &SessionComparison) -> String {
         esc(&super::compare::outcomes_line(c)),
         esc(&c.method)
     );
+    for line in super::compare::answer_lines(c) {
+        let _ = write!(o, "<p class=\"answer\">{}</p>", esc(line.trim_start()));
+    }
     o
 }
 

@@ -329,7 +329,13 @@ fn comparison(c: &SessionComparison) -> String {
     }
     let (columns, rows) = super::compare::table(c, false);
     o.push_str(&MD.table(&columns, &rows));
+    for line in super::compare::notes(c) {
+        let _ = writeln!(o, "\n{}", cell(&line));
+    }
     let _ = writeln!(o, "\n{}", cell(&super::compare::outcomes_line(c)));
+    for line in super::compare::answer_lines(c) {
+        let _ = writeln!(o, "\n{}", cell(line.trim_start()));
+    }
     for line in super::compare::calibration_lines(c) {
         let _ = writeln!(o, "\n{}", cell(&line));
     }

@@ -191,6 +191,10 @@ pub struct SessionComparison {
     /// The result of `--fail-on`, when it was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<super::gate::Gate>,
+    /// When every row is unsure: what to run to get an answer
+    /// ([`super::answer::ways`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub to_answer: Vec<String>,
 }
 
 /// What the comparison of two sessions means, once.
@@ -485,7 +489,7 @@ pub fn compare(
         machine: s.machine.clone(),
         engines: s.session.engines.clone(),
     };
-    Ok(SessionComparison {
+    let mut c = SessionComparison {
         schema: SCHEMA.to_string(),
         a: side(a, a_label),
         b: side(b, b_label),
@@ -498,7 +502,10 @@ pub fn compare(
         rows,
         unmatched,
         gate: None,
-    })
+        to_answer: Vec::new(),
+    };
+    c.to_answer = super::answer::ways(&c, a.command_line().as_deref());
+    Ok(c)
 }
 
 /// A change among many rows is a change once their number is counted

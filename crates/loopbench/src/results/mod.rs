@@ -6,6 +6,7 @@
 //! schema version loopbench has written, so a saved file can be reported
 //! again in any format, compared or stored.
 
+pub mod answer;
 pub mod app;
 pub mod calibration;
 pub mod compare;
