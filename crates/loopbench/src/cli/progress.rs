@@ -45,6 +45,9 @@ pub struct Eta {
     epochs_done: usize,
     /// The session ends by then at the latest (`--session-budget`).
     session_budget_s: Option<f64>,
+    /// When the first shape started: what came before (relinking layout
+    /// variants, building workers) is paid once, not per epoch.
+    measuring_since: Option<f64>,
 }
 
 #[derive(Debug)]
@@ -71,6 +74,7 @@ impl Eta {
             current: None,
             epochs_done: 0,
             session_budget_s: None,
+            measuring_since: None,
         }
     }
 
@@ -83,6 +87,7 @@ impl Eta {
     /// `shape` starts an epoch at `now` seconds.
     pub fn started(&mut self, shape: &str, now: f64) {
         self.close(now);
+        self.measuring_since.get_or_insert(now);
         if let Some(i) = self.shapes.iter().position(|s| s.name == shape) {
             self.shapes[i].epochs += 1;
             self.current = Some((i, now));
@@ -133,7 +138,8 @@ impl Eta {
                 + self
                     .current
                     .map_or(0.0, |(_, since)| (now - since).max(0.0));
-            let overhead = ((now - in_shapes) / self.epochs_done as f64).max(0.0);
+            let measuring = now - self.measuring_since.unwrap_or(0.0);
+            let overhead = ((measuring - in_shapes) / self.epochs_done as f64).max(0.0);
             let epochs_left = (0..self.shapes.len())
                 .filter(|&i| self.shapes[i].epochs > 0 && self.shapes[i].spent > 0.0)
                 .map(|i| {
@@ -180,9 +186,17 @@ impl<'a> TerminalSink<'a> {
         }
     }
 
-    /// Show the estimated time left for these shapes under this stop rule.
+    /// Show the estimated time left for these shapes under this stop rule;
+    /// the bar is then the whole session's time, elapsed against elapsed
+    /// plus the estimate, not the reps of the shape running (which
+    /// restarted many times a second).
     pub fn with_eta(mut self, shapes: &[String], stop: StopSettings) -> Self {
         self.eta = Some(Eta::new(shapes, stop));
+        if let Ok(style) = ProgressStyle::with_template(
+            "{elapsed:>4} {bar:30} {percent:>3}% of the session  {msg}",
+        ) {
+            self.bar.set_style(style);
+        }
         self
     }
 
@@ -202,7 +216,11 @@ impl<'a> TerminalSink<'a> {
     fn show_message(&mut self) {
         let text = match &self.eta {
             Some(eta) => {
-                let (shape, session) = eta.estimate(self.now());
+                let now = self.now();
+                let (shape, session) = eta.estimate(now);
+                // Tenths of a second: the bar moves between messages.
+                self.bar.set_length(((now + session) * 10.0) as u64);
+                self.bar.set_position((now * 10.0) as u64);
                 format!(
                     "{}  (about {} left for the shape, {} for the session)",
                     self.label,
@@ -232,8 +250,10 @@ impl session::Sink for TerminalSink<'_> {
         for n in self.notes.drain(..) {
             crate::diag!("{n}");
         }
-        self.bar.set_position(0);
-        self.bar.set_length(reps as u64);
+        if self.eta.is_none() {
+            self.bar.set_position(0);
+            self.bar.set_length(reps as u64);
+        }
         let now = self.now();
         if let Some(eta) = &mut self.eta {
             eta.started(shape, now);
@@ -258,7 +278,9 @@ impl session::Sink for TerminalSink<'_> {
 
 impl crate::schedule::Progress for TerminalSink<'_> {
     fn rep_done(&mut self) {
-        self.bar.inc(1);
+        if self.eta.is_none() {
+            self.bar.inc(1);
+        }
         if self.shown_eta.elapsed() > Duration::from_millis(500) {
             self.show_message();
         }
@@ -290,6 +312,27 @@ mod tests {
         }
     }
 
+    /// With an estimate the bar is the session's time: a new shape or epoch
+    /// does not start it again; without one it counts the shape's reps.
+    #[test]
+    fn the_bar_is_the_whole_session_when_its_time_is_estimated() {
+        use crate::session::Sink;
+        let names = ["a".to_string(), "b".to_string()];
+        let mut sink = TerminalSink::new(true, None).with_eta(&names, stop(1, 10, 5.0));
+        sink.shape_started("a", 0, 3);
+        // Seconds of the session (each shape may take its 5 s) in tenths,
+        // not 3 reps.
+        let length = sink.bar.length().unwrap();
+        assert!(length >= 40, "{length}");
+        crate::schedule::Progress::rep_done(&mut sink);
+        sink.shape_started("b", 0, 7);
+        assert_ne!(sink.bar.length(), Some(7));
+        let mut reps = TerminalSink::new(true, None);
+        reps.shape_started("a", 0, 40);
+        crate::schedule::Progress::rep_done(&mut reps);
+        assert_eq!((reps.bar.position(), reps.bar.length()), (1, Some(40)));
+    }
+
     #[test]
     fn time_left_follows_the_budget_the_epochs_owed_and_the_cap() {
         let names = ["a".to_string(), "b".to_string()];
@@ -306,11 +349,17 @@ mod tests {
         slow.started("zz", 2.0); // unknown shape: only closes a
         assert_eq!(slow.left(0, 2.0), 8.0); // 4 epochs owed at 2 s each
                                             // Time between shapes counts for the session, per epoch still to run.
+                                            // What came before the first shape (relinking variants: 7 s here)
+                                            // is paid once; the gap before each later epoch's shape is per epoch.
         let mut gaps = Eta::new(&names[..1], stop(1, 100, 3.0));
-        gaps.started("a", 0.5); // 0.5 s before the shape: starting workers
+        gaps.started("a", 7.0);
         let empty: Session = serde_json::from_str(SESSION).unwrap();
-        gaps.epoch_done(&empty, 1.5); // a: 1 s in one epoch; 2 s budget left
-        assert_eq!(gaps.estimate(1.5), (None, 2.0 + 0.5 * 2.0));
+        gaps.epoch_done(&empty, 7.5); // a: 0.5 s in its first epoch
+        gaps.started("a", 8.0); // 0.5 s before the shape: starting workers
+        gaps.epoch_done(&empty, 8.5); // a: 1 s in two epochs; 2 s budget left
+                                      // 2 s left at 0.5 s an epoch: 4 more epochs, each with 0.5 s / 2
+                                      // epochs of time between shapes.
+        assert_eq!(gaps.estimate(8.5), (None, 2.0 + 0.25 * 4.0));
         // The epoch limit caps it.
         let mut capped = Eta::new(&names[..1], stop(1, 2, 100.0));
         capped.started("a", 0.0);

@@ -255,12 +255,24 @@ fn print_series(
     if let Some(version) = &shared_version {
         crate::outln!("  build of every session: {}", Text.escape(version));
     }
+    // The step is not the change from the session before: it is what a
+    // lasting shift would look like at this point, judged against the
+    // noise of the sessions before.
+    let after = match trend::AFTER {
+        2 => "the next".to_string(),
+        n => format!("the next {}", n - 1),
+    };
+    crate::outln!(
+        "  step: this session with {after} against up to {} before it (geometric means); \
+         flagged beyond the threshold",
+        trend::BEFORE
+    );
     crate::outln!(
         "  {:>7}  {:<19}  {:>12}  {:>9}  {:>9}  {:<16}",
         "session",
         "recorded (UTC)",
         "value",
-        "change",
+        "step",
         "threshold",
         if shared_version.is_some() {
             "commit"
