@@ -182,6 +182,8 @@ pub struct Exports {
     held: Vec<Option<files::Held>>,
     /// Per output: the last rewrite failed (a note is printed once).
     failing: RefCell<Vec<bool>>,
+    /// A table was asked for by name (`--export table=...`).
+    asked_table: bool,
 }
 
 impl Exports {
@@ -209,6 +211,7 @@ impl Exports {
                 target: target.clone(),
             });
         }
+        let asked_table = outputs.iter().any(|o: &Output| o.format == "table");
         if !outputs.iter().any(|o| o.target == Target::Stdout) {
             let t = format("table")?;
             outputs.push(Output {
@@ -218,10 +221,46 @@ impl Exports {
             });
         }
         Ok(Exports {
+            asked_table,
             failing: RefCell::new(vec![false; outputs.len()]),
             held: outputs.iter().map(|_| None).collect(),
             outputs,
         })
+    }
+
+    /// Leave out the table [`Exports::new`] put on stdout when nothing was
+    /// asked of stdout and some file was: for a command whose files are its
+    /// answer (`report FILE --html OUT`). Whether it was left out.
+    pub fn files_only(&mut self) -> bool {
+        let files = self
+            .outputs
+            .iter()
+            .any(|o| matches!(o.target, Target::File(_)));
+        let table = self
+            .outputs
+            .iter()
+            .position(|o| o.target == Target::Stdout && o.format == "table");
+        // The table `new` adds comes last; one asked for comes in order.
+        match table {
+            Some(i) if files && i + 1 == self.outputs.len() && !self.asked_table => {
+                self.outputs.remove(i);
+                self.held.remove(i);
+                self.failing.borrow_mut().remove(i);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Each file output: its format and path.
+    pub fn files(&self) -> Vec<(&'static str, &Path)> {
+        self.outputs
+            .iter()
+            .filter_map(|o| match &o.target {
+                Target::File(p) => Some((o.format, p.as_path())),
+                Target::Stdout => None,
+            })
+            .collect()
     }
 
     /// Every table in full ([`table::Table::verbose`]).

@@ -260,3 +260,36 @@ fn compare_warnings_are_printed_once() {
     assert!(out.status.success());
     assert_eq!(warned(&String::from_utf8_lossy(&out.stderr)), 2);
 }
+
+/// `report FILE --html OUT`: the file is the answer, and stdout one line
+/// that says where it went (it reprinted the whole table); `--verbose`
+/// still asks for the table, and a format on stdout is all stdout holds.
+#[test]
+fn report_to_a_file_prints_one_line() {
+    let (_, dir) = loopbench();
+    let session = schema1_session();
+    let report = |args: &[&str]| {
+        let (mut cmd, _d) = loopbench();
+        let out = cmd
+            .current_dir(dir.path())
+            .arg("report")
+            .arg(&session)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let stdout = report(&["--html", "r.html", "--csv", "r.csv"]);
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    lines.sort();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines[0].starts_with("wrote r.csv (csv, "), "{stdout}");
+    assert!(lines[1].starts_with("wrote r.html (html, "), "{stdout}");
+    assert!(dir.path().join("r.html").is_file());
+    let table = report(&["--html", "r.html", "--verbose"]);
+    assert!(table.contains("add_chain"), "{table}");
+    let markdown = report(&["--html", "r.html", "--markdown", "-"]);
+    assert!(markdown.starts_with("### loopbench"), "{markdown}");
+    assert!(!markdown.contains("wrote "), "{markdown}");
+}
