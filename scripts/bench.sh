@@ -5,5 +5,5 @@
 # e.g. scripts/bench.sh --json session.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --build
 cargo run --release -q -p loopbench -- run --session-budget 60 "$@"
