@@ -73,7 +73,8 @@ pub fn name_known_defects(
                 d.engine, d.what, d.reduced
             );
             let this_arm = format!("shape {}, arm {},", r.shape, a.arm);
-            for e in errors.iter_mut().filter(|e| e.contains(&this_arm)) {
+            let same = |e: &&mut String| e.contains(&this_arm) && e.contains("verify failed");
+            for e in errors.iter_mut().filter(same) {
                 e.push_str(&note);
             }
             error.push_str(&note);
