@@ -326,11 +326,12 @@ fn a_comparison_with_every_row_unsure_says_how_to_get_an_answer() {
     let a = fixed_session();
     let mut b = a.clone();
     b.id = Some("another session".into());
-    let c = compare_with(&a, &b, None);
+    let mut c = compare_with(&a, &b, None);
     assert!(c
         .rows
         .iter()
         .all(|r| r.outcome == Some(loopbench::stats::outcome::Outcome::Unsure)));
+    c.to_answer = results::answer::ways(&c, a.command_line().as_deref());
     let arm = &c.a.engines[0].arm;
     assert_eq!(
         c.to_answer[0],

@@ -62,6 +62,7 @@ impl CompareArgs {
             calibration: &calibration,
         };
         let mut c = compare::compare(&a, &self.a, &b, &self.b, &opts).map_err(Error::Usage)?;
+        c.to_answer = results::answer::ways(&c, a.command_line().as_deref());
         if let Some(note) = history_note {
             if c.rows.iter().any(|r| r.basis == Some(compare::Basis::None)) {
                 c.warnings.push(note);

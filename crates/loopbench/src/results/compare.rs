@@ -192,7 +192,7 @@ pub struct SessionComparison {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<super::gate::Gate>,
     /// When every row is unsure: what to run to get an answer
-    /// ([`super::answer::ways`]).
+    /// (`results::answer::ways`, which the command adds).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub to_answer: Vec<String>,
 }
@@ -489,7 +489,7 @@ pub fn compare(
         machine: s.machine.clone(),
         engines: s.session.engines.clone(),
     };
-    let mut c = SessionComparison {
+    Ok(SessionComparison {
         schema: SCHEMA.to_string(),
         a: side(a, a_label),
         b: side(b, b_label),
@@ -503,9 +503,7 @@ pub fn compare(
         unmatched,
         gate: None,
         to_answer: Vec::new(),
-    };
-    c.to_answer = super::answer::ways(&c, a.command_line().as_deref());
-    Ok(c)
+    })
 }
 
 /// A change among many rows is a change once their number is counted
