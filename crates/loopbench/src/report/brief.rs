@@ -147,17 +147,22 @@ fn builds(report: &Session) -> String {
     }
 }
 
-fn columns(report: &Session) -> Vec<Column> {
-    let arm_width = report
+/// The width of an arm column: the longest label (a build arm's null can
+/// be long), at least `least`.
+pub(super) fn arm_width(report: &Session, least: usize) -> usize {
+    report
         .results
         .iter()
         .flat_map(|r| r.arms.iter().map(|a| a.arm.chars().count()))
         .max()
         .unwrap_or(0)
-        .max(16);
+        .max(least)
+}
+
+fn columns(report: &Session) -> Vec<Column> {
     vec![
         Column::left("shape", 20),
-        Column::left("arm", arm_width),
+        Column::left("arm", arm_width(report, 16)),
         Column::right("ns/iter", 9),
         Column::right("layout", 6),
         Column::left("change vs baseline [95% CI]", 29).gap(2),

@@ -85,13 +85,7 @@ pub fn render(c: &SessionComparison) -> String {
 
 /// The rows' reasons, once each, numbered as the rows cite them (`[1]`).
 fn reasons(c: &SessionComparison) -> Vec<&str> {
-    let mut seen: Vec<&str> = Vec::new();
-    for r in c.rows.iter().filter_map(|r| r.reason.as_deref()) {
-        if !seen.contains(&r) {
-            seen.push(r);
-        }
-    }
-    seen
+    crate::results::answer::distinct(c.rows.iter().filter_map(|r| r.reason.as_deref()))
 }
 
 /// The notes the rows cite: `[k] reason`, for every format.

@@ -310,7 +310,7 @@ fn file_name(path: &Path) -> String {
 }
 
 /// The file name of `path` as its sidecars (`.NAME.loopbench-lock`,
-/// `.NAME.loopbench-tmp-PID-XXXXXX`) carry it: whole when they fit in a file
+/// `.NAME.loopbench-tmp-PID-` and a random suffix) carry it: whole when they fit in a file
 /// name (255 bytes on Linux's file systems), else its first 128 bytes and a
 /// stable hash of the whole, so any name the output itself can have has
 /// sidecars too (a 240-byte name was refused as "File name too long").

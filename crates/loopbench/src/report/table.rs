@@ -1,7 +1,7 @@
 //! The terminal table, in the reference harness's spirit: one row per shape
 //! and arm, the null floor beside every shape, verdicts in words.
 
-use super::brief::{change_text, inside_spread};
+use super::brief::{arm_width, change_text, inside_spread};
 use super::markup::{Column, Markup, Text};
 use super::{Exporter, ReportError};
 use crate::results::{Document, Role, Session, ShapeResult};
@@ -59,16 +59,9 @@ impl Exporter for Table {
 /// are rows of two cells (an empty shape cell, then the note).
 /// The arm column fits the longest label (a build arm's null can be long).
 fn columns(report: &Session) -> Vec<Column> {
-    let arm_width = report
-        .results
-        .iter()
-        .flat_map(|r| r.arms.iter().map(|a| a.arm.chars().count()))
-        .max()
-        .unwrap_or(0)
-        .max(18);
     vec![
         Column::left("shape", 20),
-        Column::left("arm", arm_width),
+        Column::left("arm", arm_width(report, 18)),
         Column::right("ns/iter", 11),
         Column::right("min", 11),
         Column::right("ns/op", 8),

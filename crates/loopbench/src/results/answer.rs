@@ -82,7 +82,7 @@ pub fn ways(c: &SessionComparison, rerun: Option<&str>) -> Vec<String> {
 }
 
 /// In first-seen order, once each.
-fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+pub fn distinct<'a>(items: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     let mut seen: Vec<&str> = Vec::new();
     for i in items {
         if !seen.contains(&i) {
