@@ -357,6 +357,8 @@ fn a_suite_directory_runs_each_module_as_a_row() {
         .arg(suite.path())
         .args(["--rounds", "2", "--html"])
         .arg(&page)
+        // Every rep inline: the test reads each epoch's numbers.
+        .arg("--json-reps")
         .arg("--json")
         .arg(&saved)
         .output()

@@ -171,9 +171,16 @@ pub enum Command {
 /// Where results go, shared by every command that produces them.
 #[derive(Args, Debug, Default)]
 pub struct OutputArgs {
-    /// Write the results as JSON to FILE (`-` for stdout), rewritten after every shape.
+    /// Write the results as JSON to FILE (`-` for stdout), rewritten after
+    /// every shape. In a file, every rep goes to a compressed file beside it
+    /// (FILE.json -> FILE.reps.json.gz), which `report`, `compare` and the
+    /// other readers put back; keep the two together.
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
+    /// Keep every rep inline in the --json file (one file, about ten times
+    /// larger) rather than beside it.
+    #[arg(long)]
+    pub json_reps: bool,
     /// Write one row per timed rep as CSV to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<String>,
@@ -240,6 +247,9 @@ impl OutputArgs {
         let mut exports = Exports::new(&requested)?;
         if self.verbose {
             exports.verbose_table();
+        }
+        if self.json_reps {
+            exports.keep_parts_inline();
         }
         exports.check()?;
         exports.refuse_inputs(inputs)?;

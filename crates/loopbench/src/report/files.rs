@@ -158,6 +158,13 @@ impl Held {
         }
     }
 
+    /// Where it writes.
+    pub(super) fn path(&self) -> &Path {
+        match self {
+            Held::File { path, .. } | Held::Stream { path, .. } => path,
+        }
+    }
+
     /// The last write.
     pub(super) fn finish(&self, bytes: &[u8]) -> Result<(), Error> {
         match self {

@@ -1,6 +1,7 @@
 //! JSON: every value of the results model under its versioned schema
-//! (`loopbench/1` for sessions; see [`crate::results`]). It reads back with
-//! [`crate::results::read`].
+//! (`loopbench/2` for sessions; see [`crate::results`]). It reads back with
+//! [`crate::results::read`]. Written to a file, its reps go to a compressed
+//! file beside it ([`crate::results::reps`]).
 
 use super::{Exporter, ReportError};
 use crate::results::Document;
@@ -14,6 +15,32 @@ impl Exporter for Json {
             .to_json_value()
             .map_err(|source| ReportError::Json { source })?;
         to_json(&value)
+    }
+
+    fn beside(&self, name: &str) -> Option<(String, &'static str)> {
+        Some((crate::results::reps::file_name(name), "its reps, gzip"))
+    }
+
+    /// The summaries, pretty, citing `beside`; the reps there as compact
+    /// JSON compressed with gzip (fast: it is rewritten after every shape).
+    fn render_apart(
+        &self,
+        doc: &Document,
+        beside: &str,
+        key: &str,
+    ) -> Result<(Vec<u8>, Option<Vec<u8>>), ReportError> {
+        let json = |source| ReportError::Json { source };
+        let value = doc.to_json_value().map_err(json)?;
+        let (summary, reps) = crate::results::reps::split(value, beside, key);
+        let reps = match reps {
+            Some(reps) => {
+                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                serde_json::to_writer(&mut gz, &reps).map_err(json)?;
+                Some(gz.finish().map_err(|e| json(serde_json::Error::io(e)))?)
+            }
+            None => None,
+        };
+        Ok((to_json(&summary)?, reps))
     }
 }
 

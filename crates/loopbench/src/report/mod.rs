@@ -64,6 +64,25 @@ pub const LIMITS: &[&str] = &[
 pub trait Exporter {
     /// `doc` in this format.
     fn render(&self, doc: &Document) -> Result<Vec<u8>, ReportError>;
+
+    /// The name of the file this format keeps a part of its document in,
+    /// beside a file named `name` (JSON: its reps), and what that part is
+    /// in a word or two; `None` for one file.
+    fn beside(&self, _name: &str) -> Option<(String, &'static str)> {
+        None
+    }
+
+    /// `doc` as the file citing `beside` (by name) and what goes there;
+    /// `None` when nothing does (the first holds it all). `key` ties the
+    /// two files of one command together.
+    fn render_apart(
+        &self,
+        doc: &Document,
+        _beside: &str,
+        _key: &str,
+    ) -> Result<(Vec<u8>, Option<Vec<u8>>), ReportError> {
+        self.render(doc).map(|bytes| (bytes, None))
+    }
 }
 
 /// A format as the command line names it.
@@ -172,6 +191,18 @@ struct Output {
     format: &'static str,
     exporter: Box<dyn Exporter>,
     target: Target,
+    /// Whether a part of the document may go to a file beside this one
+    /// ([`Exporter::beside`]; `--json-reps` keeps the reps inline).
+    apart: bool,
+}
+
+/// The file beside an output file, held as the output is.
+struct Beside {
+    name: String,
+    what: &'static str,
+    held: files::Held,
+    /// Its last write holds the part the output file cites.
+    written: std::cell::Cell<bool>,
 }
 
 /// The export manager: every format a command was asked for.
@@ -180,6 +211,13 @@ pub struct Exports {
     /// Per output, its file held from [`Exports::check`] until the
     /// manager is dropped (`None` for stdout, or before the check).
     held: Vec<Option<files::Held>>,
+    /// Per output: the file beside it, held at the check, when its format
+    /// keeps a part of the document apart.
+    beside: Vec<Option<Beside>>,
+    /// Ties each output file to the file beside it: this command's, and
+    /// the write's number ([`Exporter::render_apart`]).
+    key: String,
+    writes: std::cell::Cell<u64>,
     /// Per output: the last rewrite failed (a note is printed once).
     failing: RefCell<Vec<bool>>,
     /// A table was asked for by name (`--export table=...`).
@@ -209,6 +247,7 @@ impl Exports {
                 format: f.name,
                 exporter: (f.make)(),
                 target: target.clone(),
+                apart: true,
             });
         }
         let asked_table = outputs.iter().any(|o: &Output| o.format == "table");
@@ -218,12 +257,16 @@ impl Exports {
                 format: t.name,
                 exporter: (t.make)(),
                 target: Target::Stdout,
+                apart: true,
             });
         }
         Ok(Exports {
             asked_table,
             failing: RefCell::new(vec![false; outputs.len()]),
             held: outputs.iter().map(|_| None).collect(),
+            beside: outputs.iter().map(|_| None).collect(),
+            key: crate::results::new_session_id(),
+            writes: std::cell::Cell::new(0),
             outputs,
         })
     }
@@ -245,6 +288,7 @@ impl Exports {
             Some(i) if files && i + 1 == self.outputs.len() && !self.asked_table => {
                 self.outputs.remove(i);
                 self.held.remove(i);
+                self.beside.remove(i);
                 self.failing.borrow_mut().remove(i);
                 true
             }
@@ -252,15 +296,26 @@ impl Exports {
         }
     }
 
-    /// Each file output: its format and path.
-    pub fn files(&self) -> Vec<(&'static str, &Path)> {
-        self.outputs
-            .iter()
-            .filter_map(|o| match &o.target {
-                Target::File(p) => Some((o.format, p.as_path())),
-                Target::Stdout => None,
-            })
-            .collect()
+    /// Each file output: its format and path, each followed by the file
+    /// beside it when that holds a part of it (and what the part is).
+    pub fn files(&self) -> Vec<(String, &Path)> {
+        let mut files = Vec::new();
+        for (o, beside) in self.outputs.iter().zip(&self.beside) {
+            if let Target::File(p) = &o.target {
+                files.push((o.format.to_string(), p.as_path()));
+                if let Some(b) = beside.as_ref().filter(|b| b.written.get()) {
+                    files.push((b.what.to_string(), b.held.path()));
+                }
+            }
+        }
+        files
+    }
+
+    /// Keep every part of each document in its one file (`--json-reps`).
+    pub fn keep_parts_inline(&mut self) {
+        for o in &mut self.outputs {
+            o.apart = false;
+        }
     }
 
     /// Every table in full ([`table::Table::verbose`]).
@@ -306,10 +361,32 @@ impl Exports {
     /// command: a file locked (a second session writing it is refused, the
     /// temporaries killed sessions left beside it removed), a device or
     /// FIFO open ([`files`]).
+    /// A file's format that keeps a part apart gets the file beside it
+    /// held too; a device or FIFO takes the whole document.
     pub fn check(&mut self) -> Result<(), Error> {
-        for (o, held) in self.outputs.iter().zip(&mut self.held) {
+        for ((o, held), beside) in self
+            .outputs
+            .iter()
+            .zip(&mut self.held)
+            .zip(&mut self.beside)
+        {
             if let Target::File(p) = &o.target {
-                *held = Some(files::Held::take(p)?);
+                let taken = files::Held::take(p)?;
+                if let (files::Held::File { path, .. }, true) = (&taken, o.apart) {
+                    let named = path
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .and_then(|n| o.exporter.beside(n));
+                    if let Some((name, what)) = named {
+                        *beside = Some(Beside {
+                            held: files::Held::take(&path.with_file_name(&name))?,
+                            name,
+                            what,
+                            written: std::cell::Cell::new(false),
+                        });
+                    }
+                }
+                *held = Some(taken);
             }
         }
         Ok(())
@@ -326,21 +403,42 @@ impl Exports {
         Ok(())
     }
 
-    /// `bytes` to output `i`'s file: through what the check holds, else
+    /// `doc` to output `i`'s file: through what the check holds, else
     /// (no check) straight to the path; `None` when a held stream waits
-    /// for the end.
+    /// for the end. The part kept beside goes first, so the file that
+    /// cites it never names what is not there yet.
     fn write_file(
         &self,
         i: usize,
         path: &Path,
-        bytes: &[u8],
+        doc: &Document,
         last: bool,
-    ) -> Option<Result<(), Error>> {
-        match &self.held[i] {
-            Some(h) if last => Some(h.finish(bytes)),
-            Some(h) => h.partial(bytes),
-            None => Some(write_atomic(path, bytes)),
-        }
+    ) -> Result<Option<Result<(), Error>>, Error> {
+        let exporter = &self.outputs[i].exporter;
+        let bytes = match &self.beside[i] {
+            Some(beside) => {
+                self.writes.set(self.writes.get() + 1);
+                let key = format!("{}/{}", self.key, self.writes.get());
+                let (bytes, part) = exporter.render_apart(doc, &beside.name, &key)?;
+                if let Some(part) = part {
+                    let wrote = match last {
+                        true => beside.held.finish(&part),
+                        false => beside.held.partial(&part).unwrap_or(Ok(())),
+                    };
+                    beside.written.set(wrote.is_ok());
+                    if wrote.is_err() {
+                        return Ok(Some(wrote));
+                    }
+                }
+                bytes
+            }
+            None => exporter.render(doc)?,
+        };
+        Ok(match &self.held[i] {
+            Some(h) if last => Some(h.finish(&bytes)),
+            Some(h) => h.partial(&bytes),
+            None => Some(write_atomic(path, &bytes)),
+        })
     }
 
     /// After each completed shape: rewrite the files (stdout waits for the
@@ -350,7 +448,7 @@ impl Exports {
         for (i, o) in self.outputs.iter().enumerate() {
             if let Target::File(p) = &o.target {
                 // A device or FIFO takes the document once, at the end.
-                let Some(result) = self.write_file(i, p, &o.exporter.render(doc)?, false) else {
+                let Some(result) = self.write_file(i, p, doc, false)? else {
                     continue;
                 };
                 let mut failing = self.failing.borrow_mut();
@@ -374,25 +472,21 @@ impl Exports {
     /// fails; the failures come back together as [`ReportError::Exports`]
     /// after the rest (stdout last) is written.
     pub fn finish(&self, doc: &Document) -> Result<(), Error> {
-        let rendered = self
-            .outputs
-            .iter()
-            .map(|o| o.exporter.render(doc))
-            .collect::<Result<Vec<_>, _>>()?;
         let mut failed = Vec::new();
-        for (i, (o, bytes)) in self.outputs.iter().zip(&rendered).enumerate() {
+        for (i, o) in self.outputs.iter().enumerate() {
             if let Target::File(p) = &o.target {
-                let result = self.write_file(i, p, bytes, true).unwrap_or(Ok(()));
+                let result = self.write_file(i, p, doc, true)?.unwrap_or(Ok(()));
                 self.failing.borrow_mut()[i] = result.is_err();
                 if let Err(e) = result {
                     failed.push(format!("{} ({e})", o.format));
                 }
             }
         }
-        for (o, bytes) in self.outputs.iter().zip(&rendered) {
+        for o in &self.outputs {
             if o.target == Target::Stdout {
+                let bytes = o.exporter.render(doc)?;
                 let mut out = std::io::stdout().lock();
-                out.write_all(bytes)
+                out.write_all(&bytes)
                     .and_then(|_| out.flush())
                     .map_err(|e| Error::io("cannot write to stdout", e))?;
             }

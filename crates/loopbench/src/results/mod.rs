@@ -16,6 +16,7 @@ pub mod layout;
 pub mod model;
 pub(crate) mod nan;
 pub mod noise;
+pub mod reps;
 pub mod sane;
 pub mod session;
 pub mod shape;
@@ -60,6 +61,9 @@ pub enum ReadError {
     /// A value no measurement can have (a hand-edited file).
     #[error("impossible value: {0}")]
     Impossible(String),
+    /// The document's reps are in a file beside it that cannot be had.
+    #[error("its reps are in {file} beside it, which {why} (a JSON file written with --json-reps holds them inline)")]
+    Reps { file: String, why: String },
     #[error("cannot read {}: {source}", path.display())]
     Io {
         path: std::path::PathBuf,
@@ -138,11 +142,20 @@ impl Document {
     }
 }
 
-/// Parse a saved document of any schema version written so far.
+/// Parse a saved document of any schema version written so far. A
+/// document whose reps are in a file beside it is refused here (there is
+/// no beside); [`read`] reads it.
 pub fn parse(text: &str) -> Result<Document, ReadError> {
+    parse_beside(text, None)
+}
+
+/// [`parse`], with the directory a document's reps file is read from.
+fn parse_beside(text: &str, dir: Option<&Path>) -> Result<Document, ReadError> {
     #[derive(Deserialize)]
     struct Probe {
         schema: Option<String>,
+        #[serde(default, rename = "reps_file")]
+        reps_file: Option<serde::de::IgnoredAny>,
     }
     let probe: Probe = serde_json::from_str(text).map_err(|e| {
         if !e.is_data() {
@@ -161,11 +174,34 @@ pub fn parse(text: &str) -> Result<Document, ReadError> {
         })
     })?;
     let schema = probe.schema.ok_or(ReadError::NoSchema)?;
+    if probe.reps_file.is_none() {
+        return typed(&schema, text);
+    }
+    // The reps are beside: put back into the whole value, which is then
+    // read as any document is.
+    let mut value: serde_json::Value = serde_json::from_str(text).map_err(ReadError::NotJson)?;
+    let file = reps::cited(&value).unwrap_or_default().to_string();
+    let refuse = |why: String| ReadError::Reps {
+        file: file.clone(),
+        why,
+    };
+    // Only a file beside it: a path in a document is not followed.
+    if file.is_empty() || file == "." || file == ".." || file.contains(['/', '\\']) {
+        return Err(refuse("is not the name of a file beside it".into()));
+    }
+    let dir = dir.ok_or_else(|| refuse("a document read from here cannot reach".into()))?;
+    let reps = read_reps(&dir.join(&file)).map_err(refuse)?;
+    reps::merge(&mut value, reps).map_err(refuse)?;
+    typed(&schema, &value.to_string())
+}
+
+/// The document of `schema` that `text` holds.
+fn typed(schema: &str, text: &str) -> Result<Document, ReadError> {
     let bad = |source: serde_json::Error| ReadError::Malformed {
-        schema: schema.clone(),
+        schema: schema.to_string(),
         source,
     };
-    match schema.as_str() {
+    match schema {
         s if SESSION_SCHEMAS_READ.contains(&s) => {
             let session: Session = serde_json::from_str(text).map_err(bad)?;
             sane::check(&session).map_err(ReadError::Impossible)?;
@@ -199,6 +235,21 @@ pub fn parse(text: &str) -> Result<Document, ReadError> {
     }
 }
 
+/// A reps file's value: gzip-compressed JSON, at most [`crate::input::INPUT_CAP`]
+/// bytes decompressed. Why not, in words.
+fn read_reps(path: &Path) -> Result<serde_json::Value, String> {
+    let file = crate::input::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => "is missing".to_string(),
+        _ => format!("cannot be read: {e}"),
+    })?;
+    let unzipped = crate::input::Capped::new(
+        flate2::read::GzDecoder::new(std::io::BufReader::new(file)),
+        crate::input::INPUT_CAP,
+    );
+    serde_json::from_reader(std::io::BufReader::new(unzipped))
+        .map_err(|e| format!("is not a gzip-compressed JSON file of reps: {e}"))
+}
+
 /// Read a saved document from `path` (a file, or a pipe such as `<(...)`;
 /// a device is refused, [`input`]).
 pub fn read(path: &Path) -> Result<Document, ReadError> {
@@ -216,7 +267,9 @@ pub fn read(path: &Path) -> Result<Document, ReadError> {
     let mut text = String::new();
     std::io::Read::read_to_string(&mut crate::input::open(path).map_err(io)?, &mut text)
         .map_err(io)?;
-    parse(&text).map_err(|e| ReadError::File {
+    // The reps file is beside the file itself, wherever a link to it is.
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    parse_beside(&text, real.parent()).map_err(|e| ReadError::File {
         path: path.to_path_buf(),
         source: Box::new(e),
     })

@@ -586,7 +586,8 @@ fn app_projection_in_instructions_and_time_from_them() {
         let (mut cmd, _d) = loopbench();
         let out = cmd
             .args(["app", "project", "sha256", "--engines", "wasmi,wasm3"])
-            .args(["--bytes", "64k", "--warmup", "0", "--json"])
+            // Every rep inline: the test takes a session out of it.
+            .args(["--bytes", "64k", "--warmup", "0", "--json-reps", "--json"])
             .arg(path)
             .args(extra)
             .output()

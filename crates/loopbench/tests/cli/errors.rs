@@ -423,7 +423,8 @@ fn impossible_values_in_saved_files_and_options_are_refused() {
         "3",
         "--no-history",
     ])
-    .args(["--json", "s.json", "--csv", "s.csv"])
+    // Every rep inline: the test edits their times.
+    .args(["--json-reps", "--json", "s.json", "--csv", "s.csv"])
     .assert()
     .success();
     let saved: serde_json::Value =

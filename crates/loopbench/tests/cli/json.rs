@@ -1,4 +1,4 @@
-use super::util::{loopbench, SMALL};
+use super::util::{assert_one_line_error, loopbench, SMALL};
 use serde_json::Value;
 
 #[test]
@@ -10,6 +10,8 @@ fn json_has_the_schema_keys() {
         "wasmi,tinywasm",
         "--shapes",
         "add_chain,load_stream",
+        // Every rep inline (the reps file beside is tested below).
+        "--json-reps",
         "--json",
         "out.json",
         // One code layout (no build-layout null arm): tests/layouts.rs
@@ -89,6 +91,111 @@ fn json_to_stdout_is_pure_json() {
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["complete"], true);
+    // A stream has no file beside it: every rep is inline.
+    assert!(v.get("reps_file").is_none());
+    assert!(!v["results"][0]["arms"][0]["reps"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}
+
+/// A JSON file holds the summaries and names the compressed file beside it
+/// that holds every rep; every reader puts them back, so the session reads
+/// as measured: the same per-rep CSV, the same document inline.
+#[test]
+fn a_json_file_keeps_its_reps_beside_it_and_reads_back_whole() {
+    let (mut cmd, dir) = loopbench();
+    let mut args = vec!["run", "--engines", "wasmi,tinywasm", "--shapes", "lut"];
+    args.extend_from_slice(SMALL);
+    args.extend(["--json", "s.json", "--csv", "direct.csv", "--quiet"]);
+    cmd.args(&args).assert().success();
+    let path = |f: &str| dir.path().join(f);
+    let text = std::fs::read_to_string(path("s.json")).unwrap();
+    let summary: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(summary["reps_file"]["file"], "s.reps.json.gz");
+    // At least the three arms' reps (wasmi, tinywasm, the null).
+    assert!(summary["reps_file"]["parts"].as_u64().unwrap() >= 3);
+    for field in [
+        "samples_ns_per_iter",
+        "samples_per_iter",
+        "epoch_median_pct",
+        "\"reps\": [",
+    ] {
+        assert!(!text.contains(field), "{field} in the summaries");
+    }
+    let gz = std::fs::read(path("s.reps.json.gz")).unwrap();
+    assert_eq!(gz[..2], [0x1f, 0x8b], "gzip");
+
+    let report = |args: &[&str]| {
+        let (mut cmd, _) = loopbench();
+        cmd.current_dir(dir.path())
+            .arg("report")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // The per-rep CSV of the file is the one the session wrote.
+    assert!(report(&["s.json", "--csv", "back.csv"]).status.success());
+    assert_eq!(
+        std::fs::read(path("back.csv")).unwrap(),
+        std::fs::read(path("direct.csv")).unwrap()
+    );
+    // Inline on asking; split again, the same two files but for their key.
+    assert!(report(&["s.json", "--json-reps", "--json", "whole.json"])
+        .status
+        .success());
+    let whole: Value = serde_json::from_slice(&std::fs::read(path("whole.json")).unwrap()).unwrap();
+    assert!(whole.get("reps_file").is_none());
+    for arm in whole["results"][0]["arms"].as_array().unwrap() {
+        let reps = arm["reps"].as_array().unwrap().len();
+        assert_eq!(
+            reps as u64,
+            arm["verified_reps"].as_u64().unwrap(),
+            "{}",
+            arm["arm"]
+        );
+    }
+    assert!(report(&["whole.json", "--json", "again.json"])
+        .status
+        .success());
+    let without_key = |f: &str| {
+        let mut v: Value = serde_json::from_slice(&std::fs::read(path(f)).unwrap()).unwrap();
+        v["reps_file"]["key"] = Value::Null;
+        v["reps_file"]["file"] = Value::Null;
+        v
+    };
+    assert_eq!(without_key("again.json"), without_key("s.json"));
+
+    // Through a link from elsewhere: the reps are beside the file itself.
+    std::fs::create_dir(path("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(path("s.json"), path("elsewhere/link.json")).unwrap();
+    assert!(report(&["elsewhere/link.json", "--csv", "linked.csv"])
+        .status
+        .success());
+
+    // Each way the reps file can fail is one line naming it.
+    let refused = |file: &str, why: &str| {
+        let out = report(&[file]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = assert_one_line_error(&out.stderr);
+        assert!(err.contains(why), "{file}: {err}");
+    };
+    std::fs::copy(path("again.reps.json.gz"), path("s.reps.json.gz")).unwrap();
+    refused(
+        "s.json",
+        "s.reps.json.gz beside it, which belongs to another document",
+    );
+    std::fs::write(path("s.reps.json.gz"), b"not gzip").unwrap();
+    refused("s.json", "is not a gzip-compressed JSON file of reps");
+    std::fs::remove_file(path("s.reps.json.gz")).unwrap();
+    refused(
+        "s.json",
+        "its reps are in s.reps.json.gz beside it, which is missing",
+    );
+    let mut away = summary.clone();
+    away["reps_file"]["file"] = "../again.reps.json.gz".into();
+    std::fs::write(path("away.json"), away.to_string()).unwrap();
+    refused("away.json", "which is not the name of a file beside it");
 }
 
 #[test]

@@ -231,11 +231,16 @@ fn a_long_name_and_a_deep_directory_take_outputs() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    // The output, and no lock or temporary file left beside it.
-    assert_eq!(
-        String::from_utf8_lossy(&listing.stdout),
-        format!("{long}\n")
-    );
+    // The output and its reps (the name cut to fit), and no lock or
+    // temporary file left beside them.
+    let mut listed: Vec<String> = String::from_utf8_lossy(&listing.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    listed.sort();
+    let reps = loopbench::results::reps::file_name(&long);
+    assert!(reps.len() <= 255, "{reps}");
+    assert_eq!(listed, [long.clone(), reps]);
 
     // 25 levels of 200 bytes, entered one at a time (no path to them fits
     // in PATH_MAX, so no process can be started there by name).
@@ -256,8 +261,8 @@ fn a_long_name_and_a_deep_directory_take_outputs() {
         String::from_utf8_lossy(&out.stderr)
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let listed: Vec<&str> = stdout.lines().rev().take(2).collect();
-    assert_eq!(listed, ["s.json", "s.csv"], "{stdout}");
+    let listed: Vec<&str> = stdout.lines().rev().take(3).collect();
+    assert_eq!(listed, ["s.reps.json.gz", "s.json", "s.csv"], "{stdout}");
 }
 
 /// `report s.json --csv ./s.json` replaced the saved session with CSV,

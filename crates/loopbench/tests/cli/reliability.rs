@@ -138,18 +138,21 @@ fn orphan_temporaries_are_cleaned_and_the_umask_is_honoured() {
     assert!(alive.exists(), "a live process's temporary was removed");
     assert!(other.exists(), "another target's temporary was removed");
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(dir.path().join("out.json"))
-        .unwrap()
-        .permissions()
-        .mode();
-    assert_eq!(mode & 0o777, 0o640, "mode {mode:o}");
-    // Nothing but the output and the planted files is left (no lock, no temp).
+    for output in ["out.json", "out.reps.json.gz"] {
+        let mode = std::fs::metadata(dir.path().join(output))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o640, "{output}: mode {mode:o}");
+    }
+    // Nothing but the output, its reps and the planted files is left (no
+    // lock, no temp).
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names.len(), 3, "{names:?}");
+    assert_eq!(names.len(), 4, "{names:?}");
 }
 
 /// Issue 12.4: SIGINT (sent to the process group, as a terminal's Ctrl-C

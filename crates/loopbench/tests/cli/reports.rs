@@ -32,6 +32,8 @@ fn run_writes_every_format_and_report_and_compare_read_it_back() {
         "2",
         "--max-epochs",
         "2",
+        // Every rep inline: the test counts them in the JSON.
+        "--json-reps",
         "--json",
         "s.json",
         "--csv",
@@ -197,6 +199,8 @@ fn compare_names_non_positive_samples() {
         "3",
         "--max-epochs",
         "3",
+        // Every rep inline: the test edits their times.
+        "--json-reps",
         "--json",
         "a.json",
         "--quiet",

@@ -75,6 +75,8 @@ pub fn anchored_run(db: &str, engine: &str, reference: &str, json: &std::path::P
             "--rep-ms",
             "0.5",
             "-q",
+            // Every rep inline: tests edit their times.
+            "--json-reps",
             "--json",
         ])
         .arg(json)
