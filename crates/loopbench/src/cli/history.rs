@@ -58,6 +58,10 @@ impl HistoryArgs {
         let arm = self.arm.as_deref();
         let listed = sessions::list(db.as_mut(), shape, arm, self.limit)?;
         crate::outln!("history database: {location}");
+        let kept = sessions::kept(db.as_mut())?;
+        if kept.sessions > 0 {
+            crate::outln!("{}", kept_words(&kept));
+        }
         if listed.is_empty() {
             crate::outln!("no sessions stored{}", filter_words(shape, arm));
             return Ok(true);
@@ -198,4 +202,24 @@ impl ImportArgs {
         }
         Ok(true)
     }
+}
+
+/// What the history keeps, in one line.
+fn kept_words(k: &sessions::Kept) -> String {
+    use crate::units::format_bytes;
+    let older = match k.rep_rows {
+        0 => String::new(),
+        n => format!(
+            "; sessions stored before their reps were compressed also have {n} rows of reps"
+        ),
+    };
+    format!(
+        "keeps {} session{}: summaries per shape and arm as table rows (trend and leaderboard read \
+         them) and each whole session to load back (compare, bisect): {} of documents, {} of reps \
+         compressed{older}",
+        k.sessions,
+        if k.sessions == 1 { "" } else { "s" },
+        format_bytes(k.document_bytes.max(0) as u64),
+        format_bytes(k.reps_bytes.max(0) as u64),
+    )
 }

@@ -170,6 +170,7 @@ impl ToSql for Value {
             },
             Value::Real(v) => v.to_sql(ty, out),
             Value::Text(v) => v.as_str().to_sql(ty, out),
+            Value::Bytes(v) => v.as_slice().to_sql(ty, out),
         }
     }
 
@@ -209,6 +210,9 @@ impl Sql for Postgres {
                         .try_get::<_, Option<i32>>(i)
                         .map(|v| v.map(|v| Value::Int(v.into()))),
                     Type::FLOAT8 => r.try_get::<_, Option<f64>>(i).map(|v| v.map(Value::Real)),
+                    Type::BYTEA => r
+                        .try_get::<_, Option<Vec<u8>>>(i)
+                        .map(|v| v.map(Value::Bytes)),
                     Type::FLOAT4 => r
                         .try_get::<_, Option<f32>>(i)
                         .map(|v| v.map(|v| Value::Real(v.into()))),

@@ -68,6 +68,24 @@ fn json(v: &impl serde::Serialize) -> Result<String, StoreError> {
     serde_json::to_string(v).map_err(|e| StoreError::Query(format!("cannot encode: {e}")))
 }
 
+/// What the reps of a stored document are cited as (they are in the
+/// session's `reps` column, not a file).
+const REPS_COLUMN: &str = "sessions.reps";
+
+/// A session as stored: its document without its reps, and the reps
+/// compressed ([`crate::results::reps`]), for the `document` and `reps`
+/// columns.
+fn stored(session: &Session) -> Result<(String, Value), StoreError> {
+    let encode = |e: String| StoreError::Query(format!("cannot encode: {e}"));
+    let value = serde_json::to_value(session).map_err(|e| encode(e.to_string()))?;
+    let (document, reps) = crate::results::reps::split(value, REPS_COLUMN, "history");
+    let reps = match reps {
+        Some(r) => Value::Bytes(crate::results::reps::zip(&r).map_err(|e| encode(e.to_string()))?),
+        None => Value::Null,
+    };
+    Ok((json(&document)?, reps))
+}
+
 /// Store `session` (inside the caller's transaction); its id.
 pub fn insert(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<i64, StoreError> {
     let d = db.dialect();
@@ -91,12 +109,13 @@ pub fn insert(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<i64
     )?)?;
     let info = &session.session;
     let metric = info.metric.key();
+    let (document, reps) = stored(session)?;
     let session_id = id_of(db.query(
         &d.sql(
             "INSERT INTO sessions (machine_id, recorded_at, origin, label, job_id, schema_name,
                 complete, metric, baseline_arm, null_arm, build_profile, wall_seconds, errors, document, uid,
-                reference_arm)
-             VALUES ($1, COALESCE($14, {now}), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16)
+                reference_arm, reps)
+             VALUES ($1, COALESCE($14, {now}), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17)
              RETURNING id",
         ),
         &[
@@ -112,10 +131,11 @@ pub fn insert(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<i64
             info.build_profile.as_str().into(),
             session.wall_seconds.into(),
             (session.errors.len() as i64).into(),
-            json(session)?.into(),
+            document.into(),
             p.recorded_at.into(),
             session.id.clone().into(),
             info.reference.clone().into(),
+            reps,
         ],
     )?)?;
     insert_contents(db, session_id, session)?;
@@ -123,7 +143,7 @@ pub fn insert(db: &mut dyn Sql, session: &Session, p: &Provenance) -> Result<i64
 }
 
 /// What the sessions row of `session_id` holds beside it: its arms, and
-/// per shape its summaries and reps.
+/// per shape its summaries (the reps are in the session row).
 fn insert_contents(db: &mut dyn Sql, session_id: i64, session: &Session) -> Result<(), StoreError> {
     let d = db.dialect();
     let info = &session.session;
@@ -171,6 +191,7 @@ fn insert_contents(db: &mut dyn Sql, session_id: i64, session: &Session) -> Resu
 /// id, and what refers to it (a baseline, a bisect step, an alert), stay.
 fn replace(db: &mut dyn Sql, id: i64, session: &Session, p: &Provenance) -> Result<(), StoreError> {
     let d = db.dialect();
+    // Rows of a copy stored before the reps went beside the document.
     db.execute(
         &d.sql(
             "DELETE FROM reps WHERE summary_id IN (SELECT id FROM summaries WHERE session_id = $1)",
@@ -185,10 +206,11 @@ fn replace(db: &mut dyn Sql, id: i64, session: &Session, p: &Provenance) -> Resu
         &d.sql("DELETE FROM arms WHERE session_id = $1"),
         &[id.into()],
     )?;
+    let (document, reps) = stored(session)?;
     db.execute(
         &d.sql(
             "UPDATE sessions SET origin = $2, complete = $3, wall_seconds = $4, errors = $5,
-                document = $6
+                document = $6, reps = $7
              WHERE id = $1",
         ),
         &[
@@ -197,7 +219,8 @@ fn replace(db: &mut dyn Sql, id: i64, session: &Session, p: &Provenance) -> Resu
             i64::from(session.complete).into(),
             session.wall_seconds.into(),
             (session.errors.len() as i64).into(),
-            json(session)?.into(),
+            document.into(),
+            reps,
         ],
     )?;
     insert_contents(db, id, session)
@@ -269,7 +292,7 @@ fn insert_shape(
             .iter()
             .find(|c| c.arm == a.arm && !a.role.is_null())
             .map(|c| r.inside_layout_spread(c));
-        let summary_id = id_of(db.query(
+        db.execute(
             &d.sql(
                 "INSERT INTO summaries (session_id, shape_id, arm_id, role, iters, verified_reps,
                     median_ns, min_ns, ns_per_op, vs_arm, change_pct, ci_low_pct, ci_high_pct,
@@ -277,8 +300,7 @@ fn insert_shape(
                     instructions_per_iter, layout_variants, layout_sd_pct, layout_sd_low_pct,
                     layout_sd_high_pct, inside_layout_spread, workload)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                    $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
-                 RETURNING id",
+                    $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)",
             ),
             &[
                 session_id.into(),
@@ -313,8 +335,7 @@ fn insert_shape(
                 inside_spread.map(i64::from).into(),
                 r.identity.clone().into(),
             ],
-        )?)?;
-        insert_reps(db, summary_id, r.iters, a)?;
+        )?;
     }
     Ok(())
 }
@@ -325,82 +346,6 @@ fn info_vs(r: &ShapeResult) -> String {
         .find(|a| a.role == Role::Baseline)
         .map(|a| a.arm.clone())
         .unwrap_or_default()
-}
-
-/// Rows per INSERT: far below both databases' parameter limits, and few
-/// round trips to a distant PostgreSQL.
-const REPS_PER_INSERT: usize = 256;
-
-fn insert_reps(
-    db: &mut dyn Sql,
-    summary_id: i64,
-    iters: u64,
-    a: &crate::results::ArmResult,
-) -> Result<(), StoreError> {
-    let d = db.dialect();
-    // Schema 1 kept samples without rep records: one epoch, rounds in order.
-    let rows: Vec<[Value; 8]> = if a.reps.len() == a.samples_ns_per_iter.len() {
-        a.reps
-            .iter()
-            .map(|r| {
-                [
-                    summary_id.into(),
-                    i64::from(r.epoch).into(),
-                    i64::from(r.round).into(),
-                    i64::from(r.slot).into(),
-                    (r.iters as i64).into(),
-                    r.ns.into(),
-                    r.cpu_ns.into(),
-                    r.involuntary_switches.map(|n| n as i64).into(),
-                ]
-            })
-            .collect()
-    } else {
-        a.samples_ns_per_iter
-            .iter()
-            .enumerate()
-            .map(|(i, ns_per_iter)| {
-                [
-                    summary_id.into(),
-                    0i64.into(),
-                    (i as i64).into(),
-                    0i64.into(),
-                    (iters as i64).into(),
-                    (ns_per_iter * iters as f64).into(),
-                    Value::Null,
-                    Value::Null,
-                ]
-            })
-            .collect()
-    };
-    for chunk in rows.chunks(REPS_PER_INSERT) {
-        let marks: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                let b = i * 8;
-                format!(
-                    "(${}, ${}, ${}, ${}, ${}, ${}, ${}, ${})",
-                    b + 1,
-                    b + 2,
-                    b + 3,
-                    b + 4,
-                    b + 5,
-                    b + 6,
-                    b + 7,
-                    b + 8
-                )
-            })
-            .collect();
-        let params: Vec<Value> = chunk.iter().flat_map(|r| r.iter().cloned()).collect();
-        db.execute(
-            &d.sql(&format!(
-                "INSERT INTO reps (summary_id, epoch, round, slot, iters, ns, cpu_ns, involuntary_switches)
-                 VALUES {}",
-                marks.join(", ")
-            )),
-            &params,
-        )?;
-    }
-    Ok(())
 }
 
 /// What [`record`] did.
@@ -431,9 +376,13 @@ pub fn stored_as(db: &mut dyn Sql, session: &Session) -> Result<Option<i64>, Sto
             &d.sql("SELECT min(id) FROM sessions WHERE uid = $1"),
             &[uid.as_str().into()],
         )?,
+        // Without an id: the same document, as stored now (its reps apart)
+        // or as stored before (inline).
         None => db.query(
-            &d.sql("SELECT min(id) FROM sessions WHERE uid IS NULL AND document = $1"),
-            &[json(session)?.into()],
+            &d.sql(
+                "SELECT min(id) FROM sessions WHERE uid IS NULL AND (document = $1 OR document = $2)",
+            ),
+            &[stored(session)?.0.into(), json(session)?.into()],
         )?,
     };
     Ok(rows.first().map(|r| r.opt_int(0)).transpose()?.flatten())
@@ -473,6 +422,51 @@ pub fn save_baseline(db: &mut dyn Sql, name: &str, id: i64) -> Result<(), StoreE
         &[name.into(), id.into()],
     )?;
     Ok(())
+}
+
+/// What a history keeps, and its room.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kept {
+    pub sessions: i64,
+    /// Bytes of the sessions' documents (summaries; older ones with their
+    /// reps inline).
+    pub document_bytes: i64,
+    /// Bytes of the sessions' reps, compressed.
+    pub reps_bytes: i64,
+    /// Rows of the `reps` table, which only sessions stored before the
+    /// reps went beside the documents filled.
+    pub rep_rows: i64,
+}
+
+/// What the history `db` keeps.
+pub fn kept(db: &mut dyn Sql) -> Result<Kept, StoreError> {
+    let dialect = db.dialect();
+    let octets = |column: &str| match dialect {
+        super::store::Dialect::Sqlite => format!("length(CAST({column} AS BLOB))"),
+        super::store::Dialect::Postgres => format!("octet_length({column})"),
+    };
+    // A database the read-only commands found at an older version (they
+    // never migrate) has no `reps` column yet.
+    let reps = match super::store::version(db)? {
+        v if v >= 11 => octets("reps"),
+        _ => "0".to_string(),
+    };
+    let sql = format!(
+        "SELECT count(*), CAST(COALESCE(SUM({}), 0) AS BIGINT), CAST(COALESCE(SUM({reps}), 0) AS BIGINT),
+            (SELECT count(*) FROM reps)
+         FROM sessions",
+        octets("document"),
+    );
+    let rows = db.query(&sql, &[])?;
+    let row = rows
+        .first()
+        .ok_or_else(|| StoreError::Query("a count returned no row".into()))?;
+    Ok(Kept {
+        sessions: row.int(0)?,
+        document_bytes: row.int(1)?,
+        reps_bytes: row.int(2)?,
+        rep_rows: row.int(3)?,
+    })
 }
 
 /// A stored session as listed.
@@ -582,14 +576,18 @@ pub fn resolve(db: &mut dyn Sql, reference: &str) -> Result<i64, StoreError> {
 pub fn load(db: &mut dyn Sql, id: i64) -> Result<Session, StoreError> {
     let d = db.dialect();
     let rows = db.query(
-        &d.sql("SELECT document FROM sessions WHERE id = $1"),
+        &d.sql("SELECT document, reps FROM sessions WHERE id = $1"),
         &[id.into()],
     )?;
-    let text = rows
+    let row = rows
         .first()
-        .ok_or_else(|| StoreError::Query(format!("no session {id}")))?
-        .text(0)?;
-    match crate::results::parse(&text) {
+        .ok_or_else(|| StoreError::Query(format!("no session {id}")))?;
+    let (text, reps) = (row.text(0)?, row.opt_bytes(1)?);
+    let reps_of = |_: &str| match reps {
+        Some(bytes) => crate::results::reps::unzip(bytes),
+        None => Err("is empty".to_string()),
+    };
+    match crate::results::parse_with(&text, &reps_of) {
         Ok(doc) => doc
             .session()
             .cloned()

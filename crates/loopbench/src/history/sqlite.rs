@@ -220,6 +220,7 @@ impl rusqlite::ToSql for Value {
             Value::Int(v) => ToSqlOutput::Borrowed(ValueRef::Integer(*v)),
             Value::Real(v) => ToSqlOutput::Borrowed(ValueRef::Real(*v)),
             Value::Text(v) => ToSqlOutput::Borrowed(ValueRef::Text(v.as_bytes())),
+            Value::Bytes(v) => ToSqlOutput::Borrowed(ValueRef::Blob(v)),
         })
     }
 }
@@ -262,9 +263,8 @@ impl Sql for Sqlite {
                     ValueRef::Null => Value::Null,
                     ValueRef::Integer(v) => Value::Int(v),
                     ValueRef::Real(v) => Value::Real(v),
-                    ValueRef::Text(t) | ValueRef::Blob(t) => {
-                        Value::Text(String::from_utf8_lossy(t).into_owned())
-                    }
+                    ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Blob(b) => Value::Bytes(b.to_vec()),
                 });
             }
             out.push(Row(values));

@@ -21,8 +21,8 @@ impl Exporter for Json {
         Some((crate::results::reps::file_name(name), "its reps, gzip"))
     }
 
-    /// The summaries, pretty, citing `beside`; the reps there as compact
-    /// JSON compressed with gzip (fast: it is rewritten after every shape).
+    /// The summaries, pretty, citing `beside`; the reps there, compressed
+    /// ([`crate::results::reps::zip`]).
     fn render_apart(
         &self,
         doc: &Document,
@@ -32,14 +32,10 @@ impl Exporter for Json {
         let json = |source| ReportError::Json { source };
         let value = doc.to_json_value().map_err(json)?;
         let (summary, reps) = crate::results::reps::split(value, beside, key);
-        let reps = match reps {
-            Some(reps) => {
-                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-                serde_json::to_writer(&mut gz, &reps).map_err(json)?;
-                Some(gz.finish().map_err(|e| json(serde_json::Error::io(e)))?)
-            }
-            None => None,
-        };
+        let reps = reps
+            .map(|r| crate::results::reps::zip(&r))
+            .transpose()
+            .map_err(|e| json(serde_json::Error::io(e)))?;
         Ok((to_json(&summary)?, reps))
     }
 }

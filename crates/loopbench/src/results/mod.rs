@@ -146,11 +146,17 @@ impl Document {
 /// document whose reps are in a file beside it is refused here (there is
 /// no beside); [`read`] reads it.
 pub fn parse(text: &str) -> Result<Document, ReadError> {
-    parse_beside(text, None)
+    parse_with(text, &|_| {
+        Err("a document read from here cannot reach".into())
+    })
 }
 
-/// [`parse`], with the directory a document's reps file is read from.
-fn parse_beside(text: &str, dir: Option<&Path>) -> Result<Document, ReadError> {
+/// [`parse`], the reps of a document that keeps them apart taken from
+/// `reps_of` (given the file it cites: its value, or why not in words).
+pub fn parse_with(
+    text: &str,
+    reps_of: &dyn Fn(&str) -> Result<serde_json::Value, String>,
+) -> Result<Document, ReadError> {
     #[derive(Deserialize)]
     struct Probe {
         schema: Option<String>,
@@ -177,7 +183,7 @@ fn parse_beside(text: &str, dir: Option<&Path>) -> Result<Document, ReadError> {
     if probe.reps_file.is_none() {
         return typed(&schema, text);
     }
-    // The reps are beside: put back into the whole value, which is then
+    // The reps are apart: put back into the whole value, which is then
     // read as any document is.
     let mut value: serde_json::Value = serde_json::from_str(text).map_err(ReadError::NotJson)?;
     let file = reps::cited(&value).unwrap_or_default().to_string();
@@ -185,12 +191,7 @@ fn parse_beside(text: &str, dir: Option<&Path>) -> Result<Document, ReadError> {
         file: file.clone(),
         why,
     };
-    // Only a file beside it: a path in a document is not followed.
-    if file.is_empty() || file == "." || file == ".." || file.contains(['/', '\\']) {
-        return Err(refuse("is not the name of a file beside it".into()));
-    }
-    let dir = dir.ok_or_else(|| refuse("a document read from here cannot reach".into()))?;
-    let reps = read_reps(&dir.join(&file)).map_err(refuse)?;
+    let reps = reps_of(&file).map_err(refuse)?;
     reps::merge(&mut value, reps).map_err(refuse)?;
     typed(&schema, &value.to_string())
 }
@@ -235,19 +236,18 @@ fn typed(schema: &str, text: &str) -> Result<Document, ReadError> {
     }
 }
 
-/// A reps file's value: gzip-compressed JSON, at most [`crate::input::INPUT_CAP`]
-/// bytes decompressed. Why not, in words.
-fn read_reps(path: &Path) -> Result<serde_json::Value, String> {
-    let file = crate::input::open(path).map_err(|e| match e.kind() {
+/// The reps file `file` beside a document in `dir`: a plain file name (a
+/// path in a document is not followed), read as [`reps::unzip`] does.
+fn reps_beside(dir: Option<&Path>, file: &str) -> Result<serde_json::Value, String> {
+    if file.is_empty() || file == "." || file == ".." || file.contains(['/', '\\']) {
+        return Err("is not the name of a file beside it".into());
+    }
+    let dir = dir.ok_or("a document read from here cannot reach")?;
+    let opened = crate::input::open(&dir.join(file)).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => "is missing".to_string(),
         _ => format!("cannot be read: {e}"),
     })?;
-    let unzipped = crate::input::Capped::new(
-        flate2::read::GzDecoder::new(std::io::BufReader::new(file)),
-        crate::input::INPUT_CAP,
-    );
-    serde_json::from_reader(std::io::BufReader::new(unzipped))
-        .map_err(|e| format!("is not a gzip-compressed JSON file of reps: {e}"))
+    reps::unzip(opened)
 }
 
 /// Read a saved document from `path` (a file, or a pipe such as `<(...)`;
@@ -269,7 +269,7 @@ pub fn read(path: &Path) -> Result<Document, ReadError> {
         .map_err(io)?;
     // The reps file is beside the file itself, wherever a link to it is.
     let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    parse_beside(&text, real.parent()).map_err(|e| ReadError::File {
+    parse_with(&text, &|file| reps_beside(real.parent(), file)).map_err(|e| ReadError::File {
         path: path.to_path_buf(),
         source: Box::new(e),
     })

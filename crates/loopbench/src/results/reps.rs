@@ -140,6 +140,25 @@ pub fn merge(doc: &mut Value, reps: Value) -> Result<(), String> {
     Ok(())
 }
 
+/// A reps file's value as its bytes: compact JSON compressed with gzip
+/// (fast: a session's file is rewritten after every epoch).
+pub fn zip(reps: &Value) -> std::io::Result<Vec<u8>> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    serde_json::to_writer(&mut gz, reps)?;
+    gz.finish()
+}
+
+/// A reps file's value from its bytes, at most
+/// [`crate::input::INPUT_CAP`] of them decompressed; why not, in words.
+pub fn unzip(bytes: impl std::io::Read) -> Result<Value, String> {
+    let unzipped = crate::input::Capped::new(
+        flate2::read::GzDecoder::new(std::io::BufReader::new(bytes)),
+        crate::input::INPUT_CAP,
+    );
+    serde_json::from_reader(std::io::BufReader::new(unzipped))
+        .map_err(|e| format!("is not a gzip-compressed JSON file of reps: {e}"))
+}
+
 /// Whether `map` is an arm's result: an `arm` name and its samples.
 fn is_arm(map: &Map<String, Value>) -> bool {
     map.get("arm").is_some_and(Value::is_string)

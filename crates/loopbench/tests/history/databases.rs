@@ -69,8 +69,9 @@ fn import_twice(url: &str) {
     assert_eq!(count(db.as_mut(), "SELECT count(*) FROM sessions"), 2);
 
     // A database from before: no uid column, schema version 2 (so nothing
-    // that migrations 3 to 10 add).
+    // that migrations 3 to 11 add).
     for undo in [
+        "ALTER TABLE sessions DROP COLUMN reps",
         "ALTER TABLE summaries DROP COLUMN workload",
         "ALTER TABLE summaries DROP COLUMN inside_layout_spread",
         "ALTER TABLE summaries DROP COLUMN layout_sd_high_pct",

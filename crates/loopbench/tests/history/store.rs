@@ -25,15 +25,15 @@ fn store_tests(url: &str) {
     let mut db = location.connect().unwrap();
     assert_eq!(
         store::migrate(db.as_mut()).unwrap(),
-        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
     );
     assert_eq!(store::migrate(db.as_mut()).unwrap(), Vec::<i64>::new());
-    assert_eq!(store::version(db.as_mut()).unwrap(), 10);
+    assert_eq!(store::version(db.as_mut()).unwrap(), 11);
     loopbench(url)
         .args(["db", "init"])
         .assert()
         .success()
-        .stdout(predicates::str::contains("schema already at version 10"));
+        .stdout(predicates::str::contains("schema already at version 11"));
 
     // A real run is recorded, named, and says where.
     let dir = tempfile::tempdir().unwrap();
@@ -83,18 +83,33 @@ fn store_tests(url: &str) {
         .stderr(predicates::str::contains("loopbench/9"));
     assert_eq!(count(db.as_mut(), "SELECT count(*) FROM sessions"), 2);
 
-    // Tables, not blobs: one summary per arm and shape, one row per rep.
+    // One summary per arm and shape in a table; every rep compressed in
+    // its session's row (not a row each: the reps table stays empty).
     let (s1, s2) = (session_of(&schema1), session_of(&saved));
     let (arms1, reps1) = rows_of(&s1);
     let (arms2, reps2) = rows_of(&s2);
-    assert!(reps2 > 0 && arms2 == 2, "{arms2} arms, {reps2} reps");
+    assert!(
+        reps1 > 0 && reps2 > 0 && arms2 == 2,
+        "{arms2} arms, {reps2} reps"
+    );
     assert_eq!(
         count(db.as_mut(), "SELECT count(*) FROM summaries"),
         arms1 + arms2
     );
+    assert_eq!(count(db.as_mut(), "SELECT count(*) FROM reps"), 0);
     assert_eq!(
-        count(db.as_mut(), "SELECT count(*) FROM reps"),
-        reps1 + reps2
+        count(
+            db.as_mut(),
+            "SELECT count(*) FROM sessions WHERE reps IS NOT NULL"
+        ),
+        2
+    );
+    assert_eq!(
+        count(
+            db.as_mut(),
+            "SELECT count(*) FROM sessions WHERE document LIKE '%samples_ns_per_iter%'"
+        ),
+        0
     );
     let same_machine = sessions::fingerprint(&s1.machine) == sessions::fingerprint(&s2.machine);
     assert_eq!(
@@ -125,6 +140,15 @@ fn store_tests(url: &str) {
     for bad in ["@baseline:nope", "@99", "@x"] {
         assert!(sessions::resolve(db.as_mut(), bad).is_err(), "{bad}");
     }
+    // The listing says what is kept, and how much room it takes.
+    loopbench(url)
+        .args(["history"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "keeps 2 sessions: summaries per shape and arm as table rows",
+        ))
+        .stdout(predicates::str::contains("of reps compressed\n"));
     // `compare` loads stored sessions through the same references.
     loopbench(url)
         .args(["compare", "@baseline:main", "@last"])
