@@ -449,6 +449,62 @@ fn a_fingerprint_mismatch_is_reported() {
     ));
 }
 
+/// The HTML report opens on the answer: in a 1400 x 900 window the summary
+/// and the shape x arm matrix of a 42-shape session (the default session's
+/// size) end on the first screen, each shape's name links to its section,
+/// and nothing is wider than the window. Measured by the browser itself: a
+/// probe script added to the page writes where each ends.
+#[test]
+fn the_html_report_opens_on_the_summary_and_the_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = fixed_session();
+    let template = s.results.clone();
+    s.results = (0..42)
+        .map(|i| {
+            let mut r = template[i % template.len()].clone();
+            r.shape = format!("shape_{i:02}");
+            r
+        })
+        .collect();
+    let html = render("html", &Document::Session(s));
+    for i in 0..42 {
+        let link = format!("<a href=\"#shape-shape_{i:02}\">");
+        let section = format!("<h3 id=\"shape-shape_{i:02}\">");
+        assert!(html.contains(&link) && html.contains(&section), "shape {i}");
+    }
+    let probe = "<script>const end=id=>Math.round(document.getElementById(id).getBoundingClientRect().bottom);\
+document.body.insertAdjacentHTML('beforeend','<pre id=\"probe\">'+[end('summary'),end('matrix'),\
+innerHeight,document.documentElement.scrollWidth,innerWidth].join(' ')+'</pre>');</script>";
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
+    let dom = chromium(dir.path(), &page, &["--window-size=1400,900", "--dump-dom"]);
+    let text = String::from_utf8_lossy(&dom.stdout);
+    // The last one: the script that wrote it is in the DOM too.
+    let measured = text
+        .rsplit("<pre id=\"probe\">")
+        .next()
+        .and_then(|t| t.split("</pre>").next())
+        .filter(|t| !t.contains('+'))
+        .unwrap_or_else(|| panic!("the probe wrote nothing: {text}"));
+    let n: Vec<i64> = measured.split(' ').map(|v| v.parse().unwrap()).collect();
+    let [summary, matrix, height, scroll_width, width] = n[..] else {
+        panic!("{measured}");
+    };
+    // The viewport is the window less what headless chromium keeps of it
+    // (757 to 813 px of 900 here).
+    assert!(height >= 700 && width >= 1300, "the window: {measured}");
+    assert!(
+        0 < summary && summary < matrix && matrix <= height,
+        "summary ends at {summary}, matrix at {matrix}, the screen at {height}"
+    );
+    assert!(scroll_width <= width, "{scroll_width} px wide in {width}");
+    assert!(
+        console_errors(&dom).is_empty(),
+        "{:?}",
+        console_errors(&dom)
+    );
+}
+
 /// The HTML report in a real browser: Debian's chromium, headless, with
 /// no network. It must produce a screenshot, count every chart as parsed
 /// SVG (the page's own script writes the count), and log no console error.

@@ -210,26 +210,33 @@ fn verdict(role: Role, c: &Comparison) -> &'static str {
     match role {
         Role::Null | Role::BuildNull => role.floor_name(),
         Role::Reference => "reference",
-        _ => match kind(c) {
-            Kind::Faster => "faster",
-            Kind::Slower => "slower",
-            Kind::Unchanged => "unchanged",
-            Kind::Unsure => "unsure",
-        },
+        _ => kind(c).word(),
     }
 }
 
+/// A comparison's answer, in a word.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Faster,
     Slower,
     Unchanged,
     Unsure,
 }
 
+impl Kind {
+    pub(super) fn word(self) -> &'static str {
+        match self {
+            Kind::Faster => "faster",
+            Kind::Slower => "slower",
+            Kind::Unchanged => "unchanged",
+            Kind::Unsure => "unsure",
+        }
+    }
+}
+
 /// A comparison's answer: its three-way outcome where it has one, else its
 /// verdict against the null floor (files written before outcomes).
-fn kind(c: &Comparison) -> Kind {
+pub(super) fn kind(c: &Comparison) -> Kind {
     match (c.outcome, c.verdict) {
         (Some(Outcome::Unchanged), _) | (None, Verdict::WithinNoise) => Kind::Unchanged,
         (Some(Outcome::Unsure), _) | (_, Verdict::TooFewPairs) => Kind::Unsure,
@@ -239,18 +246,78 @@ fn kind(c: &Comparison) -> Kind {
     }
 }
 
+/// One arm's line of the closing summary.
+pub(super) struct ArmSummary {
+    pub arm: String,
+    /// Geometric mean time ratio over the shapes, with its interval.
+    pub ratio: f64,
+    pub ci: [f64; 2],
+    /// Shapes in the mean.
+    pub shapes: usize,
+    /// A floor (an arm against itself), not a candidate.
+    pub floor: bool,
+    /// Its shapes by answer: slower, faster, unchanged, unsure.
+    pub slower: usize,
+    pub faster: usize,
+    pub unchanged: usize,
+    pub unsure: usize,
+}
+
 /// Per arm, its geometric mean time over the shapes against the baseline
 /// (the suite's interval: across the epochs or layout pairs every shape
-/// ran in) and its shapes by answer.
-fn summary(report: &Session) -> String {
+/// ran in) and its shapes by answer; with the baseline and the level.
+pub(super) fn arm_summaries(report: &Session) -> Option<(String, f64, Vec<ArmSummary>)> {
     let rows = super::app::suite(&report.results);
-    let Some(first) = rows.first() else {
+    let first = rows.first()?;
+    let (vs, level) = (first.vs.clone(), first.mean.level);
+    let summaries = rows
+        .iter()
+        .map(|row| {
+            let shapes: Vec<&Comparison> = report
+                .results
+                .iter()
+                .flat_map(|r| &r.comparisons)
+                .filter(|c| c.arm == row.arm && c.vs == row.vs)
+                .collect();
+            let count = |k: Kind| shapes.iter().filter(|c| kind(c) == k).count();
+            ArmSummary {
+                arm: row.arm.clone(),
+                ratio: row.mean.ratio,
+                ci: row.mean.ci,
+                shapes: row.mean.modules,
+                floor: crate::results::is_null_label(&row.arm),
+                slower: count(Kind::Slower),
+                faster: count(Kind::Faster),
+                unchanged: count(Kind::Unchanged),
+                unsure: count(Kind::Unsure),
+            }
+        })
+        .collect();
+    Some((vs, level, summaries))
+}
+
+impl ArmSummary {
+    /// Its shapes by answer, in words.
+    pub(super) fn tally(&self) -> String {
+        if self.floor {
+            format!("the floor (an arm against itself) over {}", self.shapes)
+        } else {
+            format!(
+                "{} slower, {} faster, {} unchanged, {} unsure of {}",
+                self.slower, self.faster, self.unchanged, self.unsure, self.shapes
+            )
+        }
+    }
+}
+
+/// The closing summary: a line per arm.
+fn summary(report: &Session) -> String {
+    let Some((vs, level, rows)) = arm_summaries(report) else {
         return String::new();
     };
     let mut out = format!(
-        "summary vs {}: time ratio, geometric mean over shapes [{:.0}% CI]; shapes by verdict\n",
-        first.vs,
-        first.mean.level * 100.0
+        "summary vs {vs}: time ratio, geometric mean over shapes [{:.0}% CI]; shapes by verdict\n",
+        level * 100.0
     );
     let width = rows
         .iter()
@@ -258,30 +325,14 @@ fn summary(report: &Session) -> String {
         .max()
         .unwrap_or(0);
     for row in &rows {
-        let m = &row.mean;
-        let shapes: Vec<&Comparison> = report
-            .results
-            .iter()
-            .flat_map(|r| &r.comparisons)
-            .filter(|c| c.arm == row.arm && c.vs == row.vs)
-            .collect();
-        let count = |k: Kind| shapes.iter().filter(|c| kind(c) == k).count();
-        let tally = if crate::results::is_null_label(&row.arm) {
-            format!("the floor (an arm against itself) over {}", m.modules)
-        } else {
-            format!(
-                "{} slower, {} faster, {} unchanged, {} unsure of {}",
-                count(Kind::Slower),
-                count(Kind::Faster),
-                count(Kind::Unchanged),
-                count(Kind::Unsure),
-                m.modules
-            )
-        };
         let _ = writeln!(
             out,
-            "  {:<width$}  x{:.3} [{:.3}, {:.3}]  {tally}",
-            row.arm, m.ratio, m.ci[0], m.ci[1]
+            "  {:<width$}  x{:.3} [{:.3}, {:.3}]  {}",
+            row.arm,
+            row.ratio,
+            row.ci[0],
+            row.ci[1],
+            row.tally()
         );
     }
     out

@@ -2,11 +2,14 @@
 //! that counts the charts; nothing is fetched) that shows the distribution
 //! behind every interval.
 //!
-//! For a session: one forest plot of every comparison across shapes (the
-//! change and its interval, coloured by verdict, each row over its shape's
-//! null floor), then per shape a strip plot of the per-round changes of
-//! every arm against the baseline with the null band shaded, the table,
-//! and the counters per op. Apps get their op-class profile as bars and
+//! For a session: first the answer ([`super::glance`]: per arm the
+//! summary, and a shape x arm matrix of ratios linking to each shape), then
+//! one forest plot of every comparison across shapes (the change and its
+//! interval, coloured by verdict, each row over its shape's null floor;
+//! its axis labelled above the rows too when long), then per shape a strip
+//! plot of the per-round changes of every arm against the baseline on the
+//! log-ratio axis (outlier rounds marked at its edge and counted) with the
+//! null band shaded, the table, and the counters per op. Apps get their op-class profile as bars and
 //! predicted against measured change; calibrations the true effect against
 //! each measured interval; comparisons of two sessions a forest plot.
 //!
@@ -58,7 +61,7 @@ impl Exporter for Html {
     }
 }
 
-const CSS: &str = "body{font-family:sans-serif;max-width:820px;margin:1.5em auto;color:#111;line-height:1.4}\
+const CSS: &str = "body{font-family:sans-serif;max-width:1280px;margin:1.5em auto;color:#111;line-height:1.4}\
 table{border-collapse:collapse;margin:.6em 0;font-size:13px}td,th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}\
 td:first-child,th:first-child{text-align:left}pre{background:#f6f6f6;padding:.6em;white-space:pre-wrap;font-size:12px}\
 .warn{background:#fff3cd;border-left:4px solid #E69F00;padding:.4em .8em}.loud{background:#fde2d4;border-left:6px solid #D55E00;padding:.5em .8em;font-weight:bold}\
@@ -70,12 +73,13 @@ td:first-child,th:first-child{text-align:left}pre{background:#f6f6f6;padding:.6e
 pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\
-<style>{CSS}</style></head><body>\n<h1>{t}</h1>\n{body}\n\
+<style>{CSS}{glance}</style></head><body>\n<h1>{t}</h1>\n{body}\n\
 <p class=\"meta\">Charts: <span id=\"chart-count\">not counted (scripts off)</span>. \
 Colours: Okabe-Ito (colour-blind safe).</p>\n\
 <script>document.getElementById(\"chart-count\").textContent=String(document.querySelectorAll(\"svg.chart\").length);</script>\n\
 </body></html>\n",
-        t = esc(title)
+        t = esc(title),
+        glance = super::glance::CSS
     )
 }
 
@@ -135,6 +139,11 @@ pub fn session_section(label: &str, s: &Session) -> String {
             .map(|i| format!("; session {}", esc(i)))
             .unwrap_or_default()
     );
+    if !s.complete {
+        o.push_str("<p class=\"warn\">Incomplete session (interrupted or stopped early).</p>");
+    }
+    // The answer first: the summary and the matrix fill the first screen.
+    o.push_str(&super::glance::first_screen(s));
     if let Some(note) = s.session.schedule.and_then(|d| d.note()) {
         let _ = write!(o, "<p class=\"meta\">{}</p>", esc(&note));
     }
@@ -145,9 +154,6 @@ pub fn session_section(label: &str, s: &Session) -> String {
     );
     if let Some(cmd) = s.command_line() {
         let _ = write!(o, "<pre>{}</pre>", esc(&cmd));
-    }
-    if !s.complete {
-        o.push_str("<p class=\"warn\">Incomplete session (interrupted or stopped early).</p>");
     }
     for e in &s.errors {
         let _ = write!(o, "<p class=\"warn\">Error: {}</p>", esc(e));
@@ -280,8 +286,8 @@ fn round_changes(r: &ShapeResult, arm: &crate::results::ArmResult) -> Vec<f64> {
 fn shape_section(o: &mut String, s: &Session, r: &ShapeResult) {
     let _ = write!(
         o,
-        "<h3 id=\"shape-{}\">{}</h3>",
-        esc(&r.shape),
+        "<h3 id=\"{}\">{}</h3>",
+        esc(&super::glance::shape_anchor(&r.shape)),
         esc(&r.shape)
     );
     let base = r
@@ -334,13 +340,15 @@ fn shape_section(o: &mut String, s: &Session, r: &ShapeResult) {
         let chart = DotChart {
             title: format!("{}: per-round change against {base}", r.shape),
             x_label: format!(
-                "{} per iteration, candidate / {base} - 1 (%); dots: rounds; bar: interval across epochs",
+                "{} per iteration, candidate / {base} - 1 (%, log-ratio axis); dots: rounds (outliers at the edge, counted); bar: interval across epochs",
                 s.session.metric.name()
             ),
             rows,
             band: r.null_control.as_ref().map(|n| n.ci_pct),
             band_label: "null floor (null control's interval)".into(),
             reference: Some(0.0),
+            log_ratio: true,
+            clip_outliers: true,
             ..Default::default()
         };
         o.push_str(&chart.svg());

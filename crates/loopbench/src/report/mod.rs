@@ -30,6 +30,7 @@ pub mod compare;
 pub mod counters;
 pub mod counts;
 pub mod csv;
+pub mod glance;
 pub mod html;
 pub mod json;
 pub mod markdown;

@@ -61,6 +61,10 @@ pub struct DotChart {
     /// and -50% lie equally far from 0, and a +600% row does not squeeze
     /// a +-10% one into a few pixels.
     pub log_ratio: bool,
+    /// Dots far outside the rest (beyond 3 interquartile ranges of all the
+    /// dots, on the axis' scale) do not stretch the axis: each is drawn as
+    /// a mark at the edge, with the row's count of them.
+    pub clip_outliers: bool,
 }
 
 /// Horizontal bars from zero.
@@ -74,6 +78,10 @@ pub struct Bars {
 const WIDTH: f64 = 760.0;
 const ROW: f64 = 22.0;
 const TOP: f64 = 34.0;
+/// The top of a chart with more rows than [`LONG`]: its axis is labelled
+/// above the rows too, so it reads without scrolling to the bottom.
+const TOP_LONG: f64 = 62.0;
+const LONG: usize = 12;
 const BOTTOM: f64 = 64.0;
 
 /// A 1-2-5 step giving about `n` ticks over `span`.
@@ -131,6 +139,8 @@ struct Frame {
     ticks: Vec<f64>,
     step: f64,
     log_ratio: bool,
+    /// Where the rows start.
+    top: f64,
     height: f64,
     rows: usize,
 }
@@ -205,6 +215,7 @@ impl Frame {
             let ticks = (0..=n).map(|i| lo + i as f64 * step).collect();
             (lo, hi, step, ticks)
         };
+        let top = if rows > LONG { TOP_LONG } else { TOP };
         Frame {
             left,
             right,
@@ -213,7 +224,8 @@ impl Frame {
             ticks,
             step,
             log_ratio: log,
-            height: TOP + rows as f64 * ROW + BOTTOM,
+            top,
+            height: top + rows as f64 * ROW + BOTTOM,
             rows,
         }
     }
@@ -227,10 +239,10 @@ impl Frame {
         self.left + (axis - self.lo) / (self.hi - self.lo) * (self.right - self.left)
     }
     fn y(&self, row: usize) -> f64 {
-        TOP + row as f64 * ROW + ROW / 2.0
+        self.top + row as f64 * ROW + ROW / 2.0
     }
     fn bottom(&self) -> f64 {
-        TOP + self.rows as f64 * ROW
+        self.top + self.rows as f64 * ROW
     }
     /// Opening tag, title, gridlines, ticks and the axis label.
     fn open(&self, out: &mut String, title: &str, x_label: &str) {
@@ -255,10 +267,25 @@ impl Frame {
             };
             let _ = write!(
                 out,
-                r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{b:.1}" stroke="#e4e4e4"/><text x="{x:.1}" y="{ty:.1}" text-anchor="middle" fill="#333">{}</text>"##,
-                text,
+                r##"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{b:.1}" stroke="#e4e4e4"/><text x="{x:.1}" y="{ty:.1}" text-anchor="middle" fill="#333">{text}</text>"##,
+                top = self.top,
                 b = self.bottom(),
                 ty = self.bottom() + 16.0
+            );
+            if self.top > TOP {
+                let _ = write!(
+                    out,
+                    r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle" fill="#333">{text}</text>"##,
+                    self.top - 6.0
+                );
+            }
+        }
+        if self.top > TOP {
+            let _ = write!(
+                out,
+                r##"<text x="{:.1}" y="36" text-anchor="middle" fill="#111">{}</text>"##,
+                (self.left + self.right) / 2.0,
+                esc(x_label)
             );
         }
         let _ = write!(
@@ -281,6 +308,29 @@ impl Frame {
             esc(text)
         );
     }
+    /// A row's dots beyond the axis: a triangle at each edge they are past,
+    /// pointing out, with their count.
+    fn outliers(&self, out: &mut String, y: f64, below: usize, above: usize, color: &str) {
+        for (n, x, dir, anchor, tx) in [
+            (below, self.left, -1.0, "start", self.left + 8.0),
+            (above, self.right, 1.0, "end", self.right - 8.0),
+        ] {
+            if n == 0 {
+                continue;
+            }
+            let _ = write!(
+                out,
+                r##"<path d="M{:.1} {y:.1}L{:.1} {:.1}L{:.1} {:.1}Z" fill="{color}" stroke="#000" stroke-width="0.5"><title>{n} beyond the axis</title></path><text x="{tx:.1}" y="{:.1}" text-anchor="{anchor}" font-size="10" fill="#111">{n}</text>"##,
+                x + dir * 6.0,
+                x,
+                y - 5.0,
+                x,
+                y + 5.0,
+                y - 6.0
+            );
+        }
+    }
+
     fn band(&self, out: &mut String, [a, b]: [f64; 2], y0: f64, y1: f64) {
         let (x0, x1) = (self.x(a.min(b)), self.x(a.max(b)));
         let _ = write!(
@@ -292,11 +342,42 @@ impl Frame {
     }
 }
 
+/// The fence beyond which a dot is an outlier: 3 interquartile ranges
+/// outside the quartiles of `values` (on the axis' scale: log ratios on a
+/// log-ratio axis); `None` for too few values to tell.
+fn outlier_fence(values: &[f64], log: bool) -> Option<[f64; 2]> {
+    let scale = |v: f64| if log { log_ratio(v) } else { v };
+    let back = |v: f64| if log { from_log_ratio(v) } else { v };
+    let mut on_axis: Vec<f64> = values
+        .iter()
+        .map(|&v| scale(v))
+        .filter(|v| v.is_finite())
+        .collect();
+    if on_axis.len() < 8 {
+        return None;
+    }
+    on_axis.sort_by(f64::total_cmp);
+    let at = |q: f64| on_axis[((on_axis.len() - 1) as f64 * q).round() as usize];
+    let (q1, q3) = (at(0.25), at(0.75));
+    let reach = 3.0 * (q3 - q1).max(1e-9);
+    Some([back(q1 - reach), back(q3 + reach)])
+}
+
 impl DotChart {
     pub fn svg(&self) -> String {
+        let all_dots: Vec<f64> = self
+            .rows
+            .iter()
+            .flat_map(|r| r.dots.iter().copied())
+            .collect();
+        let fence = match self.clip_outliers {
+            true => outlier_fence(&all_dots, self.log_ratio),
+            false => None,
+        };
+        let inside = |v: &f64| fence.is_none_or(|[lo, hi]| (lo..=hi).contains(v));
         let mut values: Vec<f64> = Vec::new();
         for r in &self.rows {
-            values.extend(&r.dots);
+            values.extend(r.dots.iter().filter(|v| inside(v)));
             values.extend(r.point);
             values.extend(r.interval.iter().flatten());
             values.extend(r.marker);
@@ -313,13 +394,14 @@ impl DotChart {
         let mut o = String::new();
         f.open(&mut o, &self.title, &self.x_label);
         if let Some(b) = self.band {
-            f.band(&mut o, b, TOP, f.bottom());
+            f.band(&mut o, b, f.top, f.bottom());
         }
         if let Some(r) = self.reference {
             let x = f.x(r);
             let _ = write!(
                 o,
-                r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#333" stroke-dasharray="4 3"/>"##,
+                r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#333" stroke-dasharray="4 3"/>"##,
+                f.top,
                 f.bottom()
             );
         }
@@ -329,31 +411,46 @@ impl DotChart {
             if let Some(b) = r.band {
                 f.band(&mut o, b, y - ROW / 2.0 + 2.0, y + ROW / 2.0 - 2.0);
             }
+            let (mut below, mut above) = (0, 0);
             for (j, d) in r.dots.iter().enumerate() {
+                let x = f.x(*d);
+                if x < f.left || x > f.right || !inside(d) {
+                    if x < (f.left + f.right) / 2.0 {
+                        below += 1;
+                    } else {
+                        above += 1;
+                    }
+                    continue;
+                }
                 // Deterministic jitter so overlapping rounds stay visible.
                 let jitter = ((j * 7919) % 13) as f64 - 6.0;
                 let _ = write!(
                     o,
-                    r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{}" fill-opacity="0.45"/>"#,
-                    f.x(*d),
+                    r#"<circle cx="{x:.1}" cy="{:.1}" r="2.5" fill="{}" fill-opacity="0.45"/>"#,
                     y + jitter * 0.8,
                     r.color
                 );
             }
-            if let Some([a, b]) = r.interval {
-                let _ = write!(
-                    o,
-                    r#"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{}" stroke-width="2.5"/>"#,
-                    f.x(a),
-                    f.x(b),
-                    r.color
-                );
-            }
+            f.outliers(&mut o, y, below, above, r.color);
             if let Some(p) = r.point {
                 let _ = write!(
                     o,
-                    r##"<circle cx="{:.1}" cy="{y:.1}" r="5" fill="{}" stroke="#000" stroke-width="1"/>"##,
+                    r##"<circle cx="{:.1}" cy="{y:.1}" r="4" fill="{}" stroke="#000" stroke-width="1"/>"##,
                     f.x(p),
+                    r.color
+                );
+            }
+            // The interval over its point, with end caps taller than the
+            // point: an interval narrower than the dot still shows.
+            if let Some([a, b]) = r.interval {
+                let (xa, xb) = (f.x(a), f.x(b));
+                let _ = write!(
+                    o,
+                    r##"<path d="M{xa:.1} {:.1}V{:.1}M{xa:.1} {y:.1}H{xb:.1}M{xb:.1} {:.1}V{:.1}" stroke="{}" stroke-width="2.5" fill="none"/>"##,
+                    y - 7.0,
+                    y + 7.0,
+                    y - 7.0,
+                    y + 7.0,
                     r.color
                 );
             }
@@ -494,6 +591,70 @@ mod tests {
         assert!(ten > 2.0 * ten_linear, "{ten} against {ten_linear}");
         // -100% has no log ratio: drawn at the edge, not at -infinity.
         assert!(f.x(-100.0).is_finite() && f.x(-100.0) >= f.left - 1e-9);
+    }
+
+    /// One round of +22,000% among rounds within 1% (the default
+    /// session's strip plots): it is marked at the edge and counted, not
+    /// given the axis.
+    #[test]
+    fn an_outlier_is_marked_at_the_edge_rather_than_stretching_the_axis() {
+        let mut dots: Vec<f64> = (0..40).map(|i| (i % 9) as f64 * 0.2 - 0.8).collect();
+        dots.push(22_000.0);
+        let chart = |clip: bool| DotChart {
+            rows: vec![Row {
+                label: "a".into(),
+                dots: dots.clone(),
+                point: Some(0.1),
+                interval: Some([-0.2, 0.4]),
+                color: BLUE,
+                ..Default::default()
+            }],
+            log_ratio: true,
+            clip_outliers: clip,
+            ..Default::default()
+        };
+        let clipped = chart(true).svg();
+        assert!(
+            clipped.contains("<title>1 beyond the axis</title>"),
+            "{clipped}"
+        );
+        assert!(
+            !clipped.contains("+100%"),
+            "the axis reaches +100%: {clipped}"
+        );
+        assert_eq!(
+            clipped.matches("<circle").count(),
+            40 + 1,
+            "40 dots and the point"
+        );
+        let stretched = chart(false).svg();
+        assert!(stretched.contains("+9900%") && !stretched.contains("beyond the axis"));
+    }
+
+    /// A long chart is labelled above its rows too; its intervals have end
+    /// caps taller than their point.
+    #[test]
+    fn a_long_chart_has_its_axis_on_top_and_every_interval_shows() {
+        let rows = (0..20)
+            .map(|i| Row {
+                label: format!("row {i}"),
+                point: Some(i as f64),
+                interval: Some([i as f64 - 0.01, i as f64 + 0.01]),
+                color: BLUE,
+                ..Default::default()
+            })
+            .collect();
+        let s = DotChart {
+            x_label: "the axis".into(),
+            rows,
+            ..Default::default()
+        }
+        .svg();
+        assert_eq!(s.matches(">the axis</text>").count(), 2, "{s}");
+        let tick = format!(">{}</text>", tick_text(10.0, 5.0));
+        assert_eq!(s.matches(&tick).count(), 2, "{s}");
+        // Caps 14 px tall, over a point 8 px wide.
+        assert_eq!(s.matches("V").count(), 2 * 20, "{s}");
     }
 
     #[test]
