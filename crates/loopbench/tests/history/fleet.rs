@@ -526,24 +526,26 @@ fn a_postgres_restart_mid_job_loses_nothing() {
     assert_done_once(url, 1);
 }
 
-/// The README's SQL block of roles, with `password` for each `'...'`.
+/// The guide's SQL block of roles (docs/history.md), with `password` for
+/// each `'...'`.
 fn readme_roles(password: &str) -> String {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/history.md"))
+            .unwrap();
     let after = readme
         .split_once("Give each side its own PostgreSQL role")
-        .expect("the README's roles paragraph")
+        .expect("the guide's roles paragraph")
         .1;
     let block = after
         .split_once("```sql\n")
         .and_then(|(_, rest)| rest.split_once("```"))
-        .expect("the README's GRANT block")
+        .expect("the guide's GRANT block")
         .0;
     assert!(block.contains("GRANT"), "{block}");
     block.replace("'...'", &format!("'{password}'"))
 }
 
-/// Issue 26, item 1: the README's roles, run as written on a real server
+/// Issue 26, item 1: the guide's roles (docs/history.md), run as written on a real server
 /// with passwords checked: a submitter queues a job and reads the queue and
 /// the history, an agent claims the job, runs it and records the session;
 /// a submitter cannot record or change a job, and an agent cannot queue.
