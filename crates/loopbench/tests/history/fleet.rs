@@ -526,11 +526,11 @@ fn a_postgres_restart_mid_job_loses_nothing() {
     assert_done_once(url, 1);
 }
 
-/// The guide's SQL block of roles (docs/history.md), with `password` for
+/// The guide's SQL block of roles (docs/fleet.md), with `password` for
 /// each `'...'`.
 fn readme_roles(password: &str) -> String {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/history.md"))
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/fleet.md"))
             .unwrap();
     let after = readme
         .split_once("Give each side its own PostgreSQL role")
@@ -545,7 +545,7 @@ fn readme_roles(password: &str) -> String {
     block.replace("'...'", &format!("'{password}'"))
 }
 
-/// Issue 26, item 1: the guide's roles (docs/history.md), run as written on a real server
+/// Issue 26, item 1: the guide's roles (docs/fleet.md), run as written on a real server
 /// with passwords checked: a submitter queues a job and reads the queue and
 /// the history, an agent claims the job, runs it and records the session;
 /// a submitter cannot record or change a job, and an agent cannot queue.
