@@ -395,10 +395,27 @@ impl Exports {
 
     /// Refuse, before any work, an output file that is one of `inputs`
     /// (by identity, not name).
+    /// The files beside the outputs count: a session's reps file is not
+    /// replaced either. And an input's reps file beside it is an input.
     pub fn refuse_inputs(&self, inputs: &[&Path]) -> Result<(), Error> {
-        for o in &self.outputs {
+        let beside: Vec<PathBuf> = inputs
+            .iter()
+            .filter_map(|p| {
+                let name = p.file_name()?.to_str()?;
+                Some(p.with_file_name(crate::results::reps::file_name(name)))
+            })
+            .collect();
+        let all: Vec<&Path> = inputs
+            .iter()
+            .copied()
+            .chain(beside.iter().map(PathBuf::as_path))
+            .collect();
+        for (o, b) in self.outputs.iter().zip(&self.beside) {
             if let Target::File(p) = &o.target {
-                refuse_input(p, inputs)?;
+                refuse_input(p, &all)?;
+            }
+            if let Some(b) = b {
+                refuse_input(b.held.path(), &all)?;
             }
         }
         Ok(())

@@ -173,6 +173,19 @@ fn a_json_file_keeps_its_reps_beside_it_and_reads_back_whole() {
         .status
         .success());
 
+    // An input's reps file is an input: no output replaces it; a directory
+    // where an output's reps file would go is refused before any work.
+    let before = std::fs::read(path("s.reps.json.gz")).unwrap();
+    let out = report(&["s.json", "--csv", "s.reps.json.gz"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(assert_one_line_error(&out.stderr).contains("is the input"));
+    assert_eq!(std::fs::read(path("s.reps.json.gz")).unwrap(), before);
+    std::fs::create_dir(path("taken.reps.json.gz")).unwrap();
+    let out = report(&["s.json", "--json", "taken.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(assert_one_line_error(&out.stderr).contains("taken.reps.json.gz is a directory"));
+    assert!(!path("taken.json").exists());
+
     // Each way the reps file can fail is one line naming it.
     let refused = |file: &str, why: &str| {
         let out = report(&[file]);
