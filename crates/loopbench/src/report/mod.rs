@@ -361,9 +361,9 @@ impl Exports {
     /// without touching an existing file; then hold each one for this
     /// command: a file locked (a second session writing it is refused, the
     /// temporaries killed sessions left beside it removed), a device or
-    /// FIFO open ([`files`]).
-    /// A file's format that keeps a part apart gets the file beside it
-    /// held too; a device or FIFO takes the whole document.
+    /// FIFO open ([`files`]). A file whose format keeps a part apart gets
+    /// the file beside it held too; a device or FIFO takes the whole
+    /// document.
     pub fn check(&mut self) -> Result<(), Error> {
         for ((o, held), beside) in self
             .outputs
@@ -394,9 +394,8 @@ impl Exports {
     }
 
     /// Refuse, before any work, an output file that is one of `inputs`
-    /// (by identity, not name).
-    /// The files beside the outputs count: a session's reps file is not
-    /// replaced either. And an input's reps file beside it is an input.
+    /// (by identity, not name). The files beside the outputs count too,
+    /// and an input's reps file beside it is an input.
     pub fn refuse_inputs(&self, inputs: &[&Path]) -> Result<(), Error> {
         let beside: Vec<PathBuf> = inputs
             .iter()

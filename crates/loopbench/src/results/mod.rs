@@ -160,7 +160,7 @@ pub fn parse_with(
     #[derive(Deserialize)]
     struct Probe {
         schema: Option<String>,
-        #[serde(default, rename = "reps_file")]
+        #[serde(default)]
         reps_file: Option<serde::de::IgnoredAny>,
     }
     let probe: Probe = serde_json::from_str(text).map_err(|e| {
