@@ -340,7 +340,7 @@ fn shape_section(o: &mut String, s: &Session, r: &ShapeResult) {
         let chart = DotChart {
             title: format!("{}: per-round change against {base}", r.shape),
             x_label: format!(
-                "{} per iteration, candidate / {base} - 1 (%, log-ratio axis); dots: rounds (outliers at the edge, counted); bar: interval across epochs",
+                "{} per iteration vs {base} (%, log-ratio axis); dots: rounds (far ones counted at the edge); bar: interval",
                 s.session.metric.name()
             ),
             rows,

@@ -284,7 +284,7 @@ impl Frame {
             let _ = write!(
                 out,
                 r##"<text x="{:.1}" y="36" text-anchor="middle" fill="#111">{}</text>"##,
-                (self.left + self.right) / 2.0,
+                self.label_centre(x_label),
                 esc(x_label)
             );
         }
@@ -295,10 +295,22 @@ impl Frame {
             l = self.left,
             r = self.right,
             b = self.bottom(),
-            c = (self.left + self.right) / 2.0,
+            c = self.label_centre(x_label),
             ly = self.bottom() + 36.0
         );
     }
+    /// Where the axis label is centred: under the axis, or under the
+    /// whole chart when it is wider than the axis (a long row label leaves
+    /// the axis little room).
+    fn label_centre(&self, text: &str) -> f64 {
+        let wide = text.chars().count() as f64 * 6.2;
+        if wide > self.right - self.left {
+            (WIDTH / 2.0).max(wide / 2.0)
+        } else {
+            (self.left + self.right) / 2.0
+        }
+    }
+
     fn label(&self, out: &mut String, row: usize, text: &str) {
         let _ = write!(
             out,
