@@ -84,7 +84,7 @@ pub fn cited(doc: &Value) -> Option<&str> {
 /// Put the reps of `reps` (a reps file's value) back into `doc`, which
 /// cites it. Refused, in words, when the file is not this write's: its key
 /// differs, or a part of it does not fit the document.
-pub fn merge(doc: &mut Value, reps: Value) -> Result<(), String> {
+pub fn merge(doc: &mut Value, mut reps: Value) -> Result<(), String> {
     let Some(cite) = doc.as_object_mut().and_then(|m| m.remove(FIELD)) else {
         return Ok(());
     };
@@ -109,7 +109,8 @@ pub fn merge(doc: &mut Value, reps: Value) -> Result<(), String> {
         );
     }
     let wanted = cite.get("parts").and_then(Value::as_u64);
-    let Some(Value::Array(parts)) = reps.get("parts").cloned() else {
+    // Taken, not copied: the parts are most of the file.
+    let Some(Value::Array(parts)) = reps.get_mut("parts").map(Value::take) else {
         return Err("holds no list of parts".to_string());
     };
     if wanted != Some(parts.len() as u64) {
@@ -119,9 +120,13 @@ pub fn merge(doc: &mut Value, reps: Value) -> Result<(), String> {
             wanted.map_or("none".to_string(), |n| n.to_string())
         ));
     }
-    for part in parts {
-        let at = part.get("at").and_then(Value::as_str).unwrap_or("");
-        let Some(Value::Object(into)) = doc.pointer_mut(at) else {
+    for mut part in parts {
+        let at = part
+            .get("at")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let Some(Value::Object(into)) = doc.pointer_mut(&at) else {
             return Err(format!("has a part for {at:?}, which the document lacks"));
         };
         if let Some(arm) = part.get("arm") {
@@ -131,10 +136,8 @@ pub fn merge(doc: &mut Value, reps: Value) -> Result<(), String> {
                 ));
             }
         }
-        if let Some(Value::Object(fields)) = part.get("fields") {
-            for (k, v) in fields {
-                into.insert(k.clone(), v.clone());
-            }
+        if let Some(Value::Object(fields)) = part.get_mut("fields").map(Value::take) {
+            into.extend(fields);
         }
     }
     Ok(())
