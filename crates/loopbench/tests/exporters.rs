@@ -11,11 +11,13 @@ use loopbench::shapes::{self, Params};
 /// A two-epoch session of exact mock costs, its machine- and time-dependent
 /// fields fixed.
 fn fixed_session() -> Session {
+    fixed_session_of(&["add_chain", "load_stream"])
+}
+
+/// [`fixed_session`] on `names`.
+fn fixed_session_of(names: &[&str]) -> Session {
     let plan = Plan {
-        shapes: vec![
-            shapes::find("add_chain").unwrap(),
-            shapes::find("load_stream").unwrap(),
-        ],
+        shapes: names.iter().map(|n| shapes::find(n).unwrap()).collect(),
         arms: ["mock:cost=10", "mock:cost=12.5", "mock:cost=8"]
             .iter()
             .map(|a| a.parse().unwrap())
@@ -669,4 +671,55 @@ fn csv_counter_columns_are_per_rep_counts() {
     assert_eq!(&rows[1][col], "");
     // Arms without the counter: empty cells too.
     assert_eq!(&rows[n][col], "");
+}
+
+/// The summary sets arms beside each other over the same shapes: when one
+/// arm skipped a shape (as wasm3 skips the SIMD shapes), every arm's mean
+/// and tally leave it out, and one line says which and why.
+#[test]
+fn the_summary_compares_arms_over_the_shapes_they_share() {
+    let mut s = fixed_session_of(&["add_chain", "load_stream", "br_chain"]);
+    let full = render("table", &Document::Session(s.clone()));
+    assert!(!full.contains("left out"), "{full}");
+    assert!(
+        full.contains("3 slower, 0 faster, 0 unchanged, 0 unsure of 3"),
+        "{full}"
+    );
+    // mock:cost=8 did not run load_stream.
+    let r = s
+        .results
+        .iter_mut()
+        .find(|r| r.shape == "load_stream")
+        .unwrap();
+    r.comparisons.retain(|c| c.arm != "mock:cost=8");
+    for a in r.arms.iter_mut().filter(|a| a.arm == "mock:cost=8") {
+        a.skipped = Some("skipped: test".into());
+        a.ns_per_iter = None;
+    }
+    let text = render("table", &Document::Session(s));
+    let summary: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("summary vs"))
+        .collect();
+    let line = |arm: &str| {
+        summary
+            .iter()
+            .find(|l| l.trim_start().starts_with(&format!("{arm} ")))
+            .unwrap_or_else(|| panic!("no summary line for {arm}:\n{text}"))
+            .to_string()
+    };
+    assert!(
+        line("mock:cost=12.5").ends_with("2 slower, 0 faster, 0 unchanged, 0 unsure of 2"),
+        "{text}"
+    );
+    assert!(line("mock:cost=8").ends_with("of 2"), "{text}");
+    assert!(line("mock:cost=10#null").ends_with("over 2"), "{text}");
+    let words = summary.join(" ");
+    let words: Vec<&str> = words.split_whitespace().collect();
+    assert!(
+        words.join(" ").contains(
+            "every arm over the same 2 shapes (those every arm ran); left out, as some arm skipped or failed them: load_stream"
+        ),
+        "{text}"
+    );
 }

@@ -373,7 +373,7 @@ fn a_suite_directory_runs_each_module_as_a_row() {
         table.contains("suite of 3 modules: geometric mean of each arm's time over wasmi's"),
         "{table}"
     );
-    // Each arm's interval is across the units all three modules ran (the
+    // Each arm's interval is across the units the three modules ran (the
     // modules of an epoch share its processes' layouts): the pairs of
     // layout variants when the arms ran in variants, else the epochs, as
     // the saved comparisons number them.
@@ -423,17 +423,22 @@ fn a_suite_directory_runs_each_module_as_a_row() {
                 _ => ids.iter().copied().collect(),
             })
             .collect();
-        let shared = units[0]
-            .iter()
-            .filter(|e| units.iter().all(|m| m.contains(e)))
-            .count();
-        assert!(shared >= 2, "{arm}: {units:?}");
+        // Every unit any module ran in counts; a module that stopped early
+        // does not cut the others'.
+        let all: std::collections::BTreeSet<u64> = units.iter().flatten().copied().collect();
+        let fewest = units.iter().map(|m| m.len()).min().unwrap();
+        assert!(fewest >= 2, "{arm}: {units:?}");
         let unit = if by_pair {
             "pairs of layout variants"
         } else {
             "epochs"
         };
-        let want = format!("over 3 of 3 modules, across the {shared} {unit} every module ran");
+        let across = if fewest == all.len() {
+            format!("across the {} {unit} every module ran", all.len())
+        } else {
+            format!("across {} {unit}, a module in {fewest} at least", all.len())
+        };
+        let want = format!("over 3 of 3 modules, {across}");
         assert!(
             table
                 .lines()

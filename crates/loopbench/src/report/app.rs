@@ -4,75 +4,122 @@
 use crate::results::app::{
     AppProfile, AppProjected, AppProjection, AppWarm, Coverage, WarmResult, HOT_SHARE, SHAPE_SHARE,
 };
-use crate::results::ShapeResult;
+use crate::results::{Comparison, ShapeResult};
 use crate::stats;
 use std::fmt::Write;
 
-/// One arm's line of a suite: its geometric mean over the modules it ran.
+/// One arm's line of a suite: its geometric mean over the suite's shared
+/// modules.
 pub struct SuiteRow {
     pub arm: String,
     pub vs: String,
     pub mean: stats::suite::SuiteMean,
-    /// Modules in the session (the arm may have run fewer).
+}
+
+/// A suite's means: every arm over the same modules, those every arm has a
+/// comparison for, so that two arms' means compare (one that skipped
+/// SIMD shapes is not set beside one that ran them).
+pub struct Suite {
+    pub rows: Vec<SuiteRow>,
+    /// The modules in every mean, in the session's order.
+    pub modules: Vec<String>,
+    /// The modules of the session left out: some arm has a comparison for
+    /// them and another has none (it skipped or failed them).
+    pub left_out: Vec<String>,
+    /// Modules in the session.
     pub of: usize,
 }
 
-/// For a session of two or more workloads: each arm's geometric mean over
-/// them against the baseline (arms in the order of their first comparison).
-pub fn suite(results: &[ShapeResult]) -> Vec<SuiteRow> {
-    if results.len() < 2 {
-        return Vec::new();
+impl Suite {
+    /// What the means are over, when some module is left out: one line.
+    pub fn left_out_line(&self, what: &str) -> Option<String> {
+        (!self.left_out.is_empty()).then(|| {
+            format!(
+                "every arm over the same {} {what} (those every arm ran); left out, as some arm skipped or failed them: {}",
+                self.modules.len(),
+                self.left_out.join(", ")
+            )
+        })
     }
+}
+
+/// For a session of two or more workloads: each arm's geometric mean
+/// against the baseline (arms in the order of their first comparison) over
+/// the workloads every arm has a comparison for.
+pub fn suite(results: &[ShapeResult]) -> Suite {
     let mut arms: Vec<(String, String)> = Vec::new();
     for c in results.iter().flat_map(|r| &r.comparisons) {
         if !arms.iter().any(|(a, v)| a == &c.arm && v == &c.vs) {
             arms.push((c.arm.clone(), c.vs.clone()));
         }
     }
-    arms.into_iter()
-        .filter_map(|(arm, vs)| {
-            let modules: Vec<_> = results
-                .iter()
-                .flat_map(|r| &r.comparisons)
-                .filter(|c| c.arm == arm && c.vs == vs)
-                .map(|c| stats::suite::ModuleChange {
-                    check: c.check(),
-                    epoch_pct: &c.layout.epoch_median_pct,
-                    epoch_ids: &c.layout.epoch_ids,
-                    epoch_clusters: &c.layout.epoch_clusters,
+    fn compared<'r>(r: &'r ShapeResult, (arm, vs): &(String, String)) -> Option<&'r Comparison> {
+        r.comparisons.iter().find(|c| &c.arm == arm && &c.vs == vs)
+    }
+    let (shared, left_out): (Vec<&ShapeResult>, Vec<&ShapeResult>) = results
+        .iter()
+        .partition(|r| arms.iter().all(|a| compared(r, a).is_some()));
+    let rows = if shared.len() < 2 {
+        Vec::new()
+    } else {
+        arms.iter()
+            .filter_map(|pair| {
+                let modules: Vec<_> = shared
+                    .iter()
+                    .filter_map(|r| compared(r, pair))
+                    .map(|c| stats::suite::ModuleChange {
+                        check: c.check(),
+                        epoch_pct: &c.layout.epoch_median_pct,
+                        epoch_ids: &c.layout.epoch_ids,
+                        epoch_clusters: &c.layout.epoch_clusters,
+                    })
+                    .collect();
+                let mean = stats::suite::geometric_mean(&modules, stats::LEVEL)?;
+                Some(SuiteRow {
+                    arm: pair.0.clone(),
+                    vs: pair.1.clone(),
+                    mean,
                 })
-                .collect();
-            let mean = stats::suite::geometric_mean(&modules, stats::LEVEL)?;
-            Some(SuiteRow {
-                arm,
-                vs,
-                mean,
-                of: results.len(),
             })
-        })
-        .collect()
+            .collect()
+    };
+    Suite {
+        rows,
+        modules: shared.iter().map(|r| r.shape.clone()).collect(),
+        // A module no arm has a comparison for (skipped by every arm) is
+        // no arm's to leave out.
+        left_out: left_out
+            .iter()
+            .filter(|r| !r.comparisons.is_empty())
+            .map(|r| r.shape.clone())
+            .collect(),
+        of: results.len(),
+    }
 }
 
 /// The suite's lines under its modules' tables.
-pub fn render_suite(rows: &[SuiteRow]) -> String {
+pub fn render_suite(suite: &Suite) -> String {
     let mut out = String::new();
-    let Some(first) = rows.first() else {
+    let Some(first) = suite.rows.first() else {
         return out;
     };
     let _ = writeln!(
         out,
         "suite of {} modules: geometric mean of each arm's time over {}'s ({:.0}% CI)",
-        first.of,
+        suite.of,
         first.vs,
         first.mean.level * 100.0
     );
-    for r in rows {
+    for r in &suite.rows {
         let m = &r.mean;
         let _ = writeln!(
             out,
             "  {} vs {}: x{:.3} [{:.3}, {:.3}] over {} of {} modules, {}",
-            r.arm, r.vs, m.ratio, m.ci[0], m.ci[1], m.modules, r.of, m.basis
+            r.arm, r.vs, m.ratio, m.ci[0], m.ci[1], m.modules, suite.of, m.basis
         );
+    }
+    if let Some(line) = suite.left_out_line("modules") {
+        let _ = writeln!(out, "  {line}");
     }
     out
 }

@@ -263,19 +263,30 @@ pub(super) struct ArmSummary {
     pub unsure: usize,
 }
 
+/// The closing summary's figures: per arm, against `vs` at `level`.
+pub(super) struct Summaries {
+    pub vs: String,
+    pub level: f64,
+    pub rows: Vec<ArmSummary>,
+    /// What the means are over, when some shape is left out.
+    pub left_out: Option<String>,
+}
+
 /// Per arm, its geometric mean time over the shapes against the baseline
-/// (the suite's interval: across the epochs or layout pairs every shape
-/// ran in) and its shapes by answer; with the baseline and the level.
-pub(super) fn arm_summaries(report: &Session) -> Option<(String, f64, Vec<ArmSummary>)> {
-    let rows = super::app::suite(&report.results);
-    let first = rows.first()?;
+/// (the suite's interval: across the epochs or layout pairs the shapes
+/// ran in) and its shapes by answer, over the shapes every arm ran.
+pub(super) fn arm_summaries(report: &Session) -> Option<Summaries> {
+    let suite = super::app::suite(&report.results);
+    let first = suite.rows.first()?;
     let (vs, level) = (first.vs.clone(), first.mean.level);
-    let summaries = rows
+    let rows = suite
+        .rows
         .iter()
         .map(|row| {
             let shapes: Vec<&Comparison> = report
                 .results
                 .iter()
+                .filter(|r| suite.modules.contains(&r.shape))
                 .flat_map(|r| &r.comparisons)
                 .filter(|c| c.arm == row.arm && c.vs == row.vs)
                 .collect();
@@ -293,7 +304,12 @@ pub(super) fn arm_summaries(report: &Session) -> Option<(String, f64, Vec<ArmSum
             }
         })
         .collect();
-    Some((vs, level, summaries))
+    Some(Summaries {
+        vs,
+        level,
+        rows,
+        left_out: suite.left_out_line("shapes"),
+    })
 }
 
 impl ArmSummary {
@@ -312,7 +328,13 @@ impl ArmSummary {
 
 /// The closing summary: a line per arm.
 fn summary(report: &Session) -> String {
-    let Some((vs, level, rows)) = arm_summaries(report) else {
+    let Some(Summaries {
+        vs,
+        level,
+        rows,
+        left_out,
+    }) = arm_summaries(report)
+    else {
         return String::new();
     };
     let mut out = format!(
@@ -334,6 +356,9 @@ fn summary(report: &Session) -> String {
             row.ci[1],
             row.tally()
         );
+    }
+    if let Some(line) = left_out {
+        let _ = writeln!(out, "{}", wrap(&line));
     }
     out
 }

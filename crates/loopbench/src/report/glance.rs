@@ -37,7 +37,13 @@ pub fn first_screen(s: &Session) -> String {
 /// Per arm: its geometric mean ratio over the shapes, and its shapes by
 /// answer.
 fn summary(o: &mut String, s: &Session) {
-    let Some((vs, level, rows)) = arm_summaries(s) else {
+    let Some(super::brief::Summaries {
+        vs,
+        level,
+        rows,
+        left_out,
+    }) = arm_summaries(s)
+    else {
         return;
     };
     let _ = write!(
@@ -59,6 +65,9 @@ fn summary(o: &mut String, s: &Session) {
         );
     }
     o.push_str("</table>");
+    if let Some(line) = left_out {
+        let _ = write!(o, "<p class=\"meta\">{}</p>", esc(&line));
+    }
 }
 
 /// The arms with a column: every arm measured against the baseline, and

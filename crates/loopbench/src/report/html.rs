@@ -205,7 +205,8 @@ fn suite_section(o: &mut String, s: &Session) {
     if !s.results.iter().any(|r| r.app_steps.is_some()) {
         return;
     }
-    let rows = super::app::suite(&s.results);
+    let suite = super::app::suite(&s.results);
+    let rows = &suite.rows;
     let Some(first) = rows.first() else {
         return;
     };
@@ -213,7 +214,7 @@ fn suite_section(o: &mut String, s: &Session) {
     let _ = write!(
         o,
         "<h3 id=\"suite\">Suite of {} modules: geometric mean of each arm's time over {}'s</h3>",
-        first.of,
+        suite.of,
         esc(&first.vs)
     );
     let columns = [
@@ -224,7 +225,7 @@ fn suite_section(o: &mut String, s: &Session) {
         Column::left("interval built", 0),
     ];
     o.push_str(&Syntax.table_start(&columns));
-    for r in &rows {
+    for r in rows {
         let m = &r.mean;
         o.push_str(&Syntax.table_row(
             &columns,
@@ -232,12 +233,15 @@ fn suite_section(o: &mut String, s: &Session) {
                 &r.arm,
                 &format!("x{:.3}", m.ratio),
                 &format!("[{:.3}, {:.3}]", m.ci[0], m.ci[1]),
-                &format!("{} of {}", m.modules, r.of),
+                &format!("{} of {}", m.modules, suite.of),
                 &m.basis.to_string(),
             ],
         ));
     }
     o.push_str(&Syntax.table_end());
+    if let Some(line) = suite.left_out_line("modules") {
+        let _ = write!(o, "<p class=\"meta\">{}</p>", esc(&line));
+    }
     let pct = |x: f64| 100.0 * (x - 1.0);
     let chart = DotChart {
         title: "The suite: geometric mean change against the baseline".into(),
@@ -249,7 +253,7 @@ fn suite_section(o: &mut String, s: &Session) {
             .iter()
             .enumerate()
             .map(|(i, r)| Row {
-                label: format!("{} ({} of {} modules)", r.arm, r.mean.modules, r.of),
+                label: format!("{} ({} of {} modules)", r.arm, r.mean.modules, suite.of),
                 point: Some(pct(r.mean.ratio)),
                 interval: Some([pct(r.mean.ci[0]), pct(r.mean.ci[1])]),
                 color: svg::SERIES[i % svg::SERIES.len()],
@@ -263,7 +267,7 @@ fn suite_section(o: &mut String, s: &Session) {
     o.push_str(&chart.svg());
     let _ = write!(
         o,
-        "<p class=\"meta\">An interval for this suite as measured, not for programs in general: per epoch (or pair of layout variants) the mean over the modules, which share that epoch's layouts, then Student t across the units every module ran in. Means over different modules do not compare.</p>"
+        "<p class=\"meta\">An interval for this suite as measured, not for programs in general: across epochs (or pairs of layout variants), the units whose layouts the modules share, every unit any module ran in (a module that stopped early does not cut the others' units). Means over different modules do not compare.</p>"
     );
 }
 

@@ -88,7 +88,7 @@ Up to {epochs} epochs (fresh processes) x {} rounds, {}; intervals are {level:.0
         shape(&mut o, r, level);
     }
     let suite = super::app::suite(&s.results);
-    if s.results.iter().any(|r| r.app_steps.is_some()) && !suite.is_empty() {
+    if s.results.iter().any(|r| r.app_steps.is_some()) && !suite.rows.is_empty() {
         let _ = writeln!(
             o,
             "{}",

@@ -10,17 +10,18 @@
 //! would see. So per epoch (or per pair of layout variants, when the arms
 //! ran in variants) the mean over modules is taken first, and the interval
 //! is Student t across those units, as one module's own interval is across
-//! its epochs ([`super::epochs`], [`super::builds`]). Only the units every
-//! module ran in are used. With fewer than two such units (one process, or
-//! files older than the epoch numbers) the modules' intervals are combined
-//! as independent (Welch and Satterthwaite's degrees of freedom), which the
-//! result says.
+//! its epochs ([`super::epochs`], [`super::builds`]). Every unit any module
+//! ran in is used, so a module that stopped early does not cut the others'
+//! units ([`shared_units`]). When a module ran in fewer than two units (one
+//! process, or files older than the epoch numbers) the modules' intervals
+//! are combined as independent (Welch and Satterthwaite's degrees of
+//! freedom), which the result says.
 //!
 //! Either way it is the interval for this suite of modules as measured (the
 //! question "is this engine faster on these modules"), not for modules in
 //! general: the spread between modules is the answer, not noise.
 
-use super::dist::{mean, t_interval, t_quantile};
+use super::dist::{mean, t_quantile};
 use super::outcome::Check;
 use std::collections::BTreeMap;
 
@@ -40,25 +41,28 @@ pub struct ModuleChange<'a> {
 /// What the suite's interval was built across.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Basis {
-    /// The epochs every module ran in.
-    Epochs(usize),
-    /// The pairs of layout variants every module ran in.
-    LayoutPairs(usize),
+    /// The epochs the modules ran in, and the fewest any module ran in.
+    Epochs { units: usize, fewest: usize },
+    /// The pairs of layout variants the modules ran in, and the fewest any
+    /// module ran in.
+    LayoutPairs { units: usize, fewest: usize },
     /// The modules' own intervals, taken as independent.
     Independent,
 }
 
 impl std::fmt::Display for Basis {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Basis::Epochs(n) => write!(f, "across the {n} epochs every module ran"),
-            Basis::LayoutPairs(n) => {
-                write!(
-                    f,
-                    "across the {n} pairs of layout variants every module ran"
-                )
+        let (units, fewest, what) = match *self {
+            Basis::Epochs { units, fewest } => (units, fewest, "epochs"),
+            Basis::LayoutPairs { units, fewest } => (units, fewest, "pairs of layout variants"),
+            Basis::Independent => {
+                return f.write_str("the modules' intervals taken as independent")
             }
-            Basis::Independent => f.write_str("the modules' intervals taken as independent"),
+        };
+        if fewest == units {
+            write!(f, "across the {units} {what} every module ran")
+        } else {
+            write!(f, "across {units} {what}, a module in {fewest} at least")
         }
     }
 }
@@ -87,8 +91,23 @@ pub fn geometric_mean(modules: &[ModuleChange], level: f64) -> Option<SuiteMean>
     shared_units(modules, level).or_else(|| independent(modules, level))
 }
 
-/// Per unit (epoch or pair of variants) the mean over modules, then the
-/// interval across units; `None` with fewer than two units all shared.
+/// Per unit (epoch or pair of variants) each module's mean, then the
+/// suite's mean over modules of their means over all their units, with a
+/// cluster-robust interval across units; `None` when some module ran in
+/// fewer than two units.
+///
+/// A shape that stopped early ran in fewer units than the others, and
+/// keeping only the units every module shares would let it cut every
+/// other module's units (a 16-epoch session whose one shape stopped after
+/// 4 epochs rested on 4 units, 3 degrees of freedom). So every unit is
+/// kept: the estimate is linear in the modules' unit values, its variance
+/// is the sum over units of the squared unit totals of the weighted
+/// residuals (each module's residuals about its own mean, scaled by
+/// sqrt(n / (n - 1)) for the mean they lost: the CR2 correction of Bell and
+/// McCaffrey, "Bias reduction in standard errors for linear regression
+/// with multi-stage samples", Survey Methodology 28, 2002), and its degrees
+/// of freedom theirs, from the design alone. With every module in every
+/// unit this is exactly Student t across the units' means over modules.
 fn shared_units(modules: &[ModuleChange], level: f64) -> Option<SuiteMean> {
     let by_cluster = modules.iter().all(|m| {
         let mut keys = m.epoch_clusters.to_vec();
@@ -96,7 +115,8 @@ fn shared_units(modules: &[ModuleChange], level: f64) -> Option<SuiteMean> {
         keys.dedup();
         m.epoch_clusters.len() == m.epoch_pct.len() && keys.len() >= 2
     });
-    let mut per_module: Vec<BTreeMap<u32, Vec<f64>>> = Vec::with_capacity(modules.len());
+    // Per module, its mean log change in each unit it ran in.
+    let mut per_module: Vec<BTreeMap<u32, f64>> = Vec::with_capacity(modules.len());
     for m in modules {
         if m.epoch_ids.len() != m.epoch_pct.len() {
             return None;
@@ -110,28 +130,60 @@ fn shared_units(modules: &[ModuleChange], level: f64) -> Option<SuiteMean> {
         for (k, pct) in keys.iter().zip(m.epoch_pct) {
             units.entry(*k).or_default().push((1.0 + pct / 100.0).ln());
         }
-        per_module.push(units);
+        if units.len() < 2 {
+            return None;
+        }
+        per_module.push(units.into_iter().map(|(k, v)| (k, mean(&v))).collect());
     }
-    let shared: Vec<f64> = per_module[0]
-        .keys()
-        .filter(|k| per_module.iter().all(|u| u.contains_key(k)))
-        .map(|k| mean(&per_module.iter().map(|u| mean(&u[k])).collect::<Vec<_>>()))
-        .collect();
-    if shared.len() < 2 || !shared.iter().all(|x| x.is_finite()) {
+    let all: std::collections::BTreeSet<u32> =
+        per_module.iter().flat_map(|u| u.keys().copied()).collect();
+    let index: BTreeMap<u32, usize> = all.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+    let count = modules.len() as f64;
+    let mut est = 0.0;
+    // Per unit, the weighted residuals' total.
+    let mut totals = vec![0.0; all.len()];
+    // The design's covariance of those totals under working independence
+    // (Bell and McCaffrey's degrees of freedom).
+    let mut design = vec![vec![0.0; all.len()]; all.len()];
+    for units in &per_module {
+        let n = units.len() as f64;
+        let own = units.values().sum::<f64>() / n;
+        est += own / count;
+        let weight = (n / (n - 1.0)).sqrt() / (count * n);
+        for (k, x) in units {
+            totals[index[k]] += weight * (x - own);
+        }
+        let ids: Vec<usize> = units.keys().map(|k| index[k]).collect();
+        for &u in &ids {
+            for &v in &ids {
+                design[u][v] += weight * weight * (f64::from(u8::from(u == v)) - 1.0 / n);
+            }
+        }
+    }
+    let var: f64 = totals.iter().map(|t| t * t).sum();
+    let trace: f64 = (0..all.len()).map(|u| design[u][u]).sum();
+    let trace_sq: f64 = design.iter().flatten().map(|x| x * x).sum();
+    let df = if trace_sq > 0.0 {
+        trace * trace / trace_sq
+    } else {
+        (all.len() - 1) as f64
+    };
+    if !(est.is_finite() && var.is_finite()) {
         return None;
     }
-    let est = mean(&shared);
-    let (lo, hi) = t_interval(&shared, level);
+    let half = t_quantile(0.5 + level / 2.0, df) * var.sqrt();
+    let fewest = per_module.iter().map(BTreeMap::len).min().unwrap_or(0);
+    let units = all.len();
     Some(SuiteMean {
         ratio: est.exp(),
-        ci: [lo.exp(), hi.exp()],
+        ci: [(est - half).exp(), (est + half).exp()],
         level,
-        df: (shared.len() - 1) as f64,
+        df,
         modules: modules.len(),
         basis: if by_cluster {
-            Basis::LayoutPairs(shared.len())
+            Basis::LayoutPairs { units, fewest }
         } else {
-            Basis::Epochs(shared.len())
+            Basis::Epochs { units, fewest }
         },
     })
 }
@@ -239,10 +291,43 @@ mod tests {
         assert!(geometric_mean(&[], 0.95).is_none());
     }
 
-    /// Shared epochs: the mean over modules per epoch, then t across the
-    /// epochs all modules ran (epoch 3 only one module ran is left out).
+    /// With every module in every epoch: Student t across the epochs'
+    /// means over modules, exactly.
     #[test]
-    fn the_interval_is_across_the_epochs_every_module_ran() {
+    fn in_a_balanced_session_the_interval_is_t_across_the_epochs() {
+        let pct = |l: f64| (l.exp() - 1.0) * 100.0;
+        let a = [pct(0.10), pct(0.20), pct(0.30)];
+        let b = [pct(0.30), pct(0.40), pct(0.20)];
+        let nowhere = check(0.0, [0.0, 0.0], 0.0);
+        let change = |p| ModuleChange {
+            check: nowhere,
+            epoch_pct: p,
+            epoch_ids: &[0, 1, 2],
+            epoch_clusters: &[],
+        };
+        let m = geometric_mean(&[change(&a), change(&b)], 0.95).unwrap();
+        let (lo, hi) = crate::stats::dist::t_interval(&[0.20, 0.30, 0.25], 0.95);
+        assert_eq!(
+            m.basis,
+            Basis::Epochs {
+                units: 3,
+                fewest: 3
+            }
+        );
+        assert!((m.ratio.ln() - 0.25).abs() < 1e-12, "{m:?}");
+        assert!((m.ci[0].ln() - lo).abs() < 1e-12 && (m.ci[1].ln() - hi).abs() < 1e-12);
+        assert!((m.df - 2.0).abs() < 1e-12, "{m:?}");
+    }
+
+    /// A module that stopped early keeps the others' units: module a ran
+    /// epochs 0-3, b only 0-2. The estimate is the mean of the modules'
+    /// means, (0.375 + 0.3) / 2; its variance the sum over epochs of the
+    /// squared weighted residual totals, each module's residuals about its
+    /// own mean weighted sqrt(n / (n - 1)) / (2 n): by hand 0.0083170 (epoch
+    /// 3 holds a's 0.525 alone); Bell and McCaffrey's degrees of freedom
+    /// from the design, tr(S)^2 / tr(S^2), 49/19 = 2.579.
+    #[test]
+    fn a_module_that_stopped_early_does_not_cut_the_others_epochs() {
         let pct = |l: f64| (l.exp() - 1.0) * 100.0;
         let a = [pct(0.10), pct(0.20), pct(0.30), pct(0.90)];
         let b = [pct(0.30), pct(0.40), pct(0.20)];
@@ -265,12 +350,22 @@ mod tests {
             0.95,
         )
         .unwrap();
-        let per_epoch = [0.20, 0.30, 0.25];
-        let (lo, hi) = t_interval(&per_epoch, 0.95);
-        assert_eq!(m.basis, Basis::Epochs(3));
-        assert!((m.ratio.ln() - 0.25).abs() < 1e-12, "{m:?}");
-        assert!((m.ci[0].ln() - lo).abs() < 1e-12 && (m.ci[1].ln() - hi).abs() < 1e-12);
-        assert_eq!(m.df, 2.0);
+        assert_eq!(
+            m.basis,
+            Basis::Epochs {
+                units: 4,
+                fewest: 3
+            }
+        );
+        assert_eq!(
+            m.basis.to_string(),
+            "across 4 epochs, a module in 3 at least"
+        );
+        assert!((m.ratio.ln() - 0.3375).abs() < 1e-12, "{m:?}");
+        assert!((m.df - 49.0 / 19.0).abs() < 1e-9, "{m:?}");
+        let half = t_quantile(0.975, 49.0 / 19.0) * 0.008_316_994_349_f64.sqrt();
+        assert!((m.ci[0].ln() - (0.3375 - half)).abs() < 1e-9, "{m:?}");
+        assert!((m.ci[1].ln() - (0.3375 + half)).abs() < 1e-9, "{m:?}");
         // In layout variants the unit is the pair of variants: epochs 0 and
         // 2 ran pair 7, epoch 1 pair 9.
         let m = geometric_mean(
@@ -283,8 +378,76 @@ mod tests {
             0.95,
         )
         .unwrap();
-        assert_eq!(m.basis, Basis::LayoutPairs(2));
+        assert_eq!(
+            m.basis,
+            Basis::LayoutPairs {
+                units: 2,
+                fewest: 2
+            }
+        );
         assert!((m.ratio.ln() - (0.25 + 0.40) / 2.0).abs() < 1e-12, "{m:?}");
+    }
+
+    /// One shape of a session stops after 4 of 16 epochs (its budget), as
+    /// memory_fill did: 400 simulated suites of 8 modules whose epochs share
+    /// a layout offset (SD 5%) beside their own noise (SD 1%). Keeping every
+    /// epoch covers near 95% (the Binomial band [364, 396]) and its median
+    /// interval is well under two thirds as wide as the one the 4 shared
+    /// epochs alone give (t with 3 degrees of freedom).
+    #[test]
+    fn an_early_stop_keeps_coverage_and_the_others_width() {
+        let (sims, modules, epochs, short) = (400, 8, 16, 4);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(6301);
+        let effects: Vec<f64> = (0..modules).map(|i| 0.05 * i as f64).collect();
+        let truth = effects.iter().sum::<f64>() / modules as f64;
+        let ids: Vec<u32> = (0..epochs as u32).collect();
+        let nowhere = check(0.0, [0.0, 0.0], 0.0);
+        let (mut covered, mut widths, mut shared_widths) = (0, Vec::new(), Vec::new());
+        for _ in 0..sims {
+            let offsets: Vec<f64> = (0..epochs).map(|_| 0.05 * normal(&mut rng)).collect();
+            let pcts: Vec<Vec<f64>> = effects
+                .iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    let ran = if i == 0 { short } else { epochs };
+                    offsets[..ran]
+                        .iter()
+                        .map(|o| ((e + o + 0.01 * normal(&mut rng)).exp() - 1.0) * 100.0)
+                        .collect()
+                })
+                .collect();
+            let changes = |cut: usize| -> Vec<ModuleChange> {
+                pcts.iter()
+                    .map(|p| ModuleChange {
+                        check: nowhere,
+                        epoch_pct: &p[..p.len().min(cut)],
+                        epoch_ids: &ids[..p.len().min(cut)],
+                        epoch_clusters: &[],
+                    })
+                    .collect()
+            };
+            let all = geometric_mean(&changes(epochs), 0.95).unwrap();
+            assert_eq!(
+                all.basis,
+                Basis::Epochs {
+                    units: epochs,
+                    fewest: short
+                }
+            );
+            covered += (all.ci[0].ln() <= truth && truth <= all.ci[1].ln()) as usize;
+            widths.push(all.ci[1].ln() - all.ci[0].ln());
+            let cut = geometric_mean(&changes(short), 0.95).unwrap();
+            shared_widths.push(cut.ci[1].ln() - cut.ci[0].ln());
+        }
+        assert!((364..=396).contains(&covered), "coverage {covered}/400");
+        let (w, s) = (
+            crate::stats::median(&widths),
+            crate::stats::median(&shared_widths),
+        );
+        assert!(
+            w < 0.6 * s,
+            "median width {w} against {s} on the shared epochs"
+        );
     }
 
     /// Coverage when every module of an epoch shares that epoch's layout
