@@ -119,7 +119,7 @@ pub fn run(mut plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
     for shape in &shapes {
         crate::shapes::check_params(shape.as_ref(), &plan.params)?;
     }
-    let setup = Setup::new(plan)?;
+    let mut setup = Setup::new(plan)?;
     let mut runs = shapes
         .into_iter()
         .map(|shape| ShapeRun::new(shape, &setup))
@@ -145,12 +145,22 @@ pub fn run(mut plan: Plan, sink: &mut dyn Sink) -> Result<Session, Error> {
             interrupted = true;
             break;
         }
+        let next = overhead + active.iter().map(|&i| runs[i].pace()).sum::<f64>();
+        let budget = setup.plan.session_budget_s;
         // Two epochs first: an interval needs a layout component.
-        if epoch >= 2 {
-            let next = overhead + active.iter().map(|&i| runs[i].pace()).sum::<f64>();
-            if would_overrun(setup.plan.session_budget_s, started, next) {
-                out_of_time = true;
-                break;
+        if epoch >= 2 && would_overrun(budget, started, next) {
+            out_of_time = true;
+            break;
+        }
+        setup.grow(epoch, started.elapsed().as_secs_f64(), |link| {
+            !would_overrun(budget, started, link + next)
+        });
+        setup.assign(epoch);
+        if epoch > 0 {
+            // The variants linked since are part of what the arms ran in.
+            let layouts = setup.layouts.iter();
+            for (info, layout) in report.session.engines.iter_mut().zip(layouts) {
+                info.layout.clone_from(layout);
             }
         }
         let before: f64 = runs.iter().map(|r| r.spent.as_secs_f64()).sum();
@@ -250,11 +260,14 @@ fn run_epoch(
     let variants = setup
         .arms
         .iter()
-        .filter_map(|a| {
-            Some((
-                a.label.clone(),
-                crate::workers::layout::seed(setup.plan.variant_seed, a.variant(epoch)?),
-            ))
+        .zip(&setup.layouts)
+        .filter_map(|(a, layout)| {
+            let v = a.variant(epoch)?;
+            let seed = match layout {
+                Some(l) => l.variants.get(v)?.seed,
+                None => crate::workers::layout::seed(setup.plan.variant_seed, v),
+            };
+            Some((a.label.clone(), seed))
         })
         .collect();
     if sink.interrupted() && ran.is_empty() {
@@ -376,7 +389,7 @@ fn run_shape_epoch(
     run.spent += t0.elapsed();
     run.epochs += 1;
     let result = summarise(run, specs, arms, plan);
-    let rotation = specs.iter().map(|a| a.variants).max().unwrap_or(0);
+    let rotation = setup.rotation();
     run.stopped = match stopped_after(&plan.stop, rotation, run, &result) {
         // Decided, but the session has time to narrow it later: it waits.
         Some((StopReason::Decided, stopped))

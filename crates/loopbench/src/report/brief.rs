@@ -131,15 +131,19 @@ fn header(report: &Session) -> String {
 /// What the intervals cover, in one short line.
 fn builds(report: &Session) -> String {
     let s = &report.session;
-    let varied = s.engines.iter().any(|e| e.layout.is_some());
-    match s.layout_builds {
+    let most = s
+        .engines
+        .iter()
+        .filter_map(|e| Some(e.layout.as_ref()?.variants.len()))
+        .max();
+    match (s.layout_builds, most) {
         _ if s.one_layout.is_some() => {
             "the engines compiled into this binary ran in one code layout: intervals have NO build component".into()
         }
-        Some(k) if k >= 2 && varied => {
-            format!("{k} code layouts per arm: intervals include what moving code alone moves")
+        (Some(k), Some(n)) if k >= 2 => {
+            format!("{n} code layouts per arm: intervals include what moving code alone moves")
         }
-        Some(1) => "one build per arm (--layout-builds 1): the intervals have NO build component".into(),
+        (Some(1), _) => "one build per arm (--layout-builds 1): the intervals have NO build component".into(),
         _ if s.isolation.as_deref() == Some("in-process") => {
             "one process: intervals cover rounds, not processes or builds".into()
         }

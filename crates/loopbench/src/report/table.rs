@@ -210,10 +210,33 @@ pub(super) fn builds_line(report: &Session) -> String {
              their intervals have NO build component"
         )
     });
+    // This binary's relinks grow from a pool; build arms cycle theirs.
+    let own = s.engines.iter().any(|e| {
+        e.layout
+            .as_ref()
+            .is_some_and(|l| l.variants.iter().any(|v| v.key.starts_with("own/")))
+    });
+    let builds = s.engines.iter().any(|e| {
+        e.layout
+            .as_ref()
+            .is_some_and(|l| l.variants.iter().any(|v| !v.key.starts_with("own/")))
+    });
+    let grown = |k: usize| {
+        format!(
+            "this binary's engines a fresh variant per epoch from this machine's pool (up to {}) \
+             while the session can link one ({k} before the first epoch), then in turns",
+            crate::workers::own_build::POOL
+        )
+    };
     match s.layout_builds {
         Some(k) if k >= 2 && !varied.is_empty() => format!(
-            "layout variants (function order shuffled at link time), epoch e runs variant e mod {k}: {}; \
-             intervals are across variants, and the build-layout null {} is part of the floor{}",
+            "layout variants (function order shuffled at link time), {}: {}; intervals are across variants, \
+             and the build-layout null {} is part of the floor{}",
+            match (own, builds) {
+                (true, false) => grown(k),
+                (true, true) => format!("{}; build arms: epoch e runs variant e mod {k}", grown(k)),
+                _ => format!("epoch e runs variant e mod {k}"),
+            },
             varied.join("; "),
             crate::session::build_null_label(&s.baseline_label()),
             one_layout.map(|l| format!("; {l}")).unwrap_or_default()

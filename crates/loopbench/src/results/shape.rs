@@ -566,9 +566,15 @@ impl ArmResult {
     }
 
     /// Its spread across the layout variants it ran in, at `level`.
-    pub fn spread_across_layouts(&self, level: f64) -> Option<crate::stats::builds::LayoutSpread> {
+    /// `epoch_var`: one epoch's noise as the null control measured it, for
+    /// a session that ran no variant twice ([`crate::stats::builds::layout_spread`]).
+    pub fn spread_across_layouts(
+        &self,
+        level: f64,
+        epoch_var: Option<f64>,
+    ) -> Option<crate::stats::builds::LayoutSpread> {
         let (log_medians, variants) = self.variant_epochs();
-        crate::stats::builds::layout_spread(&log_medians, &variants, level)
+        crate::stats::builds::layout_spread(&log_medians, &variants, level, epoch_var)
     }
 
     /// [`ArmResult::samples_by_epoch`] of the reps that pair with `other`

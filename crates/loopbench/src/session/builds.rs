@@ -37,6 +37,9 @@ pub(super) struct Planned {
     pub(super) layouts: Vec<Option<Variants>>,
     /// The relinks of this binary the compiled-in arms run, by variant.
     pub(super) own: Vec<PathBuf>,
+    /// The pool's seeds in the order this session takes them (the first
+    /// `own.len()` are linked): what it grows by between epochs.
+    pub(super) own_order: Vec<u64>,
     /// Why the compiled-in engines run one code layout, when they do.
     pub(super) one_layout: Option<String>,
 }
@@ -63,10 +66,11 @@ pub(super) fn plan_variants(plan: &Plan, arms: &mut Vec<ArmPlan>) -> Result<Plan
         return Ok(planned);
     }
     if arms.iter().any(compiled_in) {
-        match relinked(arms, k, plan.variant_seed) {
-            Ok((own, layouts)) => {
+        match relinked(arms, k, plan.variant_seed, plan.seed) {
+            Ok((own, layouts, order)) => {
                 planned.own = own.bins;
                 planned.layouts = layouts;
+                planned.own_order = order;
             }
             Err(why) => {
                 crate::diag!(
@@ -118,6 +122,7 @@ pub(super) fn plan_variants(plan: &Plan, arms: &mut Vec<ArmPlan>) -> Result<Plan
             iters: base.iters,
             variants: base.variants,
             first_variant: 1,
+            schedule: Vec::new(),
         };
         let base_layout = planned.layouts[0].clone();
         planned.layouts.push(base_layout);
@@ -127,15 +132,20 @@ pub(super) fn plan_variants(plan: &Plan, arms: &mut Vec<ArmPlan>) -> Result<Plan
     Ok(planned)
 }
 
-/// This binary relinked in `k` variants, and each compiled-in arm's record
-/// of them (how far its engine's functions moved); the one-line reason
+/// This binary relinked in `k` variants, the first `k` of the pool in the
+/// session's draw ([`own_build::draw`]), and each compiled-in arm's record
+/// of them (how far its engine's functions moved); with the whole draw,
+/// for the variants the session adds between epochs. The one-line reason
 /// when that cannot be done.
+#[allow(clippy::type_complexity)]
 fn relinked(
     arms: &[ArmPlan],
     k: usize,
-    seed: u64,
-) -> Result<(own_build::OwnVariants, Vec<Option<Variants>>), String> {
-    let own = own_build::ensure(k, seed).map_err(|e| e.to_string())?;
+    pool_seed: u64,
+    session_seed: u64,
+) -> Result<(own_build::OwnVariants, Vec<Option<Variants>>, Vec<u64>), String> {
+    let order = own_build::draw(pool_seed, session_seed);
+    let own = own_build::ensure(&order[..k.min(order.len())], true).map_err(|e| e.to_string())?;
     let paths: Vec<&std::path::Path> = own.bins.iter().map(PathBuf::as_path).collect();
     let mut moved_by_engine = std::collections::HashMap::new();
     let mut layouts = Vec::with_capacity(arms.len());
@@ -153,17 +163,29 @@ fn relinked(
                 .seeds
                 .iter()
                 .enumerate()
-                .map(|(index, &seed)| Variant {
-                    index,
-                    seed,
-                    key: format!("own/{}/{seed}", crate::versions::binary_id()),
-                })
+                .map(|(index, &seed)| own_variant(index, seed))
                 .collect(),
             moved: moved_by_engine[&engine].clone(),
             seconds: own.seconds,
         }));
     }
-    Ok((own, layouts))
+    Ok((own, layouts, order))
+}
+
+/// The record of the session's variant `index` of this binary, linked
+/// with `seed`.
+pub(super) fn own_variant(index: usize, seed: u64) -> Variant {
+    Variant {
+        index,
+        seed,
+        key: format!("own/{}/{seed}", crate::versions::binary_id()),
+    }
+}
+
+/// Whether an arm runs from this binary's relinks (its layout record is
+/// theirs).
+pub(super) fn runs_own_variants(a: &ArmPlan, layout: Option<&Variants>) -> bool {
+    compiled_in(a) && layout.is_some()
 }
 
 /// In-process arms of buildable engines become their worker builds (this
@@ -201,6 +223,7 @@ mod tests {
             iters: Iters::default(),
             variants: 0,
             first_variant: 0,
+            schedule: Vec::new(),
         }
     }
 
@@ -271,5 +294,30 @@ mod tests {
         a.first_variant = 1;
         let seen: Vec<Option<usize>> = (0..4).map(|e| a.variant(e)).collect();
         assert_eq!(seen, [Some(1), Some(2), Some(0), Some(1)]);
+    }
+
+    /// Variants linked between epochs do not move what earlier epochs ran,
+    /// and while every epoch ran a variant of its own there is no rotation
+    /// to wait for.
+    #[test]
+    fn an_epochs_variant_is_fixed_when_it_starts_and_grown_variants_are_fresh() {
+        let mut a = arm("wasmi", Role::Baseline);
+        a.variants = 2;
+        for e in 0..2 {
+            a.schedule.push(a.variant(e).unwrap());
+        }
+        assert_eq!(a.rotation(), 0, "two epochs, two variants");
+        // Two more linked: epochs 2 and 3 run them; 0 and 1 keep theirs.
+        a.variants = 4;
+        for e in 2..4 {
+            a.schedule.push(a.variant(e).unwrap());
+        }
+        assert_eq!(a.schedule, [0, 1, 2, 3]);
+        assert_eq!(a.rotation(), 0);
+        // No more: the fifth epoch reruns one, and precision waits for
+        // whole rotations of the four.
+        a.schedule.push(a.variant(4).unwrap());
+        assert_eq!(a.schedule[4], 0);
+        assert_eq!(a.rotation(), 4);
     }
 }

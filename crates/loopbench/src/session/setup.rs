@@ -23,14 +23,42 @@ pub(super) struct ArmPlan {
     /// first one it runs (the build-layout null starts one further).
     pub(super) variants: usize,
     pub(super) first_variant: usize,
+    /// The variant each epoch so far ran, fixed when the epoch starts
+    /// ([`Setup::assign`]): the variants may grow later.
+    pub(super) schedule: Vec<usize>,
 }
 
 impl ArmPlan {
-    /// The layout variant this arm runs in `epoch` (`None`: a fixed build).
+    /// The layout variant this arm runs in `epoch` (`None`: a fixed build):
+    /// the one it was given, or for an epoch not yet assigned the next in
+    /// the rotation of its variants as they are now.
     pub(super) fn variant(&self, epoch: usize) -> Option<usize> {
-        (self.variants > 0).then(|| (epoch + self.first_variant) % self.variants)
+        self.schedule
+            .get(epoch)
+            .copied()
+            .or_else(|| (self.variants > 0).then(|| (epoch + self.first_variant) % self.variants))
+    }
+
+    /// How many variants a whole rotation holds, once the arm has run one
+    /// twice (so that precision counts after whole rotations only, every
+    /// variant weighing alike); 0 while each epoch has run a variant of
+    /// its own.
+    pub(super) fn rotation(&self) -> usize {
+        let mut seen = self.schedule.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        if seen.len() == self.schedule.len() {
+            0
+        } else {
+            self.variants
+        }
     }
 }
+
+/// The share of a session's time it may spend linking more variants of
+/// this binary between epochs (when the pool lacks them): a first session
+/// on a machine measures a little less, later ones find them linked.
+const GROW_SHARE: f64 = 0.2;
 
 /// What every epoch of a session shares: the plan, the arms it starts
 /// afresh in each epoch (the null control last), and how it starts them.
@@ -46,6 +74,14 @@ pub(super) struct Setup {
     pub(super) duet: Option<crate::workers::barrier::BarrierFile>,
     /// Why the compiled-in engines run one code layout, when they do.
     pub(super) one_layout: Option<String>,
+    /// The pool's seeds in the session's draw order: the first
+    /// `ctx.own_variants.len()` are linked, the rest are what it may add.
+    own_order: Vec<u64>,
+    /// Seconds spent linking variants between epochs.
+    pub(super) grow_seconds: f64,
+    /// Why the session stopped adding variants, once it did for a reason
+    /// other than time.
+    grow_stopped: Option<String>,
 }
 
 /// A duet session runs every arm in a worker process pinned per rep, on
@@ -122,6 +158,7 @@ impl Setup {
                 iters: plan.arm_iters.get(i).copied().unwrap_or_default(),
                 variants: 0,
                 first_variant: 0,
+                schedule: Vec::new(),
             })
             .collect();
         arms.push(ArmPlan {
@@ -131,6 +168,7 @@ impl Setup {
             iters: arms[0].iters,
             variants: 0,
             first_variant: 0,
+            schedule: Vec::new(),
         });
         let planned = builds::plan_variants(&plan, &mut arms)?;
         let counter_set = plan.counters.clone();
@@ -167,7 +205,77 @@ impl Setup {
             rounds,
             duet,
             one_layout: planned.one_layout,
+            own_order: planned.own_order,
+            grow_seconds: 0.0,
+            grow_stopped: None,
         })
+    }
+
+    /// Before `epoch`: link one more variant of this binary from the pool
+    /// while the compiled-in arms would otherwise run a variant a second
+    /// time, so that every epoch runs layouts of its own (the interval is
+    /// across variants: more of them narrow it more than more rounds of
+    /// the same ones). Only while linking has taken at most
+    /// [`GROW_SHARE`] of the session's `elapsed` seconds and `fits` says a
+    /// link still fits its budget; a link that fails stops the growing
+    /// (said once) and the session cycles the variants it has.
+    pub(super) fn grow(&mut self, epoch: usize, elapsed: f64, fits: impl Fn(f64) -> bool) {
+        let have = self.ctx.own_variants.len();
+        // The build null runs the variant after the baseline's.
+        if have == 0 || have >= epoch + 2 || have >= self.own_order.len() {
+            return;
+        }
+        if self.grow_stopped.is_some() || self.grow_seconds > GROW_SHARE * elapsed {
+            return;
+        }
+        // A link costs about what the last ones did.
+        let each = if have > 0 && self.grow_seconds > 0.0 {
+            self.grow_seconds / (have as f64)
+        } else {
+            0.5
+        };
+        if !fits(each) {
+            return;
+        }
+        let seed = self.own_order[have];
+        let t0 = std::time::Instant::now();
+        match crate::workers::own_build::ensure(&[seed], false) {
+            Ok(own) => {
+                self.ctx.own_variants.extend(own.bins);
+                for (a, layout) in self.arms.iter_mut().zip(self.layouts.iter_mut()) {
+                    if !builds::runs_own_variants(a, layout.as_ref()) {
+                        continue;
+                    }
+                    if let Some(l) = layout.as_mut() {
+                        l.variants.push(builds::own_variant(have, seed));
+                    }
+                    a.variants = have + 1;
+                }
+            }
+            Err(e) => {
+                crate::diag!(
+                    "no more code-layout variants this session ({e}): the {have} linked take turns"
+                );
+                self.grow_stopped = Some(e.to_string());
+            }
+        }
+        self.grow_seconds += t0.elapsed().as_secs_f64();
+    }
+
+    /// Fix the variant every arm runs in `epoch`.
+    pub(super) fn assign(&mut self, epoch: usize) {
+        for a in &mut self.arms {
+            if let Some(v) = a.variant(epoch) {
+                if a.schedule.len() == epoch {
+                    a.schedule.push(v);
+                }
+            }
+        }
+    }
+
+    /// The most variants any arm's rotation holds ([`ArmPlan::rotation`]).
+    pub(super) fn rotation(&self) -> usize {
+        self.arms.iter().map(ArmPlan::rotation).max().unwrap_or(0)
     }
 
     /// Fresh arms for `epoch`: with worker isolation, each one a new

@@ -100,9 +100,6 @@ pub(super) fn summarise(
             layout_spread: None,
             reps: records,
         });
-        if let Some(r) = results.last_mut() {
-            r.layout_spread = r.spread_across_layouts(LEVEL);
-        }
     }
     let base_arm = results.iter().find(|r| r.role == Role::Baseline);
     // `r` against `other` across their paired epochs.
@@ -169,6 +166,14 @@ pub(super) fn summarise(
         .map(|r| (r.arm.as_str(), r.role, &r.counters, r.reps.as_slice()))
         .collect();
     let (counter_comparisons, counter_null_control) = counter_summary::compare(&counter_arms);
+    // Each arm's spread across its layouts; where it ran no variant twice,
+    // less the epoch noise its null control shows.
+    let epoch_var = null_change
+        .as_ref()
+        .and_then(|n| stats::builds::epoch_var_of_null(&n.epoch_median_pct));
+    for r in &mut results {
+        r.layout_spread = r.spread_across_layouts(LEVEL, epoch_var);
+    }
     ShapeResult {
         counter_comparisons,
         counter_null_control,

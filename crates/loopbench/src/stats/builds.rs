@@ -155,11 +155,23 @@ pub struct LayoutSpread {
 }
 
 /// [`LayoutSpread`] from an arm's epoch medians of log time and the variant
-/// each epoch ran (parallel); `None` with fewer than two variants or no
-/// variant run twice (nothing separates layout from epoch noise).
-pub fn layout_spread(log_meds: &[f64], variants: &[u32], level: f64) -> Option<LayoutSpread> {
+/// each epoch ran (parallel); `None` with fewer than two variants. The
+/// epoch noise is the variants run twice, or where none was (a session
+/// that ran a fresh variant every epoch), `epoch_var`: the variance of one
+/// epoch's log time about its variant's, as another measurement gives it
+/// (the null control: see [`epoch_var_of_null`]); `None` when neither is
+/// known (nothing separates layout from epoch noise).
+pub fn layout_spread(
+    log_meds: &[f64],
+    variants: &[u32],
+    level: f64,
+    epoch_var: Option<f64>,
+) -> Option<LayoutSpread> {
     let c = Clusters::of(log_meds, variants)?;
-    let noise = c.epoch_share()?;
+    let noise = c.epoch_share().or_else(|| {
+        let inv_n: Vec<f64> = c.groups.iter().map(|g| 1.0 / g.len() as f64).collect();
+        Some(epoch_var? * mean(&inv_n))
+    })?;
     let var = variance(&c.means);
     let df = (c.means.len() - 1) as f64;
     let sd = |v: f64| 100.0 * (v - noise).max(0.0).sqrt();
@@ -171,6 +183,18 @@ pub fn layout_spread(log_meds: &[f64], variants: &[u32], level: f64) -> Option<L
             sd(df * var / super::dist::chi2_quantile(1.0 - tail, df)),
             sd(df * var / super::dist::chi2_quantile(tail, df)),
         ],
+    })
+}
+
+/// One arm's epoch noise from its null control: the null runs the same
+/// variant as the baseline in every epoch, in processes of its own, so
+/// each epoch's log ratio of the two is the difference of two epochs'
+/// noise, of twice one's variance. `epoch_pct`: the null's change per
+/// epoch, percent; `None` with fewer than two epochs.
+pub fn epoch_var_of_null(epoch_pct: &[f64]) -> Option<f64> {
+    (epoch_pct.len() >= 2).then(|| {
+        let logs: Vec<f64> = epoch_pct.iter().map(|p| (1.0 + p / 100.0).ln()).collect();
+        variance(&logs) / 2.0
     })
 }
 
@@ -205,18 +229,41 @@ mod tests {
                 variants.push(v as u32);
             }
         }
-        let s = layout_spread(&meds, &variants, 0.95).unwrap();
+        let s = layout_spread(&meds, &variants, 0.95, None).unwrap();
         assert_eq!(s.variants, 4);
         // var(means) = var(offsets); the epoch share is 0.0002 * 0.5.
         let expected = 100.0 * (variance(&offsets) - 0.0001).sqrt();
         assert!((s.sd_pct - expected).abs() < 1e-9, "{s:?}");
         assert!(s.ci_pct[0] < s.sd_pct && s.sd_pct < s.ci_pct[1], "{s:?}");
         // No variant run twice, or one variant: no spread.
-        assert!(layout_spread(&[0.0, 0.1], &[0, 1], 0.95).is_none());
-        assert!(layout_spread(&[0.0, 0.1], &[2, 2], 0.95).is_none());
+        assert!(layout_spread(&[0.0, 0.1], &[0, 1], 0.95, None).is_none());
+        assert!(layout_spread(&[0.0, 0.1], &[2, 2], 0.95, None).is_none());
         // Identical variants: no spread, an interval from zero.
-        let flat = layout_spread(&[0.0, 0.01, 0.0, 0.01], &[0, 0, 1, 1], 0.95).unwrap();
+        let flat = layout_spread(&[0.0, 0.01, 0.0, 0.01], &[0, 0, 1, 1], 0.95, None).unwrap();
         assert_eq!(flat.sd_pct, 0.0);
         assert_eq!(flat.ci_pct[0], 0.0);
+    }
+
+    /// A fresh variant every epoch: the epoch noise comes from the null
+    /// control (its epochs' log ratios vary by twice one epoch's variance).
+    #[test]
+    fn with_no_variant_run_twice_the_null_gives_the_epoch_noise() {
+        let offsets = [0.0, 0.1, -0.1, 0.2];
+        let variants = [0, 1, 2, 3];
+        assert!(layout_spread(&offsets, &variants, 0.95, None).is_none());
+        // Null epochs of +-2% (logs): variance 0.0004 * 4/3, halved.
+        let null_pct: Vec<f64> = [0.02, -0.02, 0.02, -0.02]
+            .iter()
+            .map(|l: &f64| (l.exp() - 1.0) * 100.0)
+            .collect();
+        let epoch_var = epoch_var_of_null(&null_pct).unwrap();
+        assert!((epoch_var - 0.0004 * 4.0 / 3.0 / 2.0).abs() < 1e-12);
+        let s = layout_spread(&offsets, &variants, 0.95, Some(epoch_var)).unwrap();
+        let expected = 100.0 * (variance(&offsets) - epoch_var).sqrt();
+        assert!((s.sd_pct - expected).abs() < 1e-9, "{s:?}");
+        // Variants run twice keep their own measure of the noise.
+        let twice = layout_spread(&[0.0, 0.02, 0.1, 0.12], &[0, 0, 1, 1], 0.95, Some(1.0));
+        assert!(twice.unwrap().sd_pct > 0.0);
+        assert!(epoch_var_of_null(&[1.0]).is_none());
     }
 }

@@ -109,15 +109,87 @@ fn cached(bin: &Path) -> bool {
     verify(bin, "cached layout variant", "relinking it") == Some(true)
 }
 
-/// Make (or find) `count` variants of this binary's engines for a
-/// session seeded `session_seed` ([`super::layout::seed`]).
-pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerError> {
+/// Relinks in the pool a machine keeps per loopbench build, at most:
+/// sessions draw their variants from it (a fresh one per epoch while they
+/// last), so repeated sessions sample layouts rather than rerun one draw.
+/// A relink takes 0.4-0.6 s.
+pub const POOL: usize = 64;
+
+/// The disk the pool may take: fewer than [`POOL`] variants when they are
+/// large (13 MB each with the default engines, measured; several times
+/// that with wasmtime and wasmer in).
+pub const POOL_BYTES: u64 = 1 << 30;
+
+/// How many variants the pool holds: [`POOL`], or fewer so that they fit
+/// in [`POOL_BYTES`] at the size of the largest one linked so far (at
+/// least 8, the default `--layout-builds`).
+fn pool_len(dir: &Path) -> usize {
+    let largest = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix(&format!("{CRATE}-")))
+                .is_some_and(|seed| seed.parse::<u64>().is_ok())
+        })
+        .filter_map(|e| e.metadata().ok().map(|m| m.len()))
+        .max();
+    match largest {
+        Some(size) if size > 0 => ((POOL_BYTES / size) as usize).clamp(8, POOL),
+        _ => POOL,
+    }
+}
+
+/// The directory of this binary's variants.
+fn variants_dir() -> PathBuf {
+    workers_root()
+        .join("own")
+        .join(crate::versions::binary_id())
+}
+
+/// The link seed of each of the first `len` variants of this machine's
+/// pool ([`super::layout::seed`] of `pool_seed`, the session's variant
+/// seed).
+pub fn pool_seeds(pool_seed: u64, len: usize) -> Vec<u64> {
+    (0..len)
+        .map(|i| super::layout::seed(pool_seed, i))
+        .collect()
+}
+
+/// The order in which a session seeded `session_seed` takes the pool's
+/// variants: those already linked first, then the rest, each part in a
+/// random order of the session's own. The linked ones are themselves the
+/// random draws of earlier sessions, so a session's variants are a random
+/// sample of the pool either way, and only the first sessions on a
+/// machine pay for relinks.
+pub fn draw(pool_seed: u64, session_seed: u64) -> Vec<u64> {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    let dir = variants_dir();
+    let linked = |s: &u64| {
+        let bin = dir.join(format!("{CRATE}-{s}"));
+        bin.is_file() && hash_file(&bin).is_file()
+    };
+    let (mut have, mut rest): (Vec<u64>, Vec<u64>) = pool_seeds(pool_seed, pool_len(&dir))
+        .into_iter()
+        .partition(linked);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(session_seed ^ 0x706f_6f6c);
+    have.shuffle(&mut rng);
+    rest.shuffle(&mut rng);
+    have.extend(rest);
+    have
+}
+
+/// Make (or find) the variants of this binary's engines linked with
+/// `seeds`; `announce`: say so in two lines when any is linked (a session
+/// growing its pool between epochs links quietly, under its progress bar).
+pub fn ensure(seeds: &[u64], announce: bool) -> Result<OwnVariants, WorkerError> {
     let started = Instant::now();
     let exe =
         std::env::current_exe().map_err(|e| WorkerError::CurrentExe(std::sync::Arc::new(e)))?;
-    let dir = workers_root()
-        .join("own")
-        .join(crate::versions::binary_id());
+    let dir = variants_dir();
     std::fs::create_dir_all(&dir).map_err(|e| WorkerError::io(&dir, e))?;
     super::inventory::hold(&dir);
     // One session fills this cache at a time.
@@ -125,9 +197,8 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
     if let Some(root) = dir.parent() {
         prune(root, &dir);
     }
-    let seeds: Vec<u64> = (0..count)
-        .map(|i| super::layout::seed(session_seed, i))
-        .collect();
+    let count = seeds.len();
+    let seeds = seeds.to_vec();
     let bins: Vec<PathBuf> = seeds
         .iter()
         .map(|s| dir.join(format!("{CRATE}-{s}")))
@@ -163,21 +234,29 @@ pub fn ensure(count: usize, session_seed: u64) -> Result<OwnVariants, WorkerErro
         // directory, whichever cache asked for it: a link and its copy out
         // belong together.
         let _target = exclusive(&host.target.join(".loopbench-relink.lock"))?;
-        crate::diag!(
-            "relinking this binary's engines in {} code-layout variants (about 0.5 s each, cached for later sessions)",
-            missing.len()
-        );
-        let bar = relink_bar(missing.len());
+        if announce {
+            crate::diag!(
+                "relinking this binary's engines in {} code-layout variants (about 0.5 s each, cached for later sessions)",
+                missing.len()
+            );
+        }
+        let bar = if announce {
+            relink_bar(missing.len())
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
         for &i in &missing {
             relink(&host, &workspace, seeds[i], &bins[i])?;
             bar.inc(1);
         }
         bar.finish_and_clear();
-        crate::diag!(
-            "relinked {} variants in {:.1} s",
-            missing.len(),
-            started.elapsed().as_secs_f64()
-        );
+        if announce {
+            crate::diag!(
+                "relinked {} variants in {:.1} s",
+                missing.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
     }
     Ok(OwnVariants {
         bins,
