@@ -266,7 +266,7 @@ impl session::Sink for TerminalSink<'_> {
         if let Some(eta) = &mut self.eta {
             eta.epoch_done(report, now);
         }
-        if let Some(e) = self.exports {
+        if let Some(e) = self.exports.filter(|e| e.partial_due()) {
             e.partial(&Document::Session(report.clone()))?;
         }
         Ok(())
