@@ -44,6 +44,7 @@ pub mod counters;
 mod counts;
 mod pilot;
 mod plan;
+mod rounds;
 mod setup;
 mod stop;
 mod summary;
@@ -107,6 +108,8 @@ struct ShapeRun {
     /// its intervals with the session's time left.
     decided: Option<Stopped>,
     result: Option<ShapeResult>,
+    /// Measured rounds its next epoch runs ([`rounds::adapted`]).
+    rounds: usize,
 }
 
 /// Run the plan. Returns the session (complete or not); arm failures are in
@@ -369,7 +372,7 @@ fn run_shape_epoch(
     // With --iters no pilot timed a rep: the first ones may take the
     // budget (at least the deadline floor), not minutes.
     setup.ctx.timing.within(budget);
-    let reps = running * (plan.warmup + setup.rounds);
+    let reps = running * (plan.warmup + run.rounds);
     sink.shape_started(run.module.name(), epoch, reps);
     // One epoch may take the whole budget at most; the stop rule, asked
     // after it, ends the shape once the epochs together have spent it.
@@ -383,7 +386,7 @@ fn run_shape_epoch(
         arms,
         &skips,
         plan.warmup,
-        setup.rounds,
+        run.rounds,
         order,
         setup.duet_plan().as_ref(),
         &mut budgeted,
@@ -400,6 +403,18 @@ fn run_shape_epoch(
     run.spent += t0.elapsed();
     run.epochs += 1;
     let result = summarise(run, specs, arms, plan);
+    if plan.adapt_rounds
+        && plan.isolation == crate::workers::Isolation::Workers
+        && setup.duet.is_none()
+    {
+        run.rounds = rounds::adapted(
+            result.comparisons.iter().map(|c| &c.layout),
+            run.rounds,
+            setup.rounds,
+            plan.order.period(specs.len()),
+            plan.warmup,
+        );
+    }
     let rotation = setup.rotation();
     run.stopped = match stopped_after(&plan.stop, rotation, run, &result) {
         // Decided, but the session has time to narrow it later: it waits.
@@ -468,6 +483,7 @@ impl ShapeRun {
             stopped: None,
             decided: None,
             result: None,
+            rounds: setup.rounds,
         })
     }
 

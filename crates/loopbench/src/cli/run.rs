@@ -162,6 +162,7 @@ impl RunArgs {
             arms,
             params: self.params.params(),
             rounds,
+            adapt_rounds: self.rounds.is_none(),
             warmup: self.warmup,
             counters: CounterSet::none(),
             labels: Vec::new(),

@@ -25,6 +25,10 @@ pub struct Plan {
     pub params: Params,
     /// Measured rounds per epoch (rounded up to whole order designs).
     pub rounds: usize,
+    /// The rounds were not asked for: with layouts sampled, each shape may
+    /// run fewer per epoch where its layout component dominates
+    /// ([`crate::session::rounds`]).
+    pub adapt_rounds: bool,
     /// Warm-up rounds per epoch and shape, run and verified, discarded.
     pub warmup: usize,
     /// Extra counters read around every timed call (`--counters`).
@@ -140,6 +144,7 @@ impl Default for Plan {
             arm_iters: Vec::new(),
             params: Params::default(),
             rounds: default_rounds(Some(DEFAULT_REP_MS)),
+            adapt_rounds: false,
             warmup: 1,
             counters: CounterSet::none(),
             stop: StopRule::default(),
