@@ -7,9 +7,10 @@ use assert_cmd::Command;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-/// A short session of the compiled-in engines in two relinked layout
-/// variants, with the worker cache at `cache`; (success, stderr).
-fn session(cache: &Path, env: &[(&str, &str)]) -> (bool, String) {
+/// A short session of the compiled-in engines in relinked layout variants
+/// (two before the first epoch, a third linked before the second), with
+/// the worker cache at `cache`; (success, stderr, the variants it ran).
+fn session(cache: &Path, env: &[(&str, &str)]) -> (bool, String, usize) {
     let mut cmd = Command::cargo_bin("loopbench").unwrap();
     cmd.env("LOOPBENCH_CACHE_DIR", cache)
         .args(["run", "--no-history", "--engines", "wasmi,wasm3"])
@@ -29,7 +30,12 @@ fn session(cache: &Path, env: &[(&str, &str)]) -> (bool, String) {
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!stderr.contains("panicked"), "{stderr}");
-    (out.status.success(), stderr)
+    // A session that fails writes no document: no variants.
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let variants = json["session"]["engines"][0]["layout"]["variants"]
+        .as_array()
+        .map_or(0, Vec::len);
+    (out.status.success(), stderr, variants)
 }
 
 /// `loopbench cache ARGS` with the cache at `cache`: (success, stdout, stderr).
@@ -64,8 +70,10 @@ fn older_relinks(cache: &Path) -> std::path::PathBuf {
 #[test]
 fn cache_lists_and_prunes_the_least_recently_used_first() {
     let cache = tempfile::tempdir().unwrap();
-    let (ok, stderr) = session(cache.path(), &[]);
+    let (ok, stderr, variants) = session(cache.path(), &[]);
     assert!(ok, "{stderr}");
+    assert!((2..=3).contains(&variants), "{variants}");
+    let ran = format!(", {variants} layout variants");
     let older = older_relinks(cache.path());
     let (ok, listing, stderr) = cache_cmd(cache.path(), &[]);
     assert!(ok, "{stderr}");
@@ -74,8 +82,8 @@ fn cache_lists_and_prunes_the_least_recently_used_first() {
         .filter(|l| l.contains("relinks of loopbench"))
         .collect();
     assert_eq!(rows.len(), 2, "{listing}");
-    // Most recently used first: this session's two variants, then the day-old.
-    assert!(rows[0].contains(", 2 layout variants"), "{listing}");
+    // Most recently used first: this session's variants, then the day-old.
+    assert!(rows[0].contains(&ran), "{listing}");
     assert!(
         rows[1].contains("relinks of loopbench 000000000000") && rows[1].contains("1d ago"),
         "{listing}"
@@ -97,7 +105,7 @@ fn cache_lists_and_prunes_the_least_recently_used_first() {
     assert!(out.starts_with("removed 1 part (1.00 MiB)"), "{out}");
     assert!(!older.exists());
     let (ok, listing, _) = cache_cmd(cache.path(), &[]);
-    assert!(ok && listing.contains(", 2 layout variants"), "{listing}");
+    assert!(ok && listing.contains(&ran), "{listing}");
 
     // Bad input: one line, non-zero.
     for args in [
@@ -120,7 +128,7 @@ fn cache_lists_and_prunes_the_least_recently_used_first() {
 fn a_session_past_the_limit_prunes_what_it_did_not_use() {
     let cache = tempfile::tempdir().unwrap();
     let older = older_relinks(cache.path());
-    let (ok, stderr) = session(cache.path(), &[("LOOPBENCH_CACHE_LIMIT", "1m")]);
+    let (ok, stderr, _) = session(cache.path(), &[("LOOPBENCH_CACHE_LIMIT", "1m")]);
     assert!(ok, "{stderr}");
     let said: Vec<&str> = stderr
         .lines()
@@ -129,7 +137,7 @@ fn a_session_past_the_limit_prunes_what_it_did_not_use() {
     assert_eq!(said.len(), 1, "{stderr}");
     assert!(!older.exists());
     // What the session ran from is still there: the next finds it.
-    let (ok, stderr) = session(cache.path(), &[]);
+    let (ok, stderr, _) = session(cache.path(), &[]);
     assert!(ok, "{stderr}");
     assert!(!stderr.contains("relinking"), "{stderr}");
 }
@@ -168,7 +176,7 @@ fn a_disk_too_full_for_the_relinks_is_one_line_before_any_link() {
         eprintln!("a_disk_too_full...: cannot mount a tmpfs here (not root): not run");
         return;
     };
-    let (ok, stderr) = session(tiny.0.path(), &[]);
+    let (ok, stderr, _) = session(tiny.0.path(), &[]);
     assert!(ok, "{stderr}");
     let said: Vec<&str> = stderr
         .lines()
@@ -200,7 +208,7 @@ fn a_cache_root_a_file_holds_is_one_line_before_any_measuring() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.contains(&want), "{stderr}");
 
-        let (ok, stderr) = session(&root, &[]);
+        let (ok, stderr, _) = session(&root, &[]);
         assert!(!ok, "{stderr}");
         let errors = crate::cli::util::assert_one_line_error(stderr.as_bytes());
         assert!(errors.contains(&want) && !errors.contains('\n'), "{stderr}");
