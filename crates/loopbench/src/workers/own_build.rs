@@ -165,19 +165,24 @@ pub fn pool_seeds(pool_seed: u64, len: usize) -> Vec<u64> {
 /// sample of the pool either way, and only the first sessions on a
 /// machine pay for relinks.
 pub fn draw(pool_seed: u64, session_seed: u64) -> Vec<u64> {
+    draw_in(&variants_dir(), pool_seed, session_seed)
+}
+
+/// [`draw`] from the variants linked in `dir`.
+fn draw_in(dir: &Path, pool_seed: u64, session_seed: u64) -> Vec<u64> {
     use rand::seq::SliceRandom;
     use rand::SeedableRng;
-    let dir = variants_dir();
     let linked = |s: &u64| {
         let bin = dir.join(format!("{CRATE}-{s}"));
         bin.is_file() && hash_file(&bin).is_file()
     };
-    let (mut have, mut rest): (Vec<u64>, Vec<u64>) = pool_seeds(pool_seed, pool_len(&dir))
-        .into_iter()
-        .partition(linked);
+    let (mut have, mut rest): (Vec<u64>, Vec<u64>) =
+        pool_seeds(pool_seed, POOL).into_iter().partition(linked);
     let mut rng = rand::rngs::StdRng::seed_from_u64(session_seed ^ 0x706f_6f6c);
     have.shuffle(&mut rng);
     rest.shuffle(&mut rng);
+    // What is linked stays in the pool; it grows to its bound at most.
+    rest.truncate(pool_len(dir).saturating_sub(have.len()));
     have.extend(rest);
     have
 }
@@ -404,6 +409,33 @@ fn keep(built: &Path, out: &Path) -> Result<(), WorkerError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A variant linked in an earlier session stays in the draw, first,
+    /// even when the pool's bound (read off a larger variant) is smaller
+    /// than its place in the pool; the rest fill the pool to its bound.
+    #[test]
+    fn linked_variants_stay_in_the_draw_whatever_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let far = pool_seeds(7, POOL)[50];
+        let bin = dir.path().join(format!("{CRATE}-{far}"));
+        // 200 MB, sparse: a bound of 1 GiB / 200 MB, at least 8.
+        std::fs::File::create(&bin)
+            .unwrap()
+            .set_len(200 << 20)
+            .unwrap();
+        std::fs::write(hash_file(&bin), "0").unwrap();
+        assert_eq!(pool_len(dir.path()), 8);
+        let order = draw_in(dir.path(), 7, 1);
+        assert_eq!(order.len(), 8);
+        assert_eq!(order[0], far, "{order:?}");
+        let pool = pool_seeds(7, POOL);
+        assert!(order.iter().all(|s| pool.contains(s)));
+        // Another session seed, another order of the rest.
+        assert_ne!(draw_in(dir.path(), 7, 2)[1..], order[1..]);
+        // Nothing linked: the whole pool, in the session's order.
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(draw_in(empty.path(), 7, 1).len(), POOL);
+    }
 
     #[test]
     fn the_host_build_is_read_off_the_binary_path() {
