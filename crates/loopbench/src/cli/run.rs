@@ -302,8 +302,10 @@ pub struct EpochArgs {
     /// layout draws (environment size, stack offset, heap padding), and of
     /// build arms' layout variants. Default: drawn fresh for every session
     /// (recorded in the results: give it to rerun that session's draws),
-    /// so that sessions sample layouts independently; build variants then
-    /// come from a fixed seed, so that they are linked once per machine.
+    /// so that sessions sample layouts independently: the compiled-in
+    /// engines take their code layouts from this machine's pool in an
+    /// order drawn from it; build arms' variants then come from a fixed
+    /// seed, so that they are compiled once per machine.
     #[arg(long)]
     pub seed: Option<u64>,
     /// When arms run: `sequential` (one at a time), or `duet` (the
