@@ -89,11 +89,24 @@ pub fn render(report: &Session) -> String {
 fn header(report: &Session) -> String {
     let s = &report.session;
     let mut out = format!("machine: {}\n", report.machine.summary());
+    // Shapes whose layouts dominate run fewer rounds (session::rounds).
+    let fewest = report
+        .results
+        .iter()
+        .flat_map(|r| &r.comparisons)
+        .filter(|c| c.layout.epochs > 0)
+        .map(|c| c.layout.pairs / c.layout.epochs)
+        .filter(|&r| r > 0)
+        .min()
+        .filter(|&r| r < s.rounds);
     let _ = writeln!(
         out,
         "session: {} epochs of {} rounds, working set {}",
         report.epochs.len().max(1),
-        s.rounds,
+        match fewest {
+            Some(r) => format!("{r}-{}", s.rounds),
+            None => s.rounds.to_string(),
+        },
         crate::units::format_bytes(s.bytes)
     );
     let _ = writeln!(out, "baseline: {}, null control {}", s.baseline, s.null_arm);
