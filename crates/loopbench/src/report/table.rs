@@ -211,16 +211,16 @@ pub(super) fn builds_line(report: &Session) -> String {
         )
     });
     // This binary's relinks grow from a pool; build arms cycle theirs.
-    let own = s.engines.iter().any(|e| {
-        e.layout
-            .as_ref()
-            .is_some_and(|l| l.variants.iter().any(|v| v.key.starts_with("own/")))
-    });
-    let builds = s.engines.iter().any(|e| {
-        e.layout
-            .as_ref()
-            .is_some_and(|l| l.variants.iter().any(|v| !v.key.starts_with("own/")))
-    });
+    let ran = |relink: bool| {
+        s.engines.iter().any(|e| {
+            e.layout.as_ref().is_some_and(|l| {
+                l.variants
+                    .iter()
+                    .any(|v| v.key.starts_with("own/") == relink)
+            })
+        })
+    };
+    let (own, builds) = (ran(true), ran(false));
     let grown = |k: usize| {
         format!(
             "this binary's engines a fresh variant per epoch from this machine's pool (up to {}) \

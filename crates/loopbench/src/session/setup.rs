@@ -77,8 +77,9 @@ pub(super) struct Setup {
     /// The pool's seeds in the session's draw order: the first
     /// `ctx.own_variants.len()` are linked, the rest are what it may add.
     own_order: Vec<u64>,
-    /// Seconds spent linking variants between epochs.
-    pub(super) grow_seconds: f64,
+    /// Seconds spent linking variants between epochs, and how many.
+    grow_seconds: f64,
+    grown: usize,
     /// Why the session stopped adding variants, once it did for a reason
     /// other than time.
     grow_stopped: Option<String>,
@@ -207,6 +208,7 @@ impl Setup {
             one_layout: planned.one_layout,
             own_order: planned.own_order,
             grow_seconds: 0.0,
+            grown: 0,
             grow_stopped: None,
         })
     }
@@ -228,11 +230,11 @@ impl Setup {
         if self.grow_stopped.is_some() || self.grow_seconds > GROW_SHARE * elapsed {
             return;
         }
-        // A link costs about what the last ones did.
-        let each = if have > 0 && self.grow_seconds > 0.0 {
-            self.grow_seconds / (have as f64)
-        } else {
-            0.5
+        // A link costs about what this session's did (most of the `have`
+        // were linked before the first epoch, or found linked).
+        let each = match self.grown {
+            0 => 0.5,
+            n => self.grow_seconds / n as f64,
         };
         if !fits(each) {
             return;
@@ -241,6 +243,7 @@ impl Setup {
         let t0 = std::time::Instant::now();
         match crate::workers::own_build::ensure(&[seed], false) {
             Ok(own) => {
+                self.grown += 1;
                 self.ctx.own_variants.extend(own.bins);
                 for (a, layout) in self.arms.iter_mut().zip(self.layouts.iter_mut()) {
                     if !builds::runs_own_variants(a, layout.as_ref()) {
