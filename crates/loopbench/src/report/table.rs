@@ -268,8 +268,28 @@ pub(super) fn spread_note(r: &ShapeResult) -> Option<String> {
             )
         })
         .collect();
+    let pairs: Vec<String> = r
+        .comparisons
+        .iter()
+        .filter_map(|c| {
+            let p = c.layout.paired_layouts.as_ref()?;
+            let ci = p
+                .ci
+                .map(|[lo, hi]| format!(" [{lo:.2}, {hi:.2}]"))
+                .unwrap_or_default();
+            Some(format!(
+                "{} and {} ran one link order per epoch, their times correlating at r = {:.2}{ci} over {} orders",
+                c.arm, c.vs, p.correlation, p.seeds
+            ))
+        })
+        .collect();
+    let paired = if pairs.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", pairs.join("; "))
+    };
     Some(format!(
-        "layout spread (SD of time across {} code layouts, 95% CI): {}",
+        "layout spread (SD of time across {} code layouts, 95% CI): {}{paired}",
         spreads.first()?.1.variants,
         each.join(", ")
     ))

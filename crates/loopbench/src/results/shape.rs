@@ -315,6 +315,11 @@ pub struct Layout {
     /// arms' builds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<crate::stats::builds::BuildLevel>,
+    /// When the two arms are builds of one engine linked with the same
+    /// shuffle seed in every epoch: how their times move together across
+    /// those seeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired_layouts: Option<crate::stats::builds::Pairing>,
 }
 
 /// Per-iteration counts and where they came from.
@@ -531,6 +536,7 @@ impl Layout {
             within_epoch_half_width_pct: Some(c.within_epoch_half_width_pct),
             layout_sensitive: c.layout_sensitive,
             build: c.build.clone(),
+            paired_layouts: None,
         }
     }
 }

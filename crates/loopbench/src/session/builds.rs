@@ -182,6 +182,23 @@ pub(super) fn own_variant(index: usize, seed: u64) -> Variant {
     }
 }
 
+/// Whether two arms run in paired layouts: builds of one engine that
+/// run, epoch by epoch, the same variant index, and a build arm's variant
+/// `i` is linked in the order [`workers::layout::ordering`] draws from
+/// [`workers::layout::seed`] of the session and `i`, whatever its source.
+/// So each epoch's pair shares one order of the functions they share, and
+/// where that places the two builds alike its effect cancels in their
+/// ratio. (The build-layout null runs the baseline's next variant: never
+/// paired, it is what an unpaired relink moves.)
+pub(super) fn paired(a: &ArmPlan, b: &ArmPlan) -> bool {
+    let build = |x: &ArmPlan| x.spec.compiles() && x.role != Role::BuildNull && x.variants >= 2;
+    build(a)
+        && build(b)
+        && a.spec.engine == b.spec.engine
+        && a.variants == b.variants
+        && a.first_variant == b.first_variant
+}
+
 /// Whether an arm runs from this binary's relinks (its layout record is
 /// theirs).
 pub(super) fn runs_own_variants(a: &ArmPlan, layout: Option<&Variants>) -> bool {

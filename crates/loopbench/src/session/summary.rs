@@ -174,6 +174,21 @@ pub(super) fn summarise(
     for r in &mut results {
         r.layout_spread = r.spread_across_layouts(LEVEL, epoch_var);
     }
+    // A build whose layouts pair with the baseline's (one link order per
+    // epoch): how their times move together across the orders.
+    let paired = |r: &ArmResult| {
+        let plan_of = |label: &str| specs.iter().find(|a| a.label == label);
+        matches!((plan_of(&r.arm), specs.first()), (Some(a), Some(b)) if super::builds::paired(a, b))
+    };
+    let mut comparisons: Vec<Comparison> = comparisons;
+    let base_arm = results.iter().find(|r| r.role == Role::Baseline);
+    for c in &mut comparisons {
+        let arm = results.iter().find(|r| r.arm == c.arm);
+        if let (Some(arm), Some(base)) = (arm.filter(|a| paired(a)), base_arm) {
+            let (a, b) = (base.variant_epochs(), arm.variant_epochs());
+            c.layout.paired_layouts = stats::builds::pairing((&a.0, &a.1), (&b.0, &b.1), LEVEL);
+        }
+    }
     ShapeResult {
         counter_comparisons,
         counter_null_control,

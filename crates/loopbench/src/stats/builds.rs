@@ -186,6 +186,68 @@ pub fn layout_spread(
     })
 }
 
+/// How two builds of one engine move together across the code layouts
+/// they shared: both linked with the same shuffle seed in each epoch, so a
+/// seed that puts a hot loop badly for one may do so for the other. Where
+/// it does, the seeds' effects cancel in the ratio (whose interval, across
+/// seeds, is already the paired one) and only what the change itself
+/// moved remains.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Pairing {
+    /// Layout seeds both arms ran in.
+    pub seeds: usize,
+    /// Pearson correlation of the two arms' mean log times per seed.
+    /// Epoch noise, independent between the arms, pulls it toward zero.
+    pub correlation: f64,
+    /// Its interval (Fisher's z), from four seeds on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci: Option<[f64; 2]>,
+}
+
+/// [`Pairing`] from each arm's epoch medians of log time and the variant
+/// each epoch ran (parallel), variants of one index sharing a seed;
+/// `None` with fewer than three shared variants or one arm constant.
+pub fn pairing(a: (&[f64], &[u32]), b: (&[f64], &[u32]), level: f64) -> Option<Pairing> {
+    let means = |(meds, variants): (&[f64], &[u32])| {
+        let c = Clusters::of(meds, variants)?;
+        let mut keys: Vec<u32> = variants.to_vec();
+        keys.sort_unstable();
+        keys.dedup();
+        Some(
+            keys.into_iter()
+                .zip(c.means)
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        )
+    };
+    let (ma, mb) = (means(a)?, means(b)?);
+    let (xs, ys): (Vec<f64>, Vec<f64>) = ma
+        .iter()
+        .filter_map(|(k, x)| Some((*x, *mb.get(k)?)))
+        .unzip();
+    let n = xs.len();
+    if n < 3 {
+        return None;
+    }
+    let (mx, my) = (mean(&xs), mean(&ys));
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let sxx: f64 = xs.iter().map(|x| (x - mx) * (x - mx)).sum();
+    let syy: f64 = ys.iter().map(|y| (y - my) * (y - my)).sum();
+    if sxx <= 0.0 || syy <= 0.0 {
+        return None;
+    }
+    let r = (sxy / (sxx * syy).sqrt()).clamp(-1.0, 1.0);
+    let ci = (n >= 4).then(|| {
+        let z = r.clamp(-0.999_999, 0.999_999).atanh();
+        let half = super::dist::normal_quantile(0.5 + level / 2.0) / ((n - 3) as f64).sqrt();
+        [(z - half).tanh(), (z + half).tanh()]
+    });
+    Some(Pairing {
+        seeds: n,
+        correlation: r,
+        ci,
+    })
+}
+
 /// One arm's epoch noise from its null control: the null runs the same
 /// variant as the baseline in every epoch, in processes of its own, so
 /// each epoch's log ratio of the two is the difference of two epochs'
@@ -265,5 +327,42 @@ mod tests {
         let twice = layout_spread(&[0.0, 0.02, 0.1, 0.12], &[0, 0, 1, 1], 0.95, Some(1.0));
         assert!(twice.unwrap().sd_pct > 0.0);
         assert!(epoch_var_of_null(&[1.0]).is_none());
+    }
+
+    /// Two builds whose seeds place them alike correlate; a build whose
+    /// offsets are another draw does not; the ratio's spread across seeds
+    /// shows what the pairing took away.
+    #[test]
+    fn paired_seeds_correlate_and_cancel_in_the_ratio() {
+        let offsets = [0.0, 0.1, -0.1, 0.2, -0.05, 0.15];
+        let other = [0.05, -0.1, -0.05, 0.1, 0.15, -0.1];
+        let (mut a, mut b, mut unpaired, mut variants) = (vec![], vec![], vec![], vec![]);
+        for (v, (o, x)) in offsets.iter().zip(&other).enumerate() {
+            for noise in [-0.005, 0.005] {
+                a.push(o + noise);
+                // The candidate: 3% slower, the same layout effect.
+                b.push(o + 0.03 - noise);
+                unpaired.push(x + 0.03 + noise);
+                variants.push(v as u32);
+            }
+        }
+        let p = pairing((&a, &variants), (&b, &variants), 0.95).unwrap();
+        assert_eq!(p.seeds, 6);
+        assert!((p.correlation - 1.0).abs() < 1e-9, "{p:?}");
+        let [lo, hi] = p.ci.unwrap();
+        assert!(lo > 0.9 && hi <= 1.0, "{p:?}");
+        let u = pairing((&a, &variants), (&unpaired, &variants), 0.95).unwrap();
+        assert!(u.correlation.abs() < 0.5, "{u:?}");
+        // The paired ratio's interval is narrow around +3%, the unpaired
+        // one as wide as two arms' layout spreads.
+        let ratio = |x: &[f64]| -> Vec<f64> { x.iter().zip(&a).map(|(x, a)| x - a).collect() };
+        let (est, (lo, hi), _) = cluster_interval(&ratio(&b), &variants, 0.95).unwrap();
+        assert!((est - 0.03).abs() < 1e-9 && hi - lo < 0.01, "{lo} {hi}");
+        let (_, (ulo, uhi), _) = cluster_interval(&ratio(&unpaired), &variants, 0.95).unwrap();
+        assert!(uhi - ulo > 0.2, "{ulo} {uhi}");
+        // Too few shared seeds, or one arm flat: no figure.
+        assert!(pairing((&a[..4], &variants[..4]), (&b[..4], &variants[..4]), 0.95).is_none());
+        let flat = vec![0.0; a.len()];
+        assert!(pairing((&flat, &variants), (&b, &variants), 0.95).is_none());
     }
 }

@@ -37,6 +37,14 @@ pub struct Family {
     /// crate in the worker (this library) turns on wasmparser's
     /// `validate`, or its matches on wasmparser enums are not exhaustive.
     pub base_features: &'static [&'static str],
+    /// The features this library's own dependency on the engine turns on.
+    /// A source build (path or git) of the same semver-compatible version
+    /// shares its sub-crates with that dependency (wasmi 2's `wasmi_ir`
+    /// from the registry), cargo unifies their features, and the engine
+    /// must turn on the same ones: a wasmi 2 copy built without `simd`
+    /// against a `wasmi_ir` with it has no handlers for the SIMD ops and
+    /// does not compile.
+    pub shared_features: &'static [&'static str],
     /// Engine options the adapter accepts after `:`.
     pub options: &'static [(&'static str, &'static str)],
 }
@@ -59,6 +67,7 @@ pub static FAMILIES: [Family; 6] = [
         wasi: None,
         default_features: true,
         base_features: &[],
+        shared_features: &[],
         options: &[FUEL],
     },
     Family {
@@ -70,6 +79,7 @@ pub static FAMILIES: [Family; 6] = [
         wasi: Some(loopbench_worker::wasi::source::WASMI),
         default_features: true,
         base_features: &[],
+        shared_features: &["simd"],
         options: &[
             FUEL,
             (
@@ -87,6 +97,7 @@ pub static FAMILIES: [Family; 6] = [
         wasi: Some(loopbench_worker::wasi::source::TINYWASM),
         default_features: false,
         base_features: &["std", "parser"],
+        shared_features: &[],
         options: &[],
     },
     Family {
@@ -98,6 +109,7 @@ pub static FAMILIES: [Family; 6] = [
         wasi: None,
         default_features: false,
         base_features: &["std", "parser", "validate"],
+        shared_features: &[],
         options: &[],
     },
     Family {
@@ -109,6 +121,7 @@ pub static FAMILIES: [Family; 6] = [
         wasi: None,
         default_features: false,
         base_features: &["std", "parser", "validate"],
+        shared_features: &[],
         options: &[],
     },
     Family {
@@ -122,6 +135,7 @@ pub static FAMILIES: [Family; 6] = [
         // stack slots.
         default_features: false,
         base_features: &["std", "use-32bit-slots", "build-bindgen"],
+        shared_features: &[],
         options: &[],
     },
 ];

@@ -18,8 +18,9 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug, PartialEq)]
 pub enum Dependency {
     Registry(String),
-    /// The crate's directory and its declared version.
-    Path(PathBuf, Version),
+    /// The crate's directory, its declared version and the features it
+    /// declares.
+    Path(PathBuf, Version, Vec<String>),
 }
 
 /// Resolve the source into a dependency and pick the adapter family; for
@@ -40,20 +41,20 @@ pub fn locate(
             (Dependency::Registry(format!("={v}")), v)
         }
         Source::Path(p) => {
-            let (dir, v) = package_in(engine, p)?;
-            (Dependency::Path(dir, v.clone()), v)
+            let (dir, v, features) = package_in(engine, p)?;
+            (Dependency::Path(dir, v.clone(), features), v)
         }
         Source::Git { repo, rev } => {
             let commit = super::git::resolve(engine, repo, rev)?;
             let tree = super::git::checkout(engine, repo, rev, &commit)?;
-            let (dir, v) = package_in(engine, &tree)?;
-            (Dependency::Path(dir, v.clone()), v)
+            let (dir, v, features) = package_in(engine, &tree)?;
+            (Dependency::Path(dir, v.clone(), features), v)
         }
     };
     Ok((dep, family::pick(engine, &version)?))
 }
 
-fn compiled_in_version(engine: EngineKind) -> Option<Version> {
+pub(super) fn compiled_in_version(engine: EngineKind) -> Option<Version> {
     if engine == EngineKind::Mock {
         return None;
     }
@@ -78,9 +79,13 @@ pub fn check_path(engine: EngineKind, dir: &Path) -> Result<(), WorkerError> {
     Ok(())
 }
 
-/// The directory and version of the package named `engine` at `dir` (the
-/// crate itself, or a member of the workspace at `dir`).
-fn package_in(engine: EngineKind, dir: &Path) -> Result<(PathBuf, Version), WorkerError> {
+/// The directory, version and declared features of the package named
+/// `engine` at `dir` (the crate itself, or a member of the workspace at
+/// `dir`).
+fn package_in(
+    engine: EngineKind,
+    dir: &Path,
+) -> Result<(PathBuf, Version, Vec<String>), WorkerError> {
     check_path(engine, dir)?;
     let dir = dir.canonicalize().map_err(|e| WorkerError::io(dir, e))?;
     let mut cmd = MetadataCommand::new();
@@ -111,7 +116,8 @@ fn package_in(engine: EngineKind, dir: &Path) -> Result<(PathBuf, Version), Work
         .parent()
         .map(|p| p.as_std_path().to_path_buf())
         .unwrap_or(dir);
-    Ok((crate_dir, found.version.clone()))
+    let features = found.features.keys().cloned().collect();
+    Ok((crate_dir, found.version.clone(), features))
 }
 
 #[cfg(test)]
