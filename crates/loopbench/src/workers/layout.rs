@@ -94,33 +94,27 @@ pub fn build_script(seed: u64) -> String {
 /// sections by their position in the link, and two builds of one engine
 /// from two directories do not list them alike (the crate hash in every
 /// symbol name orders them). An identical copy of wasmi 2 in another
-/// directory, linked with the same seed, kept no function at its address,
-/// and the offset within a 64-byte line of 26% of its functions, chance
-/// for 16-byte alignment; over 8 seeds its times correlated with the
-/// original's at r = 0.04-0.30 on three shapes, where one binary run twice
-/// gave 0.75-0.96 (2-vCPU EPYC). Here a name's place depends on the seed
-/// and the name alone, so two builds that share a function put it in the
-/// same order among the others, and one seed is one draw of layout for
-/// both: their ratio pairs.
+/// directory, linked with the same seed, kept no function at its address;
+/// over 8 seeds its times correlated with the original's at r = 0.04-0.30
+/// on three shapes, where one binary run twice gave 0.75-0.96 (2-vCPU
+/// EPYC). Here a name's place depends on the seed and the name alone, so
+/// two builds put the functions they share in one order. Their code still
+/// differs in size where rustc's codegen units (split by a hash of the
+/// crate's path) inlined differently, and what follows such a function
+/// moves with it: the pairing is measured per comparison
+/// ([`crate::stats::builds::pairing`]), not assumed.
 pub fn ordering(bin: &Path, seed: u64) -> Result<String, WorkerError> {
     let bytes = std::fs::read(bin).map_err(|e| WorkerError::io(bin, e))?;
     let file = object::File::parse(&*bytes).map_err(|e| WorkerError::Layout {
         detail: format!("cannot read the symbols of {}: {e}", bin.display()),
     })?;
-    let mut names: Vec<(u64, String, u64, &str)> = file
+    let defined: Vec<&str> = file
         .symbols()
         .filter(|s| matches!(s.kind(), SymbolKind::Text | SymbolKind::Data))
         .filter(|s| s.is_definition() && s.size() > 0)
-        .filter_map(|s| Some((s.name().ok()?, s.size())))
-        .map(|(name, size)| {
-            let stable = stable_name(name);
-            let key = crate::hash::fnv1a(&[&seed.to_le_bytes(), stable.as_bytes()]);
-            // Instances of one generic share a stable name: their sizes
-            // tell most apart alike in every build.
-            (key, stable, size, name)
-        })
+        .filter_map(|s| s.name().ok())
         .collect();
-    if names.is_empty() {
+    if defined.is_empty() {
         return Err(WorkerError::Layout {
             detail: format!(
                 "{} defines no symbols (stripped?): cannot order its layout variants",
@@ -128,10 +122,31 @@ pub fn ordering(bin: &Path, seed: u64) -> Result<String, WorkerError> {
             ),
         });
     }
+    // Only names that say which one symbol they are: lld places every
+    // section defining a listed name (two crates' local copies of one
+    // function) at that name's place in the order, those among themselves
+    // as the link met them, and instances of one generic share a stable
+    // name. Either would order differently in another build and move
+    // everything after it; unlisted, they follow the ordered ones.
+    let mut count: std::collections::HashMap<String, usize> = Default::default();
+    let stable: Vec<String> = defined.iter().map(|n| stable_name(n)).collect();
+    for n in &stable {
+        *count.entry(n.clone()).or_default() += 1;
+    }
+    let mut names: Vec<(u64, &str)> = defined
+        .iter()
+        .zip(&stable)
+        .filter(|(_, s)| count[*s] == 1)
+        .map(|(name, s)| {
+            (
+                crate::hash::fnv1a(&[&seed.to_le_bytes(), s.as_bytes()]),
+                *name,
+            )
+        })
+        .collect();
     names.sort_unstable();
-    names.dedup_by(|a, b| a.3 == b.3);
     let mut out = String::with_capacity(names.len() * 64);
-    for (_, _, _, name) in names {
+    for (_, name) in names {
         out.push_str(name);
         out.push('\n');
     }
