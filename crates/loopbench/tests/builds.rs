@@ -782,7 +782,7 @@ fn build_arms_run_in_layout_variants_beside_a_build_layout_null() {
     );
     assert!(table.contains("builds: layout variants (function order shuffled at link time), epoch e runs variant e mod 2"), "{table}");
     assert!(table.contains(&format!("{build_null} ")), "{table}");
-    assert!(table.contains("build floor: "), "{table}");
+    assert!(table.contains("build null: "), "{table}");
     assert!(table.contains("over 2 pairs of layout variants"), "{table}");
     let out = loopbench()
         .arg("report")

@@ -333,7 +333,7 @@ impl ArmSummary {
     /// Its shapes by answer, in words.
     pub(super) fn tally(&self) -> String {
         if self.floor {
-            format!("the floor (an arm against itself) over {}", self.shapes)
+            format!("a null (an arm against itself) over {}", self.shapes)
         } else {
             format!(
                 "{} slower, {} faster, {} unchanged, {} unsure of {}",

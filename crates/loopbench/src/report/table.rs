@@ -231,7 +231,7 @@ pub(super) fn builds_line(report: &Session) -> String {
     match s.layout_builds {
         Some(k) if k >= 2 && !varied.is_empty() => format!(
             "layout variants (function order shuffled at link time), {}: {}; intervals are across variants, \
-             and the build-layout null {} is part of the floor{}",
+             and the build-layout null {} shows what a relink alone moves{}",
             match (own, builds) {
                 (true, false) => grown(k),
                 (true, true) => format!("{}; build arms: epoch e runs variant e mod {k}", grown(k)),
@@ -421,7 +421,7 @@ fn render_shape(out: &mut String, columns: &[Column], r: &ShapeResult) {
             .map(|sd| format!("build-layout spread ±{sd:.1}% per variant"))
             .unwrap_or_else(|| "build-layout spread not yet separable from epoch noise".into());
         let note = format!(
-            "build floor: {} (the baseline's variants against each other; {spread}), part of the floor above",
+            "build null: {} (the baseline's variants against each other; {spread}): what a relink alone moves, inside every interval across variants",
             interval(n.median_pct, n.ci_pct)
         );
         row(out, &["", &note]);

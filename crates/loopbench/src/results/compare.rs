@@ -598,10 +598,11 @@ impl<'s> Row<'s> {
             p_value,
         } = across::change(&xa, &xb, level, between, calibration.as_ref())
             .ok_or_else(|| not_comparable(&units, &xa, &xb))?;
-        // A change must also clear both sessions' own null floors.
+        // A change must also clear both sessions' own nulls, the build
+        // null's included: their layouts were drawn apart.
         let floor = [self.ra, self.rb]
             .iter()
-            .filter_map(|r| r.floor_pct())
+            .filter_map(|r| r.both_nulls_pct())
             .fold(0.0, f64::max);
         let verdict = if basis == Basis::None {
             Verdict::WithinNoise

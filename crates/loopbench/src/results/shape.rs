@@ -51,10 +51,15 @@ impl Role {
     /// What a null's row says in place of a verdict.
     pub fn floor_name(self) -> &'static str {
         match self {
-            Role::BuildNull => "build floor",
+            Role::BuildNull => "build null",
             _ => "null floor",
         }
     }
+}
+
+/// The widest end of a null's interval, percent.
+fn reach(n: &NullControl) -> f64 {
+    n.ci_pct[0].abs().max(n.ci_pct[1].abs())
 }
 
 impl ShapeResult {
@@ -88,16 +93,17 @@ impl ShapeResult {
     }
 
     /// The noise floor of the verdicts, percent: the widest end of the
-    /// null control's interval and, with one, the build-layout null's.
+    /// null control's interval ([`crate::stats::floor`]).
     pub fn floor_pct(&self) -> Option<f64> {
+        Some(reach(self.null_control.as_ref()?))
+    }
+
+    /// The widest end of both nulls' intervals, percent: what a change
+    /// between two sessions must clear ([`crate::results::compare`]), whose
+    /// layouts were drawn apart.
+    pub fn both_nulls_pct(&self) -> Option<f64> {
         let n = self.null_control.as_ref()?;
-        Some(
-            [Some(n), self.build_null.as_ref()]
-                .into_iter()
-                .flatten()
-                .map(|n| n.ci_pct[0].abs().max(n.ci_pct[1].abs()))
-                .fold(0.0, f64::max),
-        )
+        Some(reach(n).max(self.build_null.as_ref().map_or(0.0, reach)))
     }
 
     /// The change of the null arm with `role` (process or build layout).

@@ -126,12 +126,7 @@ pub(super) fn summarise(
     };
     let null_change = null_of(Role::Null);
     let build_null = null_of(Role::BuildNull);
-    // The verdict's floor covers both nulls: a rebuild that only moved code
-    // is no more a result than a second process is.
-    let floor = stats::floor(
-        null_change.as_ref().map(|n| n.ci_pct),
-        build_null.as_ref().map(|b| b.ci_pct),
-    );
+    let floor = stats::floor(null_change.as_ref().map(|n| n.ci_pct));
     let baseline_label = results.first().map(|r| r.arm.clone()).unwrap_or_default();
     let comparisons = results
         .iter()
