@@ -267,8 +267,13 @@ pub fn compare_by(
     })
 }
 
-/// The noise floor of a session's verdicts: the null control's interval
-/// (methodology rule 2), and nothing of the build-layout null's.
+/// `faster`/`slower` only when the interval excludes zero AND the median
+/// change lies outside the null control's interval; anything smaller than
+/// the concurrent noise floor is not a result, and without a null control
+/// there is no floor, so no call.
+///
+/// The floor is the null control's alone (methodology rule 2), nothing of
+/// the build-layout null's.
 ///
 /// Where arms run in layout variants, every comparison's interval is
 /// across them: what a relink alone moves is in the interval already, and
@@ -280,14 +285,6 @@ pub fn compare_by(
 /// of 24 (4 shapes, 6 independent layout draws, 2-vCPU EPYC; 23 of its 24
 /// intervals contained no change, and the planted build was called slower
 /// in 19 of 24, against 17 with the build null in the floor).
-pub fn floor(null: Option<[f64; 2]>) -> Option<[f64; 2]> {
-    null
-}
-
-/// `faster`/`slower` only when the interval excludes zero AND the median
-/// change lies outside the null control's interval; anything smaller than
-/// the concurrent noise floor is not a result, and without a null control
-/// there is no floor, so no call.
 pub fn verdict(
     median_pct: f64,
     ci_pct: [f64; 2],

@@ -93,7 +93,7 @@ impl ShapeResult {
     }
 
     /// The noise floor of the verdicts, percent: the widest end of the
-    /// null control's interval ([`crate::stats::floor`]).
+    /// null control's interval ([`crate::stats::verdict`]).
     pub fn floor_pct(&self) -> Option<f64> {
         Some(reach(self.null_control.as_ref()?))
     }

@@ -38,7 +38,7 @@ pub(super) fn stopped_after(
         let decision = if candidates.is_empty() || run.decided.is_some() {
             rule.decide(hw, run.epochs, spent)
         } else {
-            let floor = crate::stats::floor(result.null_control.as_ref().map(|n| n.ci_pct));
+            let floor = result.null_control.as_ref().map(|n| n.ci_pct);
             let strict = rule.look_level(LEVEL);
             let decided = candidates.iter().all(|c| {
                 crate::stats::outcome::outcome_at(&c.check(), floor, rule.precision_pct, strict)

@@ -126,9 +126,9 @@ pub(super) fn summarise(
     };
     let null_change = null_of(Role::Null);
     let build_null = null_of(Role::BuildNull);
-    let floor = stats::floor(null_change.as_ref().map(|n| n.ci_pct));
+    let floor = null_change.as_ref().map(|n| n.ci_pct);
     let baseline_label = results.first().map(|r| r.arm.clone()).unwrap_or_default();
-    let comparisons = results
+    let mut comparisons: Vec<Comparison> = results
         .iter()
         .filter(|r| r.role != Role::Baseline)
         .filter_map(|r| {
@@ -175,7 +175,6 @@ pub(super) fn summarise(
         let plan_of = |label: &str| specs.iter().find(|a| a.label == label);
         matches!((plan_of(&r.arm), specs.first()), (Some(a), Some(b)) if super::builds::paired(a, b))
     };
-    let mut comparisons: Vec<Comparison> = comparisons;
     let base_arm = results.iter().find(|r| r.role == Role::Baseline);
     for c in &mut comparisons {
         let arm = results.iter().find(|r| r.arm == c.arm);

@@ -498,10 +498,11 @@ pub fn ensure(
     if !bin.is_file() {
         return Err(WorkerError::NoBinary { bin });
     }
-    if let Some(seed) = layout {
+    let unordered = std::fs::metadata(&order_file).is_ok_and(|m| m.len() == 0);
+    if let Some(seed) = layout.filter(|_| compiled || unordered) {
         // Link again when the order its symbols make is not the one it
         // followed (its first link, or a changed engine): the names must
-        // be this binary's own.
+        // be this binary's own. A binary cargo found fresh followed it.
         let order = super::layout::ordering(&bin, seed)?;
         if std::fs::read_to_string(&order_file).ok().as_deref() != Some(order.as_str()) {
             write_if_changed(&order_file, &order)?;
